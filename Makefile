@@ -1,0 +1,104 @@
+# gdrcheck - GPUDirect RDMA readiness checker
+#
+# Build needs only Debian packages: libibverbs-dev (headers only: libibverbs is
+# dlopen'd), libjansson-dev, pkg-config. No CUDA toolkit: libcuda is dlopen'd.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/gdrcheck
+PKG_CONFIG ?= pkg-config
+VERSION    := 0.1.0
+
+CC      ?= cc
+WARNFLAGS = -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
+	    -Wformat=2 -Wformat-security -Wpointer-arith -Wcast-align \
+	    -Wwrite-strings -Wundef -Wmissing-declarations -Wvla \
+	    -Wnull-dereference -Wno-unused-parameter
+OPTFLAGS ?= -O2 -g
+# User CFLAGS/LDFLAGS are appended, never replace what the build needs.
+BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
+	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
+	      $(shell $(PKG_CONFIG) --cflags jansson)
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
+LIBS        = $(shell $(PKG_CONFIG) --libs jansson) -ldl -lm
+ALL_LDFLAGS = $(LDFLAGS)
+
+CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
+	    \
+	    engine/gates.c engine/verdict.c engine/inventory.c \
+	    probes/parse.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
+	    probes/mechanism.c probes/platform.c \
+	    report/result.c report/remedy.c report/text.c report/json.c
+CORE_OBJS = $(CORE_SRCS:.c=.o)
+OBJS      = gdrcheck.o $(CORE_OBJS)
+
+DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
+	  tests/doubles/libibverbs-fake-old.so
+UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report
+
+.PHONY: all clean check test unit scenarios doubles install uninstall sanitize
+
+all: gdrcheck
+
+gdrcheck: $(OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(OBJS) $(ALL_LDFLAGS) $(LIBS)
+
+%.o: %.c
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(OBJS:.o=.d)
+
+# --- test doubles: shared objects loaded through the same dlopen path -------
+DOUBLE_CFLAGS = -std=gnu11 -O1 -g -fPIC -shared $(WARNFLAGS) -D_GNU_SOURCE -I.
+
+doubles: $(DOUBLES)
+
+tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h access/cuda_api.h
+	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+
+tests/doubles/libibverbs-fake.so: tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libibverbs.map
+	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libibverbs.so.1 \
+		-Wl,--version-script=tests/doubles/libibverbs.map \
+		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
+
+# An rdma-core older than v34: no IBVERBS_1.12 node, so no ibv_reg_dmabuf_mr.
+tests/doubles/libibverbs-fake-old.so: tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libibverbs-old.map
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_VERBS_OLD -Wl,-soname,libibverbs.so.1 \
+		-Wl,--version-script=tests/doubles/libibverbs-old.map \
+		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
+
+# --- unit tests (cmocka) ------------------------------------------------------
+CMOCKA_LIBS = $(shell $(PKG_CONFIG) --libs cmocka)
+
+tests/unit/test_%: tests/unit/test_%.c $(CORE_OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJS) $(ALL_LDFLAGS) $(CMOCKA_LIBS) $(LIBS)
+
+unit: $(UNIT_TESTS)
+
+scenarios: gdrcheck doubles
+
+# One command runs every test layer and ends with "N passed, N failed".
+check test: gdrcheck doubles unit
+	./tests/run-all.sh
+
+sanitize:
+	$(MAKE) clean
+	$(MAKE) OPTFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" check
+
+install: gdrcheck
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)
+	install -m 0755 gdrcheck $(DESTDIR)$(BINDIR)/gdrcheck
+	install -m 0644 man/gdrcheck.8 $(DESTDIR)$(MANDIR)/man8/gdrcheck.8
+	install -m 0644 report/gdrcheck-report.schema.json $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gdrcheck $(DESTDIR)$(MANDIR)/man8/gdrcheck.8 \
+	      $(DESTDIR)$(DATADIR)/gdrcheck-report.schema.json
+	-rmdir $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -f gdrcheck $(OBJS) $(OBJS:.o=.d) $(DOUBLES) $(UNIT_TESTS)
+	rm -rf tests/out

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/* libcuda through a dlopen'd function table; no CUDA toolkit needed. */
+#include "access/cuda.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "access/cuda_api.h"
+#include "access/symtab.h"
+
+struct cuda_table {
+	cuInit_fn init;
+	cuDriverGetVersion_fn driver_get_version;
+	cuDeviceGetCount_fn device_get_count;
+	cuDeviceGet_fn device_get;
+	cuDeviceGetName_fn device_get_name;
+	cuDeviceGetAttribute_fn device_get_attribute;
+	cuDeviceGetPCIBusId_fn device_get_pci_bus_id;
+	cuDeviceTotalMem_fn device_total_mem;
+	cuGetErrorName_fn get_error_name;
+	cuDevicePrimaryCtxRetain_fn primary_ctx_retain;
+	cuDevicePrimaryCtxRelease_fn primary_ctx_release;
+	cuCtxSetCurrent_fn ctx_set_current;
+	cuMemAlloc_fn mem_alloc;
+	cuMemFree_fn mem_free;
+	cuMemGetHandleForAddressRange_fn mem_get_handle_for_address_range;
+	cuPointerGetAttribute_fn pointer_get_attribute;
+};
+
+#define SYM(n, field, req) { .name = n, .version = NULL, \
+	.offset = offsetof(struct cuda_table, field), .required = req }
+
+static const struct sym_entry cuda_syms[] = {
+	SYM("cuInit", init, true),
+	SYM("cuDriverGetVersion", driver_get_version, true),
+	SYM("cuDeviceGetCount", device_get_count, true),
+	SYM("cuDeviceGet", device_get, true),
+	SYM("cuDeviceGetName", device_get_name, true),
+	SYM("cuDeviceGetAttribute", device_get_attribute, true),
+	SYM("cuDeviceGetPCIBusId", device_get_pci_bus_id, true),
+	SYM("cuDeviceTotalMem_v2", device_total_mem, true),
+	SYM("cuGetErrorName", get_error_name, false),
+	SYM("cuDevicePrimaryCtxRetain", primary_ctx_retain, true),
+	SYM("cuDevicePrimaryCtxRelease_v2", primary_ctx_release, true),
+	SYM("cuCtxSetCurrent", ctx_set_current, true),
+	SYM("cuMemAlloc_v2", mem_alloc, true),
+	SYM("cuMemFree_v2", mem_free, true),
+	/* CUDA >= 11.7 only: its absence is the "driver too old" finding. */
+	SYM("cuMemGetHandleForAddressRange", mem_get_handle_for_address_range,
+	    false),
+	SYM("cuPointerGetAttribute", pointer_get_attribute, false),
+};
+
+/* Process-wide state of the worker: loaded once, initialised once. */
+static struct cuda_table cu;
+static void *cuda_handle;
+static bool cuda_init_ok;
+
+const char *cuda_result_name(int rc)
+{
+	switch (rc) {
+	case CUDA_SUCCESS: return "CUDA_SUCCESS";
+	case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+	case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+	case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+	case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
+	case CUDA_ERROR_INSUFFICIENT_DRIVER: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+	case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+	case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+	case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
+	case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
+	case CUDA_ERROR_SYSTEM_NOT_READY: return "CUDA_ERROR_SYSTEM_NOT_READY";
+	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+	case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
+	default: return NULL;
+	}
+}
+
+/* Mark the call in progress, so a hang or crash names it. */
+static void enter(struct stage_status *st, const char *call)
+{
+	snprintf(st->call, sizeof(st->call), "%s", call);
+}
+
+static void record(struct cu_call *c, int rc, double t0)
+{
+	const char *name = NULL;
+
+	c->called = true;
+	c->rc = rc;
+	c->ms = now_ms() - t0;
+	if (cu.get_error_name && cu.get_error_name(rc, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (!name)
+		name = cuda_result_name(rc);
+	if (name)
+		snprintf(c->name, sizeof(c->name), "%s", name);
+	else
+		snprintf(c->name, sizeof(c->name), "CUresult %d", rc);
+}
+
+/* Load and cuInit once per worker process. */
+static bool cuda_ready(const struct vendor_options *opt,
+		       struct vendor_facts *vf, struct stage_status *st)
+{
+	struct cuda_facts *cf = &vf->cuda;
+	double t0;
+	int rc;
+
+	if (cuda_handle)
+		return cuda_init_ok;
+	memset(&cf->lib, 0, sizeof(cf->lib));
+	enter(st, "dlopen");
+	cuda_handle = symtab_load(opt->libcuda ? opt->libcuda : LIBCUDA_DEFAULT,
+				  cuda_syms, sizeof(cuda_syms) / sizeof(cuda_syms[0]),
+				  &cu, &cf->lib);
+	if (!cuda_handle)
+		return false;
+	cf->have_export_fn = cu.mem_get_handle_for_address_range != NULL;
+
+	enter(st, "cuInit");
+	t0 = now_ms();
+	rc = cu.init(0);
+	record(&cf->init, rc, t0);
+	if (rc != CUDA_SUCCESS)
+		return false;
+	enter(st, "cuDriverGetVersion");
+	if (cu.driver_get_version(&cf->driver_version) != CUDA_SUCCESS)
+		cf->driver_version = 0;
+	cuda_init_ok = true;
+	return true;
+}
+
+static int query_attr(struct cuda_gpu *g, CUdevice dev, int attr,
+		      struct stage_status *st)
+{
+	double t0 = now_ms();
+	int val = 0, rc;
+
+	enter(st, "cuDeviceGetAttribute");
+	rc = cu.device_get_attribute(&val, attr, dev);
+	if (rc != CUDA_SUCCESS) {
+		record(&g->attr_call, rc, t0);
+		return CU_ATTR_UNKNOWN;
+	}
+	return val;
+}
+
+/* "00000000:3B:00.0" -> "0000:3b:00.0", the sysfs spelling. */
+static void normalise_bus_id(const char *in, char *out, size_t len)
+{
+	unsigned int dom = 0, bus = 0, dev = 0, fn = 0;
+
+	if (sscanf(in, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4)
+		snprintf(out, len, "%04x:%02x:%02x.%x", dom & 0xffff, bus, dev,
+			 fn);
+	else
+		snprintf(out, len, "%s", in);
+}
+
+void cuda_stage_query(const struct vendor_options *opt,
+		      struct vendor_facts *vf, struct stage_status *st)
+{
+	struct cuda_facts *cf = &vf->cuda;
+	double t0;
+	int rc, n;
+
+	if (!cuda_ready(opt, vf, st))
+		return;
+	enter(st, "cuDeviceGetCount");
+	t0 = now_ms();
+	rc = cu.device_get_count(&cf->count);
+	record(&cf->count_call, rc, t0);
+	if (rc != CUDA_SUCCESS) {
+		cf->count = 0;
+		return;
+	}
+	n = cf->count < VF_MAX_GPUS ? cf->count : VF_MAX_GPUS;
+	for (int i = 0; i < n; i++) {
+		struct cuda_gpu *g = &cf->gpus[i];
+		char bus[64] = "";
+		size_t mem = 0;
+		CUdevice dev;
+
+		g->ordinal = i;
+		g->ptr_gdr_capable = CU_ATTR_UNKNOWN;
+		g->fd_size = -1;
+		enter(st, "cuDeviceGet");
+		if (cu.device_get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		enter(st, "cuDeviceGetName");
+		if (cu.device_get_name(g->name, sizeof(g->name), dev) !=
+		    CUDA_SUCCESS)
+			g->name[0] = '\0';
+		g->name[sizeof(g->name) - 1] = '\0';
+		enter(st, "cuDeviceGetPCIBusId");
+		if (cu.device_get_pci_bus_id(bus, sizeof(bus), dev) ==
+		    CUDA_SUCCESS) {
+			bus[sizeof(bus) - 1] = '\0';
+			normalise_bus_id(bus, g->pci, sizeof(g->pci));
+		}
+		enter(st, "cuDeviceTotalMem_v2");
+		if (cu.device_total_mem(&mem, dev) == CUDA_SUCCESS)
+			g->total_mem = mem;
+		g->cc_major = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, st);
+		g->cc_minor = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, st);
+		g->attr_gdr = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, st);
+		g->attr_dmabuf = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, st);
+		g->attr_flush = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, st);
+		g->attr_ordering = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, st);
+		g->attr_vmm_gdr = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, st);
+		cf->gpus_recorded = i + 1;
+	}
+}
+
+/*
+ * Prove the exported fd is a dma-buf: the kernel names dma-buf files
+ * "/dmabuf:<name>" and shows the exporter and size in fdinfo. These are
+ * facts about this very process, so they are read from the live /proc,
+ * never from --sysroot.
+ */
+static void inspect_dmabuf_fd(int fd, struct cuda_gpu *g)
+{
+	char path[64], info[1024];
+	ssize_t n;
+	int ifd;
+
+	g->fd_checked = true;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, g->fd_link, sizeof(g->fd_link) - 1);
+	g->fd_link[n > 0 ? n : 0] = '\0';
+	g->fd_is_dmabuf = !strncmp(g->fd_link, "/dmabuf:", 8);
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	ifd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ifd < 0)
+		return;
+	n = read(ifd, info, sizeof(info) - 1);
+	close(ifd);
+	if (n <= 0)
+		return;
+	info[n] = '\0';
+	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "exp_name:", 9))
+			sscanf(line + 9, " %31s", g->fd_exp_name);
+		else if (!strncmp(line, "size:", 5))
+			sscanf(line + 5, " %lld", &g->fd_size);
+	}
+}
+
+static void export_one(struct cuda_gpu *g, struct stage_status *st)
+{
+	CUcontext ctx = NULL;
+	CUdeviceptr ptr = 0;
+	CUdevice dev;
+	double t0;
+	int rc, fd = -1;
+
+	enter(st, "cuDeviceGet");
+	if (cu.device_get(&dev, g->ordinal) != CUDA_SUCCESS)
+		return;
+	enter(st, "cuDevicePrimaryCtxRetain");
+	t0 = now_ms();
+	rc = cu.primary_ctx_retain(&ctx, dev);
+	record(&g->ctx_retain, rc, t0);
+	if (rc != CUDA_SUCCESS)
+		return;
+	enter(st, "cuCtxSetCurrent");
+	if (cu.ctx_set_current(ctx) != CUDA_SUCCESS)
+		goto release;
+
+	enter(st, "cuMemAlloc_v2");
+	t0 = now_ms();
+	rc = cu.mem_alloc(&ptr, CUDA_EXPORT_BYTES);
+	record(&g->alloc, rc, t0);
+	if (rc != CUDA_SUCCESS)
+		goto unset;
+
+	if (cu.pointer_get_attribute) {
+		int capable = 0;
+
+		enter(st, "cuPointerGetAttribute");
+		if (cu.pointer_get_attribute(&capable,
+				CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+				ptr) == CUDA_SUCCESS)
+			g->ptr_gdr_capable = capable;
+	}
+	if (cu.mem_get_handle_for_address_range) {
+		enter(st, "cuMemGetHandleForAddressRange");
+		t0 = now_ms();
+		rc = cu.mem_get_handle_for_address_range(&fd, ptr,
+				CUDA_EXPORT_BYTES,
+				CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+		record(&g->export_call, rc, t0);
+		g->export_size = CUDA_EXPORT_BYTES;
+		if (rc == CUDA_SUCCESS && fd >= 0) {
+			inspect_dmabuf_fd(fd, g);
+			close(fd);
+		}
+	}
+	enter(st, "cuMemFree_v2");
+	cu.mem_free(ptr);
+unset:
+	enter(st, "cuCtxSetCurrent");
+	cu.ctx_set_current(NULL);
+release:
+	enter(st, "cuDevicePrimaryCtxRelease_v2");
+	cu.primary_ctx_release(dev);
+}
+
+void cuda_stage_export(const struct vendor_options *opt,
+		       struct vendor_facts *vf, struct stage_status *st)
+{
+	struct cuda_facts *cf = &vf->cuda;
+
+	if (!cuda_ready(opt, vf, st))
+		return;
+	for (int i = 0; i < cf->gpus_recorded; i++)
+		export_one(&cf->gpus[i], st);
+}

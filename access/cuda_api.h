@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GDRCHECK_CUDA_API_H
+#define GDRCHECK_CUDA_API_H
+
+/*
+ * The small subset of the CUDA Driver API gdrcheck calls, declared here so
+ * that building needs no CUDA toolkit. Numeric values are fixed by the
+ * documented driver ABI (cuda.h); symbol names are the versioned exports of
+ * libcuda.so.1 (e.g. cuMemAlloc_v2, which cuda.h maps cuMemAlloc to).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef unsigned long long CUdeviceptr;
+
+#define CUDA_SUCCESS			0
+#define CUDA_ERROR_INVALID_VALUE	1
+#define CUDA_ERROR_OUT_OF_MEMORY	2
+#define CUDA_ERROR_NOT_INITIALIZED	3
+#define CUDA_ERROR_DEINITIALIZED	4
+#define CUDA_ERROR_NO_DEVICE		100
+#define CUDA_ERROR_INVALID_DEVICE	101
+#define CUDA_ERROR_OPERATING_SYSTEM	304
+#define CUDA_ERROR_NOT_SUPPORTED	801
+#define CUDA_ERROR_SYSTEM_NOT_READY	802
+#define CUDA_ERROR_SYSTEM_DRIVER_MISMATCH 803
+#define CUDA_ERROR_UNKNOWN		999
+#define CUDA_ERROR_INSUFFICIENT_DRIVER	35
+
+/* CUdevice_attribute */
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR			75
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR			76
+#define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED	110
+#define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED			116
+#define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS	117
+#define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING		118
+#define CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED				124
+
+/* CUflushGPUDirectRDMAWritesOptions bits */
+#define CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST	(1 << 0)
+#define CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS	(1 << 1)
+
+/* CUGPUDirectRDMAWritesOrdering */
+#define CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE		0
+#define CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER	100
+#define CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES	200
+
+/* CUmemRangeHandleType */
+#define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD	0x1
+
+/* CUpointer_attribute */
+#define CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE 15
+
+/* cuMemGetHandleForAddressRange appeared in CUDA 11.7. */
+#define CUDA_DRIVER_MIN_DMABUF 11070
+
+typedef CUresult (*cuInit_fn)(unsigned int flags);
+typedef CUresult (*cuDriverGetVersion_fn)(int *version);
+typedef CUresult (*cuDeviceGetCount_fn)(int *count);
+typedef CUresult (*cuDeviceGet_fn)(CUdevice *dev, int ordinal);
+typedef CUresult (*cuDeviceGetName_fn)(char *name, int len, CUdevice dev);
+typedef CUresult (*cuDeviceGetAttribute_fn)(int *val, int attr, CUdevice dev);
+typedef CUresult (*cuDeviceGetPCIBusId_fn)(char *bus, int len, CUdevice dev);
+typedef CUresult (*cuDeviceTotalMem_fn)(size_t *bytes, CUdevice dev);
+typedef CUresult (*cuGetErrorName_fn)(CUresult err, const char **str);
+typedef CUresult (*cuGetErrorString_fn)(CUresult err, const char **str);
+typedef CUresult (*cuDevicePrimaryCtxRetain_fn)(CUcontext *ctx, CUdevice dev);
+typedef CUresult (*cuDevicePrimaryCtxRelease_fn)(CUdevice dev);
+typedef CUresult (*cuCtxSetCurrent_fn)(CUcontext ctx);
+typedef CUresult (*cuMemAlloc_fn)(CUdeviceptr *ptr, size_t bytes);
+typedef CUresult (*cuMemFree_fn)(CUdeviceptr ptr);
+typedef CUresult (*cuMemGetHandleForAddressRange_fn)(void *handle,
+		CUdeviceptr ptr, size_t size, int type, unsigned long long flags);
+typedef CUresult (*cuPointerGetAttribute_fn)(void *data, int attr,
+		CUdeviceptr ptr);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GDRCHECK_SYSROOT_H
+#define GDRCHECK_SYSROOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Every /sys, /proc and /dev lookup goes through these helpers so that
+ * --sysroot DIR can point the whole tool at a captured node.
+ */
+
+/* Largest sysfs/procfs text file we read; longer files are a finding. */
+#define SYSFS_MAX_TEXT 65536
+
+void sysroot_set(const char *dir);
+const char *sysroot_get(void);
+
+/* Build "<sysroot><path>" into buf. Returns buf, or NULL if it does not fit. */
+char *sysroot_path(char *buf, size_t len, const char *path);
+
+bool sysroot_exists(const char *path);
+bool sysroot_is_dir(const char *path);
+
+/*
+ * Read a whole text file below the sysroot into buf (NUL terminated).
+ * Returns bytes read, or -errno. -EFBIG when the file is larger than buf.
+ */
+ssize_t sysroot_read(const char *path, char *buf, size_t len);
+
+/* Read the first line (without newline, trailing blanks trimmed). */
+int sysroot_read_line(const char *path, char *buf, size_t len);
+
+/* Read a file holding one integer (decimal or 0x hex). -EINVAL if malformed. */
+int sysroot_read_ll(const char *path, long long *val);
+
+/* Basename of the symlink target of path; -errno on failure. */
+int sysroot_link_name(const char *path, char *buf, size_t len);
+
+/*
+ * Resolve the symlink target of path relative to the sysroot (like
+ * realpath, but the result is a path inside the sysroot, without the
+ * sysroot prefix). -errno on failure, -ELOOP on link loops.
+ */
+int sysroot_realpath(const char *path, char *buf, size_t len);
+
+/* Sorted directory listing; caller frees with sysroot_free_list(). */
+int sysroot_list(const char *dir, char ***names, size_t *count);
+void sysroot_free_list(char **names, size_t count);
+
+#endif

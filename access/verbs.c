@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libibverbs through a dlopen'd function table. Symbols are bound by version
+ * node with dlvsym, as rdma-core exports them: the IBVERBS_1.1 ABI for the
+ * base calls, IBVERBS_1.8 for ibv_reg_mr_iova2, IBVERBS_1.12 for
+ * ibv_reg_dmabuf_mr (rdma-core >= 34). Only the headers are used at build
+ * time; the binary does not link libibverbs.
+ */
+#include "access/verbs.h"
+
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "access/symtab.h"
+
+struct verbs_table {
+	struct ibv_device **(*get_device_list)(int *num);
+	void (*free_device_list)(struct ibv_device **list);
+	const char *(*get_device_name)(struct ibv_device *dev);
+	struct ibv_context *(*open_device)(struct ibv_device *dev);
+	int (*close_device)(struct ibv_context *ctx);
+	int (*query_device)(struct ibv_context *ctx,
+			    struct ibv_device_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dereg_mr)(struct ibv_mr *mr);
+	struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *pd, void *addr,
+				       size_t len, uint64_t iova,
+				       unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t len, uint64_t iova, int fd,
+					int access);
+	void *query_gid_ex;	/* presence only */
+};
+
+#define VSYM(n, ver, field, req) { .name = n, .version = ver, \
+	.offset = offsetof(struct verbs_table, field), .required = req }
+
+static const struct sym_entry verbs_syms[] = {
+	VSYM("ibv_get_device_list", "IBVERBS_1.1", get_device_list, true),
+	VSYM("ibv_free_device_list", "IBVERBS_1.1", free_device_list, true),
+	VSYM("ibv_get_device_name", "IBVERBS_1.1", get_device_name, true),
+	VSYM("ibv_open_device", "IBVERBS_1.1", open_device, true),
+	VSYM("ibv_close_device", "IBVERBS_1.1", close_device, true),
+	VSYM("ibv_query_device", "IBVERBS_1.1", query_device, true),
+	VSYM("ibv_alloc_pd", "IBVERBS_1.1", alloc_pd, true),
+	VSYM("ibv_dealloc_pd", "IBVERBS_1.1", dealloc_pd, true),
+	VSYM("ibv_dereg_mr", "IBVERBS_1.1", dereg_mr, true),
+	VSYM("ibv_reg_mr_iova2", "IBVERBS_1.8", reg_mr_iova2, false),
+	VSYM("_ibv_query_gid_ex", "IBVERBS_1.11", query_gid_ex, false),
+	VSYM("ibv_reg_dmabuf_mr", "IBVERBS_1.12", reg_dmabuf_mr, false),
+};
+
+static struct verbs_table ibv;
+static void *verbs_handle;
+
+static void enter(struct stage_status *st, const char *call)
+{
+	snprintf(st->call, sizeof(st->call), "%s", call);
+}
+
+/*
+ * NCCL's provider probe: register fd -1. A provider that implements
+ * dma-buf MRs rejects the fd (EBADF); EOPNOTSUPP means the provider (or the
+ * library) lacks it, EPROTONOSUPPORT that the kernel does.
+ */
+static void probe_dmabuf(struct ibv_context *ctx, struct verbs_nic *n,
+			 struct stage_status *st)
+{
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+
+	enter(st, "ibv_alloc_pd");
+	errno = 0;
+	pd = ibv.alloc_pd(ctx);
+	if (!pd) {
+		n->pd_errno = errno ? errno : EIO;
+		return;
+	}
+	enter(st, "ibv_reg_dmabuf_mr");
+	errno = 0;
+	mr = ibv.reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+	n->probe_run = true;
+	n->probe_errno = errno;
+	if (mr) {
+		n->probe_returned_mr = true;
+		enter(st, "ibv_dereg_mr");
+		ibv.dereg_mr(mr);
+	}
+	enter(st, "ibv_dealloc_pd");
+	ibv.dealloc_pd(pd);
+}
+
+void verbs_stage_probe(const struct vendor_options *opt,
+		       struct vendor_facts *vf, struct stage_status *st)
+{
+	struct verbs_facts *v = &vf->verbs;
+	struct ibv_device **list;
+	int num = 0;
+
+	if (!verbs_handle) {
+		memset(&v->lib, 0, sizeof(v->lib));
+		enter(st, "dlopen");
+		verbs_handle = symtab_load(opt->libibverbs ? opt->libibverbs :
+					   LIBIBVERBS_DEFAULT, verbs_syms,
+					   sizeof(verbs_syms) / sizeof(verbs_syms[0]),
+					   &ibv, &v->lib);
+		if (!verbs_handle)
+			return;
+	}
+	v->have_reg_dmabuf_mr = ibv.reg_dmabuf_mr != NULL;
+	v->have_reg_mr_iova2 = ibv.reg_mr_iova2 != NULL;
+	v->have_query_gid_ex = ibv.query_gid_ex != NULL;
+
+	enter(st, "ibv_get_device_list");
+	errno = 0;
+	list = ibv.get_device_list(&num);
+	v->list_called = true;
+	if (!list) {
+		v->list_errno = errno ? errno : EIO;
+		return;
+	}
+	v->count = num;
+	for (int i = 0; i < num && i < VF_MAX_NICS; i++) {
+		struct verbs_nic *n = &v->nics[i];
+		struct ibv_device_attr attr;
+		struct ibv_context *ctx;
+		const char *name;
+
+		n->phys_ports = -1;
+		enter(st, "ibv_get_device_name");
+		name = ibv.get_device_name(list[i]);
+		snprintf(n->name, sizeof(n->name), "%s", name ? name : "?");
+		enter(st, "ibv_open_device");
+		errno = 0;
+		ctx = ibv.open_device(list[i]);
+		if (!ctx) {
+			n->open_errno = errno ? errno : EIO;
+			continue;
+		}
+		n->opened = true;
+		enter(st, "ibv_query_device");
+		memset(&attr, 0, sizeof(attr));
+		if (ibv.query_device(ctx, &attr) == 0)
+			n->phys_ports = attr.phys_port_cnt;
+		if (ibv.reg_dmabuf_mr)
+			probe_dmabuf(ctx, n, st);
+		enter(st, "ibv_close_device");
+		ibv.close_device(ctx);
+	}
+	enter(st, "ibv_free_device_list");
+	ibv.free_device_list(list);
+}

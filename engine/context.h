@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GDRCHECK_CONTEXT_H
+#define GDRCHECK_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "access/vendor.h"
+#include "report/result.h"
+
+enum require_policy {
+	REQUIRE_ANY = 0,
+	REQUIRE_DMABUF,
+	REQUIRE_PEERMEM,
+};
+
+struct options {
+	bool json;
+	bool verbose;
+	bool no_alloc;
+	bool list_gates;
+	int color;			/* -1 auto, 0 never, 1 always */
+	const char *output;
+	const char *sysroot;
+	const char *libcuda;
+	const char *libibverbs;
+	double timeout;			/* seconds per vendor stage */
+	enum require_policy require;
+};
+
+/* What is on the node, merged from sysfs and the vendor libraries. */
+struct inv_gpu {
+	char pci[32];
+	int cuda;		/* index in vendor_facts.cuda.gpus, -1 if none */
+	bool in_sysfs;
+	unsigned int pci_device;
+	int subject;
+};
+
+struct inv_port {
+	int num;
+	int subject;
+};
+
+struct inv_nic {
+	char name[64];
+	char pci[32];		/* empty: no PCI parent (e.g. soft-RoCE) */
+	int verbs;		/* index in vendor_facts.verbs.nics, -1 none */
+	struct inv_port *ports;
+	size_t nports;
+	int subject;
+};
+
+struct inventory {
+	struct inv_gpu *gpu;
+	size_t ngpu;
+	struct inv_nic *nic;
+	size_t nnic;
+	int pci_errno;		/* reading /sys/bus/pci/devices failed */
+	int ib_errno;		/* reading /sys/class/infiniband failed */
+};
+
+/* Which subject a gate function is asked about. */
+struct target {
+	int gpu;		/* index in inventory.gpu, or -1 */
+	int nic;		/* index in inventory.nic, or -1 */
+	int port;		/* index in that nic's ports, or -1 */
+};
+
+struct gate;
+
+struct gdr_ctx {
+	const struct options *opt;
+	const struct vendor_facts *vf;
+	struct inventory inv;
+	struct report *rep;
+	const struct gate *gate;	/* gate being run */
+	double mark_ms;			/* start of the current result */
+	int host;			/* host subject index */
+};
+
+/* Record a result for the gate being run, timed since the previous one. */
+struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
+		    const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+void inventory_build(struct gdr_ctx *ctx);
+void inventory_free(struct inventory *inv);
+
+#endif

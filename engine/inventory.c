@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The subjects of the report: GPUs (from CUDA and from the PCI bus by
+ * class, so they are listed even when CUDA is broken) and RDMA devices with
+ * their ports (from /sys/class/infiniband, matched to the verbs list).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/sysroot.h"
+#include "engine/context.h"
+
+#define PCI_DEVICES	"/sys/bus/pci/devices"
+#define IB_CLASS	"/sys/class/infiniband"
+#define PCI_VENDOR_NVIDIA 0x10de
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		exit(3);
+	}
+	return p;
+}
+
+/* VGA (0x0300) or 3D controller (0x0302) from NVIDIA: a GPU. */
+static bool is_nvidia_gpu(const char *bdf, unsigned int *device)
+{
+	char p[256];
+	long long vendor, class, dev;
+
+	snprintf(p, sizeof(p), PCI_DEVICES "/%s/vendor", bdf);
+	if (sysroot_read_ll(p, &vendor) || vendor != PCI_VENDOR_NVIDIA)
+		return false;
+	snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", bdf);
+	if (sysroot_read_ll(p, &class))
+		return false;
+	if ((class >> 8) != 0x0300 && (class >> 8) != 0x0302)
+		return false;
+	snprintf(p, sizeof(p), PCI_DEVICES "/%s/device", bdf);
+	*device = sysroot_read_ll(p, &dev) ? 0 : (unsigned int)dev;
+	return true;
+}
+
+static void add_gpu_subject(struct gdr_ctx *ctx, struct inv_gpu *g,
+			    const struct cuda_gpu *cg)
+{
+	char id[64], label[160];
+
+	if (cg) {
+		snprintf(id, sizeof(id), "GPU%d", cg->ordinal);
+		snprintf(label, sizeof(label), "%s (%s)", cg->name, g->pci);
+	} else {
+		snprintf(id, sizeof(id), "GPU@%s", g->pci);
+		snprintf(label, sizeof(label), "NVIDIA GPU 10de:%04x (%s)",
+			 g->pci_device, g->pci);
+	}
+	g->subject = report_subject(ctx->rep, SUBJ_GPU, id, label, g->pci, -1);
+}
+
+static void build_gpus(struct gdr_ctx *ctx)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	struct inventory *inv = &ctx->inv;
+	char **names = NULL;
+	size_t n = 0, ng = 0;
+	bool *used;
+	int ret;
+
+	ret = sysroot_list(PCI_DEVICES, &names, &n);
+	inv->pci_errno = ret ? -ret : 0;
+	inv->gpu = xcalloc((size_t)cf->gpus_recorded + n, sizeof(*inv->gpu));
+	used = xcalloc(n, sizeof(*used));
+
+	/* CUDA's GPUs first, in CUDA ordinal order, matched to sysfs. */
+	for (int i = 0; i < cf->gpus_recorded; i++) {
+		struct inv_gpu *g = &inv->gpu[ng++];
+
+		snprintf(g->pci, sizeof(g->pci), "%s", cf->gpus[i].pci);
+		g->cuda = i;
+		for (size_t j = 0; j < n; j++) {
+			if (strcmp(names[j], g->pci))
+				continue;
+			g->in_sysfs = is_nvidia_gpu(names[j], &g->pci_device);
+			used[j] = true;
+		}
+		add_gpu_subject(ctx, g, &cf->gpus[i]);
+	}
+	/* Then GPUs on the PCI bus that CUDA did not report. */
+	for (size_t j = 0; j < n; j++) {
+		struct inv_gpu *g;
+		unsigned int device;
+
+		if (used[j] || !is_nvidia_gpu(names[j], &device))
+			continue;
+		g = &inv->gpu[ng++];
+		snprintf(g->pci, sizeof(g->pci), "%s", names[j]);
+		g->cuda = -1;
+		g->in_sysfs = true;
+		g->pci_device = device;
+		add_gpu_subject(ctx, g, NULL);
+	}
+	inv->ngpu = ng;
+	free(used);
+	sysroot_free_list(names, n);
+}
+
+static int cmp_port(const void *a, const void *b)
+{
+	return ((const struct inv_port *)a)->num -
+	       ((const struct inv_port *)b)->num;
+}
+
+/* PCI function behind an RDMA device, if any (soft-RoCE has none). */
+static void nic_pci(const char *name, char *out, size_t len)
+{
+	char p[256], real[1024];
+	const char *base;
+	unsigned int d, b, s, f;
+	char tail;
+
+	out[0] = '\0';
+	snprintf(p, sizeof(p), IB_CLASS "/%s/device", name);
+	if (sysroot_realpath(p, real, sizeof(real)))
+		return;
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (sscanf(base, "%x:%x:%x.%x%c", &d, &b, &s, &f, &tail) == 4 &&
+	    strlen(base) < len)
+		memcpy(out, base, strlen(base) + 1);
+}
+
+static void build_nics(struct gdr_ctx *ctx)
+{
+	const struct verbs_facts *vf = &ctx->vf->verbs;
+	struct inventory *inv = &ctx->inv;
+	char **names = NULL;
+	size_t n = 0;
+	int ret = sysroot_list(IB_CLASS, &names, &n);
+
+	inv->ib_errno = ret ? -ret : 0;
+	inv->nic = xcalloc(n, sizeof(*inv->nic));
+	for (size_t i = 0; i < n; i++) {
+		struct inv_nic *nic = &inv->nic[inv->nnic++];
+		char dir[256], label[160], **ports = NULL;
+		size_t np = 0;
+
+		snprintf(nic->name, sizeof(nic->name), "%s", names[i]);
+		nic_pci(nic->name, nic->pci, sizeof(nic->pci));
+		nic->verbs = -1;
+		for (int v = 0; v < vf->count && v < VF_MAX_NICS; v++)
+			if (!strcmp(vf->nics[v].name, nic->name))
+				nic->verbs = v;
+		snprintf(label, sizeof(label), "%s (%s)", nic->name,
+			 nic->pci[0] ? nic->pci : "no PCI device");
+		nic->subject = report_subject(ctx->rep, SUBJ_NIC, nic->name,
+					      label, nic->pci, -1);
+
+		snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports", nic->name);
+		sysroot_list(dir, &ports, &np);
+		nic->ports = xcalloc(np, sizeof(*nic->ports));
+		for (size_t p = 0; p < np; p++) {
+			char *end;
+			long num = strtol(ports[p], &end, 10);
+
+			if (*end || num < 1 || num > 255)
+				continue;
+			nic->ports[nic->nports++].num = (int)num;
+		}
+		qsort(nic->ports, nic->nports, sizeof(*nic->ports), cmp_port);
+		for (size_t p = 0; p < nic->nports; p++) {
+			char id[96];
+
+			snprintf(id, sizeof(id), "%s/%d", nic->name,
+				 nic->ports[p].num);
+			snprintf(label, sizeof(label), "%s port %d", nic->name,
+				 nic->ports[p].num);
+			nic->ports[p].subject = report_subject(ctx->rep,
+					SUBJ_PORT, id, label, nic->pci,
+					nic->subject);
+		}
+		sysroot_free_list(ports, np);
+	}
+	sysroot_free_list(names, n);
+}
+
+void inventory_build(struct gdr_ctx *ctx)
+{
+	memset(&ctx->inv, 0, sizeof(ctx->inv));
+	ctx->host = report_subject(ctx->rep, SUBJ_HOST, "host",
+				   ctx->rep->meta.hostname, NULL, -1);
+	build_gpus(ctx);
+	build_nics(ctx);
+}
+
+void inventory_free(struct inventory *inv)
+{
+	for (size_t i = 0; i < inv->nnic; i++)
+		free(inv->nic[i].ports);
+	free(inv->nic);
+	free(inv->gpu);
+	memset(inv, 0, sizeof(*inv));
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdrcheck - can a NIC on this node DMA straight into GPU memory, by which
+ * mechanism, and if not, which gate stops it?
+ *
+ * Options, the gate chain run, the report, the exit status. The work lives
+ * in probes/ (the gates), access/ (files and vendor libraries) and report/.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "access/symtab.h"
+#include "access/sysroot.h"
+#include "access/vendor.h"
+#include "engine/gates.h"
+
+#define EXIT_USAGE 2
+#define EXIT_UNDECIDED 3
+#define DEFAULT_TIMEOUT 30.0
+
+enum {
+	OPT_SYSROOT = 256,
+	OPT_LIBCUDA,
+	OPT_LIBIBVERBS,
+	OPT_COLOR,
+	OPT_NO_COLOR,
+	OPT_NO_ALLOC,
+};
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "require", required_argument, NULL, 'r' },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "libcuda", required_argument, NULL, OPT_LIBCUDA },
+	{ "libibverbs", required_argument, NULL, OPT_LIBIBVERBS },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "no-alloc", no_argument, NULL, OPT_NO_ALLOC },
+	{ "color", optional_argument, NULL, OPT_COLOR },
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "list-gates", no_argument, NULL, 'L' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: gdrcheck [OPTION]...\n"
+	      "Check whether GPUDirect RDMA works on this node, by which mechanism\n"
+	      "(DMA-BUF or nvidia-peermem), and which gate stops it if not.\n"
+	      "\n"
+	      "  -j, --json               print the report as JSON\n"
+	      "  -o, --output FILE        write the report to FILE\n"
+	      "  -r, --require POLICY     any (default), dmabuf or peermem: which path\n"
+	      "                           must be READY for exit status 0\n"
+	      "      --sysroot DIR        read /sys, /proc and /dev below DIR\n"
+	      "      --libcuda PATH       libcuda to load (default libcuda.so.1,\n"
+	      "                           or $GDRCHECK_LIBCUDA)\n"
+	      "      --libibverbs PATH    libibverbs to load (default libibverbs.so.1,\n"
+	      "                           or $GDRCHECK_LIBIBVERBS)\n"
+	      "  -t, --timeout SECONDS    limit for each vendor-library stage (default 30)\n"
+	      "      --no-alloc           allocate no GPU memory (nodes running jobs)\n"
+	      "      --color[=WHEN]       colour: auto (default), always, never\n"
+	      "      --no-color           same as --color=never\n"
+	      "  -v, --verbose            show the evidence under each result\n"
+	      "  -L, --list-gates         list the gates in chain order and exit\n"
+	      "  -h, --help               show this help and exit\n"
+	      "  -V, --version            show the version and exit\n"
+	      "\n"
+	      "Exit status: 0 READY, 1 BLOCKED, 2 usage error, 3 could not decide.\n",
+	      out);
+}
+
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("gdrcheck: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'gdrcheck --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->color = -1;
+	o->timeout = DEFAULT_TIMEOUT;
+	o->libcuda = getenv("GDRCHECK_LIBCUDA");
+	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jo:r:t:vLhV", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'r':
+			if (!strcmp(optarg, "any"))
+				o->require = REQUIRE_ANY;
+			else if (!strcmp(optarg, "dmabuf"))
+				o->require = REQUIRE_DMABUF;
+			else if (!strcmp(optarg, "peermem"))
+				o->require = REQUIRE_PEERMEM;
+			else
+				return usage_error("invalid --require '%s' "
+						   "(any, dmabuf or peermem)",
+						   optarg);
+			break;
+		case 't': {
+			char *end;
+
+			errno = 0;
+			o->timeout = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(o->timeout >= 0.1 && o->timeout <= 3600))
+				return usage_error("invalid --timeout '%s' "
+						   "(seconds, 0.1 to 3600)",
+						   optarg);
+			break;
+		}
+		case OPT_SYSROOT:
+			o->sysroot = optarg;
+			break;
+		case OPT_LIBCUDA:
+			o->libcuda = optarg;
+			break;
+		case OPT_LIBIBVERBS:
+			o->libibverbs = optarg;
+			break;
+		case OPT_NO_ALLOC:
+			o->no_alloc = true;
+			break;
+		case OPT_COLOR:
+			if (!optarg || !strcmp(optarg, "auto"))
+				o->color = -1;
+			else if (!strcmp(optarg, "always"))
+				o->color = 1;
+			else if (!strcmp(optarg, "never"))
+				o->color = 0;
+			else
+				return usage_error("invalid --color '%s' "
+						   "(auto, always or never)",
+						   optarg);
+			break;
+		case OPT_NO_COLOR:
+			o->color = 0;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'L':
+			o->list_gates = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("gdrcheck %s\n", GDRCHECK_VERSION);
+			exit(0);
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->sysroot && !o->sysroot[0])
+		return usage_error("empty --sysroot");
+	if (o->sysroot) {
+		sysroot_set(o->sysroot);
+		if (!sysroot_is_dir("/"))
+			return usage_error("--sysroot '%s' is not a directory",
+					   o->sysroot);
+	}
+	return 0;
+}
+
+static void fill_meta(struct report *r, const struct options *o)
+{
+	struct report_meta *m = &r->meta;
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	time_t now = time(NULL);
+	struct tm tm;
+
+	snprintf(m->tool_version, sizeof(m->tool_version), "%s",
+		 GDRCHECK_VERSION);
+	if (sysroot_read_line("/proc/sys/kernel/hostname", m->hostname,
+			      sizeof(m->hostname)))
+		snprintf(m->hostname, sizeof(m->hostname), "unknown");
+	if (sysroot_read_line("/proc/sys/kernel/osrelease", m->kernel,
+			      sizeof(m->kernel)))
+		snprintf(m->kernel, sizeof(m->kernel), "unknown");
+	snprintf(m->sysroot, sizeof(m->sysroot), "%s", sysroot_get());
+	/* Reproducible reports (tests, archives) honour SOURCE_DATE_EPOCH. */
+	if (epoch && *epoch)
+		now = (time_t)strtoll(epoch, NULL, 10);
+	gmtime_r(&now, &tm);
+	strftime(m->generated_at, sizeof(m->generated_at),
+		 "%Y-%m-%dT%H:%M:%SZ", &tm);
+	m->require = o->require == REQUIRE_DMABUF ? "dmabuf" :
+		     o->require == REQUIRE_PEERMEM ? "peermem" : "any";
+}
+
+/* Render into memory first: the output file never holds half a report. */
+static int write_report(const struct report *r, const struct options *o)
+{
+	struct render_opts ro = { .verbose = o->verbose };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem, *out;
+	int ret;
+
+	if (o->color == 1)
+		ro.color = true;
+	else if (o->color == -1)
+		ro.color = !o->output && !o->json && isatty(STDOUT_FILENO) &&
+			   !getenv("NO_COLOR");
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return -1;
+	ret = o->json ? render_json(r, mem) : render_text(r, &ro, mem);
+	if (fclose(mem) || ret) {
+		free(buf);
+		return -1;
+	}
+	out = o->output ? fopen(o->output, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "gdrcheck: cannot open %s: %s\n", o->output,
+			strerror(errno));
+		free(buf);
+		return -1;
+	}
+	ret = fwrite(buf, 1, len, out) == len ? 0 : -1;
+	if (o->output ? fclose(out) : fflush(out))
+		ret = -1;
+	if (ret)
+		fprintf(stderr, "gdrcheck: writing the report failed: %s\n",
+			strerror(errno));
+	free(buf);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct vendor_options vo = { 0 };
+	struct vendor_facts *vf;
+	struct options opt;
+	struct report rep;
+	struct gdr_ctx ctx;
+	double t0 = now_ms();
+	int ret;
+
+	ret = parse_options(argc, argv, &opt);
+	if (ret)
+		return ret;
+	if (opt.list_gates) {
+		gates_list(stdout);
+		return 0;
+	}
+
+	vf = calloc(1, sizeof(*vf));
+	if (!vf) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		return EXIT_UNDECIDED;
+	}
+	vo.libcuda = opt.libcuda;
+	vo.libibverbs = opt.libibverbs;
+	vo.stage_timeout = opt.timeout;
+	vo.no_alloc = opt.no_alloc;
+	vendor_collect(&vo, vf);
+
+	report_init(&rep);
+	fill_meta(&rep, &opt);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.opt = &opt;
+	ctx.vf = vf;
+	ctx.rep = &rep;
+	inventory_build(&ctx);
+	gates_run(&ctx);
+	verdict_fold(&rep, opt.require);
+	rep.meta.total_ms = now_ms() - t0;
+
+	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
+	inventory_free(&ctx.inv);
+	report_free(&rep);
+	free(vf);
+	return ret;
+}

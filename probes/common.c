@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <string.h>
+
+#include "access/cuda_api.h"
+#include "probes/probes.h"
+
+enum gdr_status stage_problem(const struct gdr_ctx *ctx,
+			      enum worker_stage s, char *buf, size_t len)
+{
+	const struct stage_status *st = &ctx->vf->stage[s];
+	const char *call = st->call[0] ? st->call : "worker start-up";
+
+	switch (st->state) {
+	case STAGE_TIMEOUT:
+		snprintf(buf, len, "timed out after %.0f s in %s",
+			 ctx->opt->timeout, call);
+		return ST_ERROR;
+	case STAGE_CRASHED:
+		if (st->signal)
+			snprintf(buf, len, "crashed with signal %d (%s) in %s",
+				 st->signal, strsignal(st->signal), call);
+		else
+			snprintf(buf, len, "worker exited unexpectedly in %s",
+				 call);
+		return ST_ERROR;
+	case STAGE_FAILED:
+		snprintf(buf, len, "could not start the isolated worker");
+		return ST_ERROR;
+	case STAGE_RUNNING:
+		snprintf(buf, len, "stage did not finish (in %s)", call);
+		return ST_ERROR;
+	case STAGE_NOT_RUN:
+	case STAGE_DONE:
+	default:
+		buf[0] = '\0';
+		return ST_PASS;
+	}
+}
+
+const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu)
+{
+	int i = ctx->inv.gpu[gpu].cuda;
+
+	if (i < 0 || i >= ctx->vf->cuda.gpus_recorded)
+		return NULL;
+	return &ctx->vf->cuda.gpus[i];
+}
+
+const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
+{
+	int i = ctx->inv.nic[nic].verbs;
+
+	if (i < 0 || i >= ctx->vf->verbs.count || i >= VF_MAX_NICS)
+		return NULL;
+	return &ctx->vf->verbs.nics[i];
+}
+
+bool cuda_usable(const struct gdr_ctx *ctx)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+
+	return cf->lib.loaded && cf->init.called && cf->init.rc == CUDA_SUCCESS;
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/* Layer 1: the GPU — driver, libcuda, cuInit, GDR and DMA-BUF attributes. */
+#include <errno.h>
+#include <string.h>
+
+#include "access/cuda.h"
+#include "access/cuda_api.h"
+#include "access/sysroot.h"
+#include "probes/parse.h"
+#include "probes/probes.h"
+
+#define NV_VERSION "/proc/driver/nvidia/version"
+
+static size_t pci_gpu_count(const struct gdr_ctx *ctx)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ctx->inv.ngpu; i++)
+		n += ctx->inv.gpu[i].in_sysfs;
+	return n;
+}
+
+void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
+{
+	char text[4096], version[64];
+	enum nv_flavour fl;
+	struct result *r;
+	ssize_t n = sysroot_read(NV_VERSION, text, sizeof(text));
+
+	if (n < 0) {
+		size_t gpus = pci_gpu_count(ctx);
+
+		if (n != -ENOENT) {
+			r = emit(ctx, ctx->host, ST_ERROR, "NVIDIA_VERSION_UNREADABLE",
+				 "cannot read %s: %s", NV_VERSION,
+				 strerror((int)-n));
+			return;
+		}
+		r = emit(ctx, ctx->host, ST_BLOCKED, "NVIDIA_DRIVER_NOT_LOADED",
+			 "no NVIDIA kernel driver (%s absent); %zu NVIDIA GPU(s) "
+			 "on the PCI bus", NV_VERSION, gpus);
+		result_remedy(r, "install and load the NVIDIA driver "
+			      "(nvidia.ko; the open flavour for DMA-BUF)");
+		ev_int(r, "pci_gpus", (long long)gpus);
+		return;
+	}
+	if (parse_nvidia_version(text, &fl, version, sizeof(version))) {
+		r = emit(ctx, ctx->host, ST_WARN, "NVIDIA_VERSION_UNRECOGNISED",
+			 "NVIDIA driver loaded, but %s is not in a known format",
+			 NV_VERSION);
+		return;
+	}
+	r = emit(ctx, ctx->host, ST_PASS, "NVIDIA_DRIVER_LOADED",
+		 "NVIDIA %s kernel module %s loaded", nv_flavour_name(fl),
+		 version);
+	ev_str(r, "flavour", "%s", nv_flavour_name(fl));
+	ev_str(r, "version", "%s", version);
+}
+
+void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct lib_facts *lf = &ctx->vf->cuda.lib;
+	char why[256];
+	struct result *r;
+
+	if (lf->loaded) {
+		r = emit(ctx, ctx->host, ST_PASS, "LIBCUDA_OK",
+			 "%s loaded with every required symbol", lf->path);
+		ev_str(r, "path", "%s", lf->path);
+		ev_str(r, "missing_optional", "%s", lf->missing_optional);
+		return;
+	}
+	if (!lf->attempted || stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
+		if (!lf->attempted && !why[0])
+			snprintf(why, sizeof(why), "the CUDA stage did not run");
+		emit(ctx, ctx->host, ST_ERROR, "LIBCUDA_PROBE_FAILED",
+		     "loading libcuda: %s", why);
+		return;
+	}
+	if (lf->missing_required[0]) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBCUDA_INCOMPLETE",
+			 "%s lacks required symbols: %s", lf->path,
+			 lf->missing_required);
+		result_remedy(r, "reinstall the NVIDIA driver's user-space "
+			      "libraries so libcuda.so.1 matches the kernel module");
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBCUDA_NOT_FOUND",
+			 "cannot load %s: %s", lf->path, lf->error);
+		result_remedy(r, "install the driver's libcuda.so.1 (in containers: "
+			      "the NVIDIA container toolkit, --gpus all)");
+	}
+	ev_str(r, "path", "%s", lf->path);
+	ev_str(r, "error", "%s", lf->error);
+}
+
+static const char *cuinit_remedy(int rc)
+{
+	switch (rc) {
+	case CUDA_ERROR_NO_DEVICE:
+		return "no GPU is visible to this process: check "
+		       "CUDA_VISIBLE_DEVICES and, in containers, --gpus and "
+		       "the /dev/nvidia* device nodes";
+	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+	case CUDA_ERROR_INSUFFICIENT_DRIVER:
+		return "libcuda.so.1 and the kernel module differ in version: "
+		       "reload the driver or reboot after the upgrade";
+	case CUDA_ERROR_OPERATING_SYSTEM:
+		return "the driver refused the process: check permissions on "
+		       "/dev/nvidia* and dmesg for NVRM messages";
+	default:
+		return "check `dmesg | grep -i -e NVRM -e Xid` and the driver "
+		       "installation";
+	}
+}
+
+void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	char why[256], ver[16];
+	struct result *r;
+
+	if (!cf->init.called) {
+		if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)) &&
+		    cf->lib.loaded)
+			emit(ctx, ctx->host, ST_ERROR, "CUINIT_PROBE_FAILED",
+			     "cuInit: %s", why);
+		else
+			emit(ctx, ctx->host, ST_SKIP, "LIBCUDA_UNAVAILABLE",
+			     "libcuda not loaded (see gpu.libcuda)");
+		return;
+	}
+	if (cf->init.rc != CUDA_SUCCESS) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "CUINIT_FAILED",
+			 "cuInit failed: %s (%d)", cf->init.name, cf->init.rc);
+		result_remedy(r, "%s", cuinit_remedy(cf->init.rc));
+		ev_str(r, "error", "%s", cf->init.name);
+		ev_int(r, "rc", cf->init.rc);
+		r->duration_ms = cf->init.ms;
+		return;
+	}
+	cuda_version_string(cf->driver_version, ver, sizeof(ver));
+	r = emit(ctx, ctx->host, ST_PASS, "CUINIT_OK",
+		 "cuInit succeeded; driver supports CUDA %s", ver);
+	ev_int(r, "driver_version", cf->driver_version);
+	r->duration_ms = cf->init.ms;
+}
+
+void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	size_t pci = pci_gpu_count(ctx);
+	char why[256];
+	struct result *r;
+
+	if (!cuda_usable(ctx)) {
+		r = emit(ctx, ctx->host, ST_SKIP, "CUDA_UNAVAILABLE",
+			 "CUDA not initialised; %zu NVIDIA GPU(s) on the PCI bus",
+			 pci);
+		ev_int(r, "pci_gpus", (long long)pci);
+		return;
+	}
+	if (!cf->count_call.called || cf->count_call.rc != CUDA_SUCCESS) {
+		if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
+			emit(ctx, ctx->host, ST_ERROR, "GPU_COUNT_PROBE_FAILED",
+			     "cuDeviceGetCount: %s", why);
+		else
+			emit(ctx, ctx->host, ST_ERROR, "GPU_COUNT_FAILED",
+			     "cuDeviceGetCount failed: %s", cf->count_call.name);
+		return;
+	}
+	if (cf->count == 0) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "NO_CUDA_GPU",
+			 "CUDA sees no GPU; %zu NVIDIA GPU(s) on the PCI bus", pci);
+		result_remedy(r, "%s", cuinit_remedy(CUDA_ERROR_NO_DEVICE));
+	} else if ((size_t)cf->count < pci) {
+		r = emit(ctx, ctx->host, ST_WARN, "GPUS_HIDDEN",
+			 "CUDA sees %d of the %zu NVIDIA GPUs on the PCI bus",
+			 cf->count, pci);
+		result_remedy(r, "check CUDA_VISIBLE_DEVICES and the container's "
+			      "GPU list if every GPU should be checked");
+	} else {
+		r = emit(ctx, ctx->host, ST_PASS, "GPUS_FOUND",
+			 "CUDA sees %d GPU(s); %zu NVIDIA GPU(s) on the PCI bus",
+			 cf->count, pci);
+	}
+	ev_int(r, "cuda_gpus", cf->count);
+	ev_int(r, "pci_gpus", (long long)pci);
+}
+
+void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
+	struct result *r;
+
+	if (!g) {
+		if (!cuda_usable(ctx)) {
+			emit(ctx, ig->subject, ST_SKIP, "CUDA_UNAVAILABLE",
+			     "on the PCI bus; CUDA not initialised");
+			return;
+		}
+		r = emit(ctx, ig->subject, ST_BLOCKED, "GPU_NOT_VISIBLE",
+			 "on the PCI bus at %s but not visible to CUDA", ig->pci);
+		result_remedy(r, "check CUDA_VISIBLE_DEVICES, the container's "
+			      "GPU list and `dmesg | grep NVRM` for this GPU");
+		return;
+	}
+	r = emit(ctx, ig->subject, ST_PASS, "GPU_VISIBLE",
+		 "CUDA device %d: %s, compute capability %d.%d", g->ordinal,
+		 g->name, g->cc_major, g->cc_minor);
+	ev_int(r, "cuda_ordinal", g->ordinal);
+	ev_str(r, "name", "%s", g->name);
+	ev_str(r, "pci", "%s", g->pci);
+	ev_str(r, "compute_capability", "%d.%d", g->cc_major, g->cc_minor);
+	ev_int(r, "total_mem_bytes", (long long)g->total_mem);
+	ev_bool(r, "in_sysfs", ig->in_sysfs);
+}
+
+/* A GPU gate's preamble: the CUDA facts, or a SKIP/ERROR already emitted. */
+static const struct cuda_gpu *gpu_or_skip(struct gdr_ctx *ctx,
+					  const struct target *t)
+{
+	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
+
+	if (!g)
+		emit(ctx, ig->subject, ST_SKIP, "GPU_NOT_IN_CUDA",
+		     "not visible to CUDA (see gpu.visible)");
+	return g;
+}
+
+static void attr_error(struct gdr_ctx *ctx, int subject,
+		       const struct cuda_gpu *g, const char *attr)
+{
+	char why[256];
+
+	if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
+		emit(ctx, subject, ST_ERROR, "ATTR_PROBE_FAILED",
+		     "%s: %s", attr, why);
+	else
+		emit(ctx, subject, ST_ERROR, "ATTR_QUERY_FAILED",
+		     "cuDeviceGetAttribute(%s) failed: %s", attr,
+		     g->attr_call.name);
+}
+
+static const char *ordering_name(int v)
+{
+	switch (v) {
+	case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: return "none";
+	case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: return "owner";
+	case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: return "all_devices";
+	default: return "unknown";
+	}
+}
+
+void gate_gpu_gdr_attr(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct cuda_gpu *g = gpu_or_skip(ctx, t);
+	int subject = ctx->inv.gpu[t->gpu].subject;
+	struct result *r;
+
+	if (!g)
+		return;
+	if (g->attr_gdr == CU_ATTR_UNKNOWN) {
+		attr_error(ctx, subject, g, "GPU_DIRECT_RDMA_SUPPORTED");
+		return;
+	}
+	if (g->attr_gdr) {
+		r = emit(ctx, subject, ST_PASS, "GDR_SUPPORTED",
+			 "GPU_DIRECT_RDMA_SUPPORTED = 1 (the GPU side only: "
+			 "proves nothing end to end)");
+	} else {
+		r = emit(ctx, subject, ST_BLOCKED, "GDR_NOT_SUPPORTED",
+			 "GPU_DIRECT_RDMA_SUPPORTED = 0: the driver will not "
+			 "let a NIC DMA this GPU's memory");
+		result_remedy(r, "GPUDirect RDMA needs a data-center or "
+			      "professional GPU on Linux; this GPU/driver pair "
+			      "does not offer it");
+	}
+	ev_int(r, "gpu_direct_rdma_supported", g->attr_gdr);
+	if (g->attr_flush != CU_ATTR_UNKNOWN) {
+		ev_int(r, "flush_writes_options", g->attr_flush);
+		ev_bool(r, "flush_host",
+			g->attr_flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST);
+		ev_bool(r, "flush_memops",
+			g->attr_flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS);
+	}
+	if (g->attr_ordering != CU_ATTR_UNKNOWN) {
+		ev_int(r, "writes_ordering", g->attr_ordering);
+		ev_str(r, "writes_ordering_scope", "%s",
+		       ordering_name(g->attr_ordering));
+	}
+	if (g->attr_vmm_gdr != CU_ATTR_UNKNOWN)
+		ev_int(r, "rdma_with_cuda_vmm", g->attr_vmm_gdr);
+}
+
+void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct cuda_gpu *g = gpu_or_skip(ctx, t);
+	int subject = ctx->inv.gpu[t->gpu].subject;
+	int drv = ctx->vf->cuda.driver_version;
+	char ver[16];
+	struct result *r;
+
+	if (!g)
+		return;
+	cuda_version_string(drv, ver, sizeof(ver));
+	if (drv < CUDA_DRIVER_MIN_DMABUF) {
+		r = emit(ctx, subject, ST_BLOCKED, "DRIVER_TOO_OLD_FOR_DMABUF",
+			 "driver supports CUDA %s; DMA-BUF export needs >= 11.7",
+			 ver);
+		result_remedy(r, "upgrade the NVIDIA driver (R515 or newer), "
+			      "or use the peermem path");
+		ev_int(r, "driver_version", drv);
+		return;
+	}
+	if (g->attr_dmabuf == CU_ATTR_UNKNOWN) {
+		attr_error(ctx, subject, g, "DMA_BUF_SUPPORTED");
+		return;
+	}
+	if (g->attr_dmabuf) {
+		r = emit(ctx, subject, ST_PASS, "DMABUF_SUPPORTED",
+			 "DMA_BUF_SUPPORTED = 1, driver CUDA %s", ver);
+	} else {
+		r = emit(ctx, subject, ST_BLOCKED, "DMABUF_NOT_SUPPORTED",
+			 "DMA_BUF_SUPPORTED = 0: CUDA will not export this GPU's "
+			 "memory as a dma-buf");
+		if (g->cc_major != CU_ATTR_UNKNOWN &&
+		    (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5)))
+			result_remedy(r, "compute capability %d.%d predates Turing: "
+				      "the open kernel module (needed for DMA-BUF) "
+				      "does not drive it; use the peermem path "
+				      "(nvidia_peermem)", g->cc_major, g->cc_minor);
+		else
+			result_remedy(r, "use the open NVIDIA kernel module "
+				      "(R515+) on a kernel >= 5.12, or the peermem "
+				      "path (nvidia_peermem)");
+	}
+	ev_int(r, "dma_buf_supported", g->attr_dmabuf);
+	ev_int(r, "driver_version", drv);
+}

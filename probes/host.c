@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* Layer 0: the host — kernel, memlock, privileges, container. */
+#include <errno.h>
+#include <string.h>
+
+#include "access/sysroot.h"
+#include "probes/parse.h"
+#include "probes/probes.h"
+
+#define OSRELEASE	"/proc/sys/kernel/osrelease"
+#define SELF_LIMITS	"/proc/self/limits"
+#define SELF_STATUS	"/proc/self/status"
+
+#define CAP_IPC_LOCK	14
+#define CAP_SYS_ADMIN	21
+
+void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
+{
+	char rel[128];
+	struct kver v;
+	struct result *r;
+	int ret = sysroot_read_line(OSRELEASE, rel, sizeof(rel));
+
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_ERROR, "KERNEL_UNREADABLE",
+			 "cannot read %s: %s", OSRELEASE, strerror(-ret));
+		ev_str(r, "path", OSRELEASE);
+		return;
+	}
+	if (parse_kernel_release(rel, &v)) {
+		r = emit(ctx, ctx->host, ST_ERROR, "KERNEL_UNPARSEABLE",
+			 "kernel release \"%s\" is not a version", rel);
+		ev_str(r, "release", "%s", rel);
+		return;
+	}
+	if (kver_cmp(&v, 5, 12) >= 0) {
+		r = emit(ctx, ctx->host, ST_PASS, "KERNEL_DMABUF_OK",
+			 "kernel %s can import dma-bufs into RDMA MRs (>= 5.12)",
+			 rel);
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "KERNEL_TOO_OLD_FOR_DMABUF",
+			 "kernel %s predates RDMA dma-buf MRs (needs >= 5.12)",
+			 rel);
+		result_remedy(r, "boot a kernel >= 5.12 for the DMA-BUF path, "
+			      "or use the peermem path (modprobe nvidia_peermem)");
+	}
+	ev_str(r, "release", "%s", rel);
+	ev_str(r, "minimum", "5.12");
+}
+
+void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
+{
+	char text[8192], human[32];
+	long long soft, hard;
+	struct result *r;
+	ssize_t n = sysroot_read(SELF_LIMITS, text, sizeof(text));
+
+	if (n < 0) {
+		r = emit(ctx, ctx->host, ST_ERROR, "MEMLOCK_UNREADABLE",
+			 "cannot read %s: %s", SELF_LIMITS, strerror((int)-n));
+		return;
+	}
+	if (parse_memlock(text, &soft, &hard)) {
+		emit(ctx, ctx->host, ST_ERROR, "MEMLOCK_UNPARSEABLE",
+		     "no valid \"Max locked memory\" line in %s", SELF_LIMITS);
+		return;
+	}
+	if (soft == LIMIT_UNLIMITED) {
+		r = emit(ctx, ctx->host, ST_PASS, "MEMLOCK_UNLIMITED",
+			 "RLIMIT_MEMLOCK is unlimited");
+	} else {
+		format_bytes((unsigned long long)soft, human, sizeof(human));
+		r = emit(ctx, ctx->host, ST_WARN, "MEMLOCK_LIMITED",
+			 "RLIMIT_MEMLOCK is %s: host-memory registrations beyond "
+			 "it fail with ENOMEM", human);
+		result_remedy(r, "raise it: `ulimit -l unlimited`, "
+			      "LimitMEMLOCK=infinity in systemd units, "
+			      "`--ulimit memlock=-1:-1` for containers");
+	}
+	ev_int(r, "soft_bytes", soft);
+	ev_int(r, "hard_bytes", hard);
+}
+
+void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t)
+{
+	char text[8192];
+	unsigned long long capeff;
+	struct result *r;
+	long euid;
+	ssize_t n = sysroot_read(SELF_STATUS, text, sizeof(text));
+
+	if (n < 0 || parse_status(text, &euid, &capeff)) {
+		emit(ctx, ctx->host, ST_ERROR, "PRIVILEGES_UNREADABLE",
+		     "cannot read the effective uid from %s", SELF_STATUS);
+		return;
+	}
+	if (euid == 0) {
+		r = emit(ctx, ctx->host, ST_PASS, "ROOT", "running as root");
+	} else {
+		r = emit(ctx, ctx->host, ST_WARN, "NOT_ROOT",
+			 "not root (uid %ld): config space beyond 64 bytes and "
+			 "the kernel log are unreadable; gates needing them SKIP",
+			 euid);
+		result_remedy(r, "run as root (sudo gdrcheck) for the full check");
+	}
+	ev_int(r, "euid", euid);
+	ev_bool(r, "cap_ipc_lock", capeff & (1ULL << CAP_IPC_LOCK));
+	ev_bool(r, "cap_sys_admin", capeff & (1ULL << CAP_SYS_ADMIN));
+}
+
+void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
+{
+	const char *runtime = NULL;
+	char cgroup[8192];
+	struct result *r;
+	ssize_t n;
+
+	if (sysroot_exists("/.dockerenv"))
+		runtime = "docker";
+	else if (sysroot_exists("/run/.containerenv"))
+		runtime = "podman";
+	n = sysroot_read("/proc/1/cgroup", cgroup, sizeof(cgroup));
+	if (!runtime && n > 0)
+		runtime = container_from_cgroup(cgroup);
+
+	if (runtime)
+		r = emit(ctx, ctx->host, ST_PASS, "IN_CONTAINER",
+			 "running in a container (%s): device nodes, memlock "
+			 "and capabilities come from the runtime", runtime);
+	else
+		r = emit(ctx, ctx->host, ST_PASS, "NO_CONTAINER",
+			 "no container markers found");
+	ev_str(r, "runtime", "%s", runtime ? runtime : "none");
+	ev_bool(r, "cgroup_readable", n >= 0);
+	ev_bool(r, "dev_infiniband", sysroot_is_dir("/dev/infiniband"));
+	ev_bool(r, "dev_nvidiactl", sysroot_exists("/dev/nvidiactl"));
+}

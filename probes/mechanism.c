@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Layer 3: the registration mechanisms. peermem (nvidia_peermem makes
+ * ibv_reg_mr accept a CUDA pointer) and DMA-BUF (CUDA exports a dma-buf fd,
+ * ibv_reg_dmabuf_mr imports it) are two ways to build the same GPU MR.
+ * GDRCopy is reported for information only: it is not GPUDirect RDMA.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "access/cuda.h"
+#include "access/cuda_api.h"
+#include "access/sysroot.h"
+#include "probes/parse.h"
+#include "probes/probes.h"
+
+/* The paths NCCL's IB transport checks, in its order. */
+static const struct {
+	const char *key;
+	const char *path;
+} peermem_paths[] = {
+	{ "memory_peers_nv_mem", "/sys/kernel/mm/memory_peers/nv_mem/version" },
+	{ "memory_peers_nv_mem_nc", "/sys/kernel/mm/memory_peers/nv_mem_nc/version" },
+	{ "module_nvidia_peermem", "/sys/module/nvidia_peermem/version" },
+	{ "module_nv_peer_mem", "/sys/module/nv_peer_mem/version" },
+};
+
+void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
+{
+	bool have[4], memory_peers, module;
+	struct result *r;
+
+	for (size_t i = 0; i < 4; i++)
+		have[i] = sysroot_exists(peermem_paths[i].path);
+	memory_peers = have[0] || have[1];
+	module = have[2] || have[3];
+
+	if (memory_peers) {
+		r = emit(ctx, ctx->host, ST_PASS, "PEERMEM_REGISTERED",
+			 "a GPU peer-memory client is registered (%s)",
+			 have[0] ? "memory_peers/nv_mem" : "memory_peers/nv_mem_nc");
+	} else if (module) {
+		r = emit(ctx, ctx->host, ST_WARN, "PEERMEM_MODULE_ONLY",
+			 "%s is loaded but /sys/kernel/mm/memory_peers is absent: "
+			 "NCCL <= 2.22 checks only memory_peers and will not use it",
+			 have[2] ? "nvidia_peermem" : "nv_peer_mem");
+		result_remedy(r, "use NCCL >= 2.23 (it also checks "
+			      "/sys/module/nvidia_peermem), or the DMA-BUF path");
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "PEERMEM_NOT_LOADED",
+			 "no GPU peer-memory client: nvidia_peermem (or the old "
+			 "nv_peer_mem) is not loaded");
+		result_remedy(r, "modprobe nvidia_peermem (ships with the NVIDIA "
+			      "driver; needs an ib_core with peer-memory support) "
+			      "-- or use the DMA-BUF path");
+	}
+	for (size_t i = 0; i < 4; i++)
+		ev_bool(r, peermem_paths[i].key, have[i]);
+}
+
+void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
+{
+	char text[4096], version[64];
+	enum nv_flavour fl;
+	struct result *r;
+	ssize_t n = sysroot_read("/proc/driver/nvidia/version", text,
+				 sizeof(text));
+
+	if (n < 0) {
+		emit(ctx, ctx->host, ST_SKIP, "NVIDIA_DRIVER_NOT_LOADED",
+		     "no NVIDIA kernel driver (see gpu.driver)");
+		return;
+	}
+	if (parse_nvidia_version(text, &fl, version, sizeof(version))) {
+		emit(ctx, ctx->host, ST_ERROR, "NVIDIA_FLAVOUR_UNKNOWN",
+		     "cannot tell the kernel module flavour from "
+		     "/proc/driver/nvidia/version");
+		return;
+	}
+	if (fl == NV_FLAVOUR_OPEN) {
+		r = emit(ctx, ctx->host, ST_PASS, "OPEN_MODULE",
+			 "open kernel module %s: can export GPU memory as dma-bufs",
+			 version);
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "DMABUF_NEEDS_OPEN_MODULE",
+			 "proprietary kernel module %s: DMA-BUF export for RDMA "
+			 "needs the open kernel module", version);
+		result_remedy(r, "install the open flavour of the driver (R515+, "
+			      "Turing or newer GPUs; e.g. nvidia-driver-XXX-open), "
+			      "or use the peermem path");
+	}
+	ev_str(r, "flavour", "%s", nv_flavour_name(fl));
+	ev_str(r, "version", "%s", version);
+}
+
+void gate_mech_dmabuf_verbs(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct verbs_facts *v = &ctx->vf->verbs;
+	struct result *r;
+
+	if (!v->lib.loaded) {
+		emit(ctx, ctx->host, ST_SKIP, "LIBIBVERBS_UNAVAILABLE",
+		     "libibverbs not loaded (see nic.libibverbs)");
+		return;
+	}
+	if (v->have_reg_dmabuf_mr) {
+		r = emit(ctx, ctx->host, ST_PASS, "VERBS_DMABUF_API",
+			 "libibverbs exports ibv_reg_dmabuf_mr@IBVERBS_1.12");
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "VERBS_TOO_OLD_FOR_DMABUF",
+			 "libibverbs has no ibv_reg_dmabuf_mr@IBVERBS_1.12 "
+			 "(rdma-core older than v34)");
+		result_remedy(r, "upgrade rdma-core (libibverbs) to v34 or newer");
+	}
+	ev_str(r, "path", "%s", v->lib.path);
+}
+
+void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
+	const struct verbs_facts *v = &ctx->vf->verbs;
+	char why[256];
+	struct classified c;
+	struct result *r;
+
+	if (!v->lib.loaded || !v->have_reg_dmabuf_mr) {
+		emit(ctx, nic->subject, ST_SKIP, "NO_DMABUF_API",
+		     "libibverbs unavailable or without ibv_reg_dmabuf_mr");
+		return;
+	}
+	if (!vn || !vn->opened) {
+		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)))
+			emit(ctx, nic->subject, ST_ERROR, "PROVIDER_PROBE_FAILED",
+			     "%s", why);
+		else
+			emit(ctx, nic->subject, ST_SKIP, "DEVICE_NOT_OPENED",
+			     "device not opened (see nic.uverbs)");
+		return;
+	}
+	if (vn->pd_errno) {
+		r = emit(ctx, nic->subject, ST_ERROR, "PD_ALLOC_FAILED",
+			 "ibv_alloc_pd failed: %s", strerror(vn->pd_errno));
+		ev_int(r, "errno", vn->pd_errno);
+		return;
+	}
+	if (!vn->probe_run) {
+		stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why));
+		emit(ctx, nic->subject, ST_ERROR, "PROVIDER_PROBE_FAILED",
+		     "probe did not complete%s%s", why[0] ? ": " : "", why);
+		return;
+	}
+	if (vn->probe_returned_mr) {
+		emit(ctx, nic->subject, ST_ERROR, "PROVIDER_PROBE_ACCEPTED_BAD_FD",
+		     "ibv_reg_dmabuf_mr accepted fd -1: the provider's answer "
+		     "cannot be trusted");
+		return;
+	}
+	c = classify_dmabuf_probe(vn->probe_errno);
+	r = emit(ctx, nic->subject, c.status, c.code,
+		 "ibv_reg_dmabuf_mr(fd=-1) -> %s: %s",
+		 vn->probe_errno ? strerrorname_np(vn->probe_errno) : "0",
+		 c.meaning);
+	if (!strcmp(c.code, "PROVIDER_LACKS_DMABUF"))
+		result_remedy(r, "use a provider with dma-buf MRs (mlx5 in "
+			      "rdma-core >= 34 with kernel >= 5.12), or the "
+			      "peermem path");
+	else if (!strcmp(c.code, "KERNEL_LACKS_DMABUF"))
+		result_remedy(r, "boot a kernel whose RDMA stack supports "
+			      "dma-buf MRs (>= 5.12, or the vendor's OFED)");
+	ev_int(r, "errno", vn->probe_errno);
+}
+
+void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
+	int subject = ctx->inv.gpu[t->gpu].subject;
+	char why[256], human[32];
+	struct result *r;
+
+	if (!g) {
+		emit(ctx, subject, ST_SKIP, "GPU_NOT_IN_CUDA",
+		     "not visible to CUDA (see gpu.visible)");
+		return;
+	}
+	if (ctx->opt->no_alloc) {
+		emit(ctx, subject, ST_SKIP, "NO_ALLOC",
+		     "--no-alloc: no GPU memory allocated, export not tried");
+		return;
+	}
+	if (!ctx->vf->cuda.have_export_fn) {
+		r = emit(ctx, subject, ST_BLOCKED, "EXPORT_API_MISSING",
+			 "libcuda lacks cuMemGetHandleForAddressRange (driver "
+			 "older than CUDA 11.7)");
+		result_remedy(r, "upgrade the NVIDIA driver (R515 or newer)");
+		return;
+	}
+	format_bytes(CUDA_EXPORT_BYTES, human, sizeof(human));
+	if (!g->export_call.called) {
+		const struct cu_call *c = g->alloc.called ? &g->alloc :
+					  &g->ctx_retain;
+
+		if (stage_problem(ctx, WSTAGE_CUDA_EXPORT, why, sizeof(why))) {
+			emit(ctx, subject, ST_ERROR, "EXPORT_PROBE_FAILED",
+			     "%s", why);
+		} else if (c->called && c->rc != CUDA_SUCCESS) {
+			r = emit(ctx, subject, ST_ERROR, "EXPORT_SETUP_FAILED",
+				 "%s failed: %s",
+				 c == &g->alloc ? "cuMemAlloc" :
+				 "cuDevicePrimaryCtxRetain", c->name);
+			if (c->rc == CUDA_ERROR_OUT_OF_MEMORY)
+				result_remedy(r, "the GPU is full (busy node?): "
+					      "rerun with --no-alloc or when idle");
+		} else {
+			emit(ctx, subject, ST_ERROR, "EXPORT_NOT_RUN",
+			     "the export check did not run");
+		}
+		return;
+	}
+	if (g->export_call.rc != CUDA_SUCCESS) {
+		r = emit(ctx, subject, ST_BLOCKED, "EXPORT_FAILED",
+			 "cuMemGetHandleForAddressRange(DMA_BUF_FD, %s) failed: %s",
+			 human, g->export_call.name);
+		result_remedy(r, "DMA-BUF export needs the open kernel module "
+			      "(R515+) and a kernel with CONFIG_DMA_SHARED_BUFFER");
+		ev_int(r, "rc", g->export_call.rc);
+		ev_str(r, "error", "%s", g->export_call.name);
+		r->duration_ms = g->export_call.ms;
+		return;
+	}
+	if (!g->fd_is_dmabuf) {
+		r = emit(ctx, subject, ST_WARN, "EXPORT_FD_NOT_DMABUF",
+			 "export returned an fd the kernel does not show as a "
+			 "dma-buf (%s)", g->fd_link[0] ? g->fd_link : "unreadable");
+	} else if (strcmp(g->fd_exp_name, "nv_dmabuf") ||
+		   g->fd_size != (long long)g->export_size) {
+		r = emit(ctx, subject, ST_WARN, "EXPORT_UNEXPECTED",
+			 "exported dma-buf has exporter \"%s\" and size %lld, "
+			 "expected nv_dmabuf and %llu", g->fd_exp_name,
+			 g->fd_size, g->export_size);
+	} else {
+		r = emit(ctx, subject, ST_PASS, "EXPORT_OK",
+			 "exported %s of GPU memory as a dma-buf (exporter %s)",
+			 human, g->fd_exp_name);
+	}
+	ev_int(r, "bytes", (long long)g->export_size);
+	ev_str(r, "fd_link", "%s", g->fd_link);
+	ev_str(r, "exp_name", "%s", g->fd_exp_name);
+	ev_int(r, "fdinfo_size", g->fd_size);
+	if (g->ptr_gdr_capable != CU_ATTR_UNKNOWN)
+		ev_int(r, "pointer_gdr_capable", g->ptr_gdr_capable);
+	ev_str(r, "alloc_ms", "%.3f", g->alloc.ms);
+	r->duration_ms = g->export_call.ms;
+}
+
+static const char *const gdrapi_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	"/usr/lib64", "/usr/lib", "/usr/local/lib", "/usr/local/lib64",
+	"/opt/gdrcopy/lib", "/usr/local/gdrcopy/lib",
+};
+
+void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
+{
+	bool dev = sysroot_exists("/dev/gdrdrv");
+	bool proc = sysroot_exists("/proc/driver/gdrdrv");
+	char lib[256] = "";
+	struct result *r;
+
+	for (size_t i = 0; i < sizeof(gdrapi_dirs) / sizeof(gdrapi_dirs[0]) &&
+	     !lib[0]; i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "%s/libgdrapi.so.2", gdrapi_dirs[i]);
+		if (sysroot_exists(p))
+			snprintf(lib, sizeof(lib), "%s", p);
+	}
+	if (dev)
+		r = emit(ctx, ctx->host, ST_PASS, "GDRCOPY_PRESENT",
+			 "GDRCopy driver present (/dev/gdrdrv); informational: "
+			 "GPUDirect RDMA does not need it");
+	else if (lib[0])
+		r = emit(ctx, ctx->host, ST_WARN, "GDRCOPY_LIB_WITHOUT_DRIVER",
+			 "%s present but /dev/gdrdrv missing: GDRCopy is not "
+			 "usable (informational: GPUDirect RDMA does not need it)",
+			 lib);
+	else
+		r = emit(ctx, ctx->host, ST_SKIP, "GDRCOPY_ABSENT",
+			 "GDRCopy not installed (informational: GPUDirect RDMA "
+			 "does not need it)");
+	ev_bool(r, "dev_gdrdrv", dev);
+	ev_bool(r, "proc_gdrdrv", proc);
+	ev_str(r, "libgdrapi", "%s", lib[0] ? lib : "none");
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/* Layer 2: the NIC — libibverbs, kernel verbs, devices, uverbs nodes, ports. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/sysroot.h"
+#include "probes/parse.h"
+#include "probes/probes.h"
+
+#define IB_CLASS	"/sys/class/infiniband"
+#define UVERBS_CLASS	"/sys/class/infiniband_verbs"
+
+/* RDMA kernel drivers worth naming when no device is bound. */
+static const char *const rdma_modules[] = {
+	"ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "mlx4_core", "mlx4_ib",
+	"irdma", "bnxt_re", "efa", "rdma_rxe", "siw", "ionic_rdma",
+};
+
+void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct verbs_facts *v = &ctx->vf->verbs;
+	const struct lib_facts *lf = &v->lib;
+	char why[256];
+	struct result *r;
+
+	if (lf->loaded) {
+		r = emit(ctx, ctx->host, ST_PASS, "LIBIBVERBS_OK",
+			 "%s loaded; ibv_reg_dmabuf_mr %s, ibv_reg_mr_iova2 %s",
+			 lf->path, v->have_reg_dmabuf_mr ? "present" : "absent",
+			 v->have_reg_mr_iova2 ? "present" : "absent");
+		ev_str(r, "path", "%s", lf->path);
+		ev_bool(r, "ibv_reg_dmabuf_mr@IBVERBS_1.12", v->have_reg_dmabuf_mr);
+		ev_bool(r, "ibv_reg_mr_iova2@IBVERBS_1.8", v->have_reg_mr_iova2);
+		ev_bool(r, "_ibv_query_gid_ex@IBVERBS_1.11", v->have_query_gid_ex);
+		return;
+	}
+	if (!lf->attempted || stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why))) {
+		if (!lf->attempted && !why[0])
+			snprintf(why, sizeof(why), "the verbs stage did not run");
+		emit(ctx, ctx->host, ST_ERROR, "LIBIBVERBS_PROBE_FAILED",
+		     "loading libibverbs: %s", why);
+		return;
+	}
+	if (lf->missing_required[0])
+		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBIBVERBS_INCOMPLETE",
+			 "%s lacks required symbols: %s", lf->path,
+			 lf->missing_required);
+	else
+		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBIBVERBS_NOT_FOUND",
+			 "cannot load %s: %s", lf->path, lf->error);
+	result_remedy(r, "install rdma-core's libibverbs and providers "
+		      "(Debian/Ubuntu: libibverbs1 ibverbs-providers; "
+		      "RHEL: rdma-core libibverbs)");
+	ev_str(r, "path", "%s", lf->path);
+	ev_str(r, "error", "%s", lf->error);
+}
+
+void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
+{
+	long long abi;
+	struct result *r;
+	int ret = sysroot_read_ll(UVERBS_CLASS "/abi_version", &abi);
+
+	if (ret == 0) {
+		r = emit(ctx, ctx->host, ST_PASS, "KERNEL_VERBS_OK",
+			 "kernel user verbs (ib_uverbs) present, ABI %lld", abi);
+		ev_int(r, "abi_version", abi);
+		return;
+	}
+	if (ret == -ENOENT) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "KERNEL_VERBS_MISSING",
+			 "%s/abi_version absent: ib_uverbs is not loaded", UVERBS_CLASS);
+		result_remedy(r, "modprobe ib_uverbs (gdrcheck never loads modules)");
+		ev_bool(r, "ib_core_loaded", sysroot_exists("/sys/module/ib_core"));
+		return;
+	}
+	emit(ctx, ctx->host, ST_ERROR, "KERNEL_VERBS_UNREADABLE",
+	     "%s/abi_version: %s", UVERBS_CLASS,
+	     ret == -EINVAL ? "not a number" : strerror(-ret));
+}
+
+void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct verbs_facts *v = &ctx->vf->verbs;
+	char names[512] = "", mods[256] = "";
+	struct result *r;
+	size_t used = 0;
+
+	if (ctx->inv.ib_errno && ctx->inv.ib_errno != ENOENT) {
+		emit(ctx, ctx->host, ST_ERROR, "RDMA_CLASS_UNREADABLE",
+		     "cannot list %s: %s", IB_CLASS, strerror(ctx->inv.ib_errno));
+		return;
+	}
+	for (size_t i = 0; i < ctx->inv.nnic; i++)
+		used += (size_t)snprintf(names + used, used < sizeof(names) ?
+					 sizeof(names) - used : 0, "%s%s",
+					 i ? " " : "", ctx->inv.nic[i].name);
+	used = 0;
+	for (size_t i = 0; i < sizeof(rdma_modules) / sizeof(rdma_modules[0]); i++) {
+		char p[96];
+
+		snprintf(p, sizeof(p), "/sys/module/%s", rdma_modules[i]);
+		if (sysroot_exists(p))
+			used += (size_t)snprintf(mods + used, used < sizeof(mods) ?
+						 sizeof(mods) - used : 0, "%s%s",
+						 used ? " " : "", rdma_modules[i]);
+	}
+	if (ctx->inv.nnic) {
+		r = emit(ctx, ctx->host, ST_PASS, "RDMA_DEVICES",
+			 "%zu RDMA device(s): %s", ctx->inv.nnic, names);
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, "NO_RDMA_DEVICE",
+			 "no RDMA device in %s%s%s", IB_CLASS,
+			 mods[0] ? " although these modules are loaded: " : "",
+			 mods);
+		result_remedy(r, "attach an RDMA NIC to this machine (PF or "
+			      "SR-IOV VF passed through), load its RDMA driver "
+			      "(e.g. mlx5_ib) and check dmesg for probe errors");
+	}
+	ev_str(r, "sysfs_devices", "%s", names);
+	ev_str(r, "rdma_modules", "%s", mods);
+	if (v->list_called)
+		ev_int(r, "verbs_devices", v->count);
+}
+
+/* The uverbs node that belongs to ibdev, found by its ibdev attribute. */
+static int find_uverbs(const char *ibdev, char *out, size_t len)
+{
+	char **names;
+	size_t n;
+	int ret = sysroot_list(UVERBS_CLASS, &names, &n);
+
+	if (ret)
+		return ret;
+	ret = -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		char p[256], dev[64];
+
+		if (strncmp(names[i], "uverbs", 6))
+			continue;
+		snprintf(p, sizeof(p), UVERBS_CLASS "/%s/ibdev", names[i]);
+		if (sysroot_read_line(p, dev, sizeof(dev)) == 0 &&
+		    !strcmp(dev, ibdev)) {
+			snprintf(out, len, "%s", names[i]);
+			ret = 0;
+			break;
+		}
+	}
+	sysroot_free_list(names, n);
+	return ret;
+}
+
+static void nic_identity(struct result *r, const struct inv_nic *nic)
+{
+	char p[256], val[128];
+
+	snprintf(p, sizeof(p), IB_CLASS "/%s/fw_ver", nic->name);
+	if (sysroot_read_line(p, val, sizeof(val)) == 0)
+		ev_str(r, "fw_ver", "%s", val);
+	snprintf(p, sizeof(p), IB_CLASS "/%s/device/driver", nic->name);
+	if (sysroot_link_name(p, val, sizeof(val)) == 0)
+		ev_str(r, "driver", "%s", val);
+	ev_str(r, "pci", "%s", nic->pci[0] ? nic->pci : "none");
+}
+
+void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct verbs_facts *v = &ctx->vf->verbs;
+	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
+	char uv[64], node[128], why[256];
+	struct result *r;
+
+	if (find_uverbs(nic->name, uv, sizeof(uv))) {
+		r = emit(ctx, nic->subject, ST_BLOCKED, "UVERBS_CLASS_MISSING",
+			 "no uverbs interface in %s for this device", UVERBS_CLASS);
+		result_remedy(r, "modprobe ib_uverbs and check that the device's "
+			      "RDMA driver registered it");
+		nic_identity(r, nic);
+		return;
+	}
+	snprintf(node, sizeof(node), "/dev/infiniband/%s", uv);
+	if (!sysroot_exists(node)) {
+		r = emit(ctx, nic->subject, ST_BLOCKED, "UVERBS_NODE_MISSING",
+			 "in sysfs, but %s is missing: the device node is not "
+			 "exposed here (container without /dev/infiniband?)", node);
+		result_remedy(r, "expose the node: docker/podman "
+			      "`--device=/dev/infiniband/%s --device=/dev/infiniband/rdma_cm`, "
+			      "Kubernetes an RDMA device plugin; on a host check "
+			      "udev rules (rdma-core)", uv);
+		ev_str(r, "uverbs", "%s", uv);
+		ev_str(r, "node", "%s", node);
+		nic_identity(r, nic);
+		return;
+	}
+	if (!v->lib.loaded || !v->list_called) {
+		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)))
+			r = emit(ctx, nic->subject, ST_ERROR, "VERBS_PROBE_FAILED",
+				 "%s present; opening it: %s", node, why);
+		else
+			r = emit(ctx, nic->subject, ST_SKIP, "LIBIBVERBS_UNAVAILABLE",
+				 "%s present; not opened: libibverbs unavailable",
+				 node);
+	} else if (!vn) {
+		r = emit(ctx, nic->subject, ST_BLOCKED, "NO_VERBS_PROVIDER",
+			 "%s present, but libibverbs does not list the device: "
+			 "no user-space provider for its driver", node);
+		result_remedy(r, "install the provider library (Debian/Ubuntu: "
+			      "ibverbs-providers; or the NIC vendor's rdma-core)");
+	} else if (!vn->opened) {
+		struct classified c = classify_open_errno(vn->open_errno);
+
+		r = emit(ctx, nic->subject, c.status, c.code,
+			 "ibv_open_device failed: %s (%s)", strerror(vn->open_errno),
+			 c.meaning);
+		result_remedy(r, "check permissions of %s (rdma group, udev "
+			      "rules) and dmesg", node);
+		ev_int(r, "errno", vn->open_errno);
+	} else {
+		r = emit(ctx, nic->subject, ST_PASS, "UVERBS_OK",
+			 "%s opens through libibverbs", node);
+		if (vn->phys_ports >= 0)
+			ev_int(r, "phys_ports", vn->phys_ports);
+	}
+	ev_str(r, "uverbs", "%s", uv);
+	nic_identity(r, nic);
+}
+
+static int port_attr(const struct inv_nic *nic, int port, const char *attr,
+		     char *buf, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/%s", nic->name, port, attr);
+	return sysroot_read_line(p, buf, len);
+}
+
+void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct inv_port *pt = &nic->ports[t->port];
+	char state[64], phys[64] = "", ll[32] = "", rate[64] = "";
+	char sname[32], pname[32] = "?";
+	int snum, pnum;
+	struct result *r;
+	int ret = port_attr(nic, pt->num, "state", state, sizeof(state));
+
+	if (ret || parse_num_name(state, &snum, sname, sizeof(sname))) {
+		emit(ctx, pt->subject, ST_ERROR, "PORT_UNREADABLE",
+		     "port state unreadable: %s",
+		     ret ? strerror(-ret) : "malformed");
+		return;
+	}
+	port_attr(nic, pt->num, "phys_state", phys, sizeof(phys));
+	if (parse_num_name(phys, &pnum, pname, sizeof(pname)))
+		snprintf(pname, sizeof(pname), "?");
+	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
+	port_attr(nic, pt->num, "rate", rate, sizeof(rate));
+
+	if (snum == 4) {
+		r = emit(ctx, pt->subject, ST_PASS, "PORT_ACTIVE",
+			 "ACTIVE, %s, %s, %s", pname, ll[0] ? ll : "?",
+			 rate[0] ? rate : "rate unknown");
+	} else {
+		r = emit(ctx, pt->subject, ST_BLOCKED, "PORT_NOT_ACTIVE",
+			 "port %s (physical %s)", sname, pname);
+		if (!strcmp(ll, "InfiniBand"))
+			result_remedy(r, "%s", snum == 2 || snum == 3 ?
+				      "the port waits for a subnet manager: run "
+				      "opensm or check the fabric's SM" :
+				      "check the cable and the switch port");
+		else
+			result_remedy(r, "bring the port's netdev up (ip link set "
+				      "<dev> up) and check the cable and switch");
+	}
+	ev_int(r, "state", snum);
+	ev_str(r, "state_name", "%s", sname);
+	ev_str(r, "phys_state", "%s", pname);
+	ev_str(r, "link_layer", "%s", ll[0] ? ll : "unknown");
+	ev_str(r, "rate", "%s", rate[0] ? rate : "unknown");
+}
+
+void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct inv_port *pt = &nic->ports[t->port];
+	char ll[32] = "", dir[256], **names;
+	int v2 = -1, v1 = -1, populated = 0;
+	struct result *r;
+	size_t n;
+
+	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
+	if (strcmp(ll, "Ethernet")) {
+		emit(ctx, pt->subject, ST_SKIP, "NOT_ROCE",
+		     "link layer %s: no RoCE GID needed", ll[0] ? ll : "unknown");
+		return;
+	}
+	snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports/%d/gids", nic->name,
+		 pt->num);
+	if (sysroot_list(dir, &names, &n) || n == 0) {
+		emit(ctx, pt->subject, ST_ERROR, "GID_TABLE_UNREADABLE",
+		     "cannot list %s", dir);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char p[320], gid[128], type[32];
+		bool zero;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (sysroot_read_line(p, gid, sizeof(gid)) ||
+		    parse_gid(gid, &zero) || zero)
+			continue;
+		populated++;
+		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/types/%s",
+			 nic->name, pt->num, names[i]);
+		if (sysroot_read_line(p, type, sizeof(type)))
+			continue;
+		if (!strcmp(type, "RoCE v2") && v2 < 0)
+			v2 = atoi(names[i]);
+		else if (!strcmp(type, "IB/RoCE v1") && v1 < 0)
+			v1 = atoi(names[i]);
+	}
+	sysroot_free_list(names, n);
+
+	if (v2 >= 0) {
+		char p[256], ndev[64] = "";
+
+		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/ndevs/%d",
+			 nic->name, pt->num, v2);
+		sysroot_read_line(p, ndev, sizeof(ndev));
+		r = emit(ctx, pt->subject, ST_PASS, "ROCE_V2_GID",
+			 "RoCE v2 GID at index %d%s%s", v2,
+			 ndev[0] ? " on " : "", ndev);
+		ev_int(r, "gid_index", v2);
+		if (ndev[0])
+			ev_str(r, "netdev", "%s", ndev);
+	} else if (v1 >= 0) {
+		r = emit(ctx, pt->subject, ST_WARN, "ROCE_V1_ONLY",
+			 "only RoCE v1 GIDs (index %d): not routable, NCCL "
+			 "prefers RoCE v2", v1);
+		result_remedy(r, "enable RoCE v2 on the port (NIC firmware / "
+			      "rdma_cm default_roce_mode) and give the netdev an "
+			      "IP address");
+		ev_int(r, "gid_index", v1);
+	} else {
+		r = emit(ctx, pt->subject, ST_BLOCKED, "NO_ROCE_GID",
+			 "no usable RoCE GID (%d non-zero GID(s)): the netdev "
+			 "has no IP address?", populated);
+		result_remedy(r, "assign an IP address to the port's netdev "
+			      "(`ip addr add ... dev <netdev>`)");
+	}
+	ev_int(r, "nonzero_gids", populated);
+}

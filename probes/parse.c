@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+#include "probes/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int parse_kernel_release(const char *s, struct kver *v)
+{
+	char *end;
+	long p[3] = { 0, 0, 0 };
+	int i;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	for (i = 0; i < 3; i++) {
+		errno = 0;
+		p[i] = strtol(s, &end, 10);
+		if (errno || end == s || p[i] < 0 || p[i] > 100000)
+			return -EINVAL;
+		s = end;
+		if (*s != '.' || !isdigit((unsigned char)s[1]))
+			break;
+		s++;
+	}
+	if (i == 0 && *s != '\0' && *s != '-' && *s != '+')
+		return -EINVAL;	/* "6" alone is no release; "6x" is junk */
+	v->major = (int)p[0];
+	v->minor = (int)p[1];
+	v->patch = (int)p[2];
+	return 0;
+}
+
+int kver_cmp(const struct kver *a, int major, int minor)
+{
+	if (a->major != major)
+		return a->major < major ? -1 : 1;
+	if (a->minor != minor)
+		return a->minor < minor ? -1 : 1;
+	return 0;
+}
+
+static int parse_limit(const char *tok, long long *val)
+{
+	char *end;
+
+	if (!strcmp(tok, "unlimited")) {
+		*val = LIMIT_UNLIMITED;
+		return 0;
+	}
+	errno = 0;
+	*val = strtoll(tok, &end, 10);
+	if (errno || end == tok || *end || *val < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int parse_memlock(const char *limits, long long *soft, long long *hard)
+{
+	const char *line = strstr(limits, "Max locked memory");
+	char s[32], h[32];
+
+	if (!line)
+		return -EINVAL;
+	if (sscanf(line + strlen("Max locked memory"), " %31s %31s", s, h) != 2)
+		return -EINVAL;
+	if (parse_limit(s, soft) || parse_limit(h, hard))
+		return -EINVAL;
+	return 0;
+}
+
+int parse_status(const char *status, long *euid, unsigned long long *capeff)
+{
+	const char *uid = strstr(status, "\nUid:");
+	const char *cap = strstr(status, "\nCapEff:");
+	long r, e;
+
+	if (!strncmp(status, "Uid:", 4))
+		uid = status - 1;
+	if (!uid || sscanf(uid + 5, "%ld %ld", &r, &e) != 2 || e < 0)
+		return -EINVAL;
+	*euid = e;
+	*capeff = 0;
+	if (cap && sscanf(cap + 8, "%llx", capeff) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+int parse_nvidia_version(const char *text, enum nv_flavour *flavour,
+			 char *version, size_t len)
+{
+	const char *p, *eol;
+	size_t n;
+
+	*flavour = NV_FLAVOUR_UNKNOWN;
+	if (len)
+		version[0] = '\0';
+	if (strncmp(text, "NVRM version:", 13))
+		return -EINVAL;
+	eol = strchr(text, '\n');
+	if (!eol)
+		eol = text + strlen(text);
+	n = (size_t)(eol - text);
+	if (memmem(text, n, "Open Kernel Module", 18))
+		*flavour = NV_FLAVOUR_OPEN;
+	else if (memmem(text, n, "Kernel Module", 13))
+		*flavour = NV_FLAVOUR_PROPRIETARY;
+	else
+		return -EINVAL;
+	/* The version is the first token that looks like 580.159.04. */
+	for (p = text + 13; p < eol; p++) {
+		size_t tl = 0;
+		bool dot = false;
+
+		if (!isdigit((unsigned char)*p) ||
+		    (p > text && !isspace((unsigned char)p[-1])))
+			continue;
+		while (p + tl < eol && (isdigit((unsigned char)p[tl]) ||
+					p[tl] == '.')) {
+			dot |= p[tl] == '.';
+			tl++;
+		}
+		if (dot && (p + tl == eol || isspace((unsigned char)p[tl]))) {
+			if (tl >= len)
+				return -EINVAL;
+			memcpy(version, p, tl);
+			version[tl] = '\0';
+			return 0;
+		}
+		p += tl;
+	}
+	return -EINVAL;
+}
+
+const char *nv_flavour_name(enum nv_flavour f)
+{
+	return f == NV_FLAVOUR_OPEN ? "open" :
+	       f == NV_FLAVOUR_PROPRIETARY ? "proprietary" : "unknown";
+}
+
+int parse_num_name(const char *s, int *num, char *name, size_t len)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || v < 0 || v > 255 || *end != ':')
+		return -EINVAL;
+	end++;
+	while (*end == ' ')
+		end++;
+	if (!*end || strlen(end) >= len)
+		return -EINVAL;
+	*num = (int)v;
+	strcpy(name, end);
+	return 0;
+}
+
+int parse_resource_line(const char *text, int index,
+			unsigned long long *start, unsigned long long *end,
+			unsigned long long *flags)
+{
+	const char *line = text;
+
+	for (int i = 0; i < index; i++) {
+		line = strchr(line, '\n');
+		if (!line)
+			return -EINVAL;
+		line++;
+	}
+	if (sscanf(line, "%llx %llx %llx", start, end, flags) != 3)
+		return -EINVAL;
+	if (*end < *start)
+		return -EINVAL;
+	return 0;
+}
+
+int parse_gid(const char *s, bool *zero)
+{
+	int groups = 0, digits = 0;
+
+	*zero = true;
+	for (; *s && *s != '\n'; s++) {
+		if (*s == ':') {
+			if (digits != 4)
+				return -EINVAL;
+			groups++;
+			digits = 0;
+			continue;
+		}
+		if (!isxdigit((unsigned char)*s))
+			return -EINVAL;
+		if (*s != '0')
+			*zero = false;
+		digits++;
+	}
+	if (digits != 4 || groups != 7)
+		return -EINVAL;
+	return 0;
+}
+
+const char *container_from_cgroup(const char *cgroup)
+{
+	static const char *const runtimes[] = {
+		"kubepods", "docker", "containerd", "libpod", "lxc", "garden",
+	};
+
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (strstr(cgroup, runtimes[i]))
+			return runtimes[i];
+	return NULL;
+}
+
+void cuda_version_string(int v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+struct classified classify_dmabuf_probe(int err)
+{
+	switch (err) {
+	case EBADF:
+		return (struct classified){ ST_PASS, "PROVIDER_DMABUF_OK",
+			"provider implements dma-buf MRs (fd -1 rejected with EBADF)" };
+	case EOPNOTSUPP:
+		return (struct classified){ ST_BLOCKED, "PROVIDER_LACKS_DMABUF",
+			"the verbs provider (or libibverbs) lacks dma-buf MRs (EOPNOTSUPP)" };
+	case EPROTONOSUPPORT:
+		return (struct classified){ ST_BLOCKED, "KERNEL_LACKS_DMABUF",
+			"the kernel RDMA stack lacks dma-buf MRs (EPROTONOSUPPORT)" };
+	default:
+		return (struct classified){ ST_ERROR, "PROVIDER_PROBE_UNEXPECTED",
+			"unexpected answer to the dma-buf probe" };
+	}
+}
+
+struct classified classify_open_errno(int err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return (struct classified){ ST_BLOCKED, "UVERBS_PERMISSION",
+			"no permission to open the uverbs device" };
+	case ENOENT:
+	case ENXIO:
+	case ENODEV:
+		return (struct classified){ ST_BLOCKED, "UVERBS_NODE_MISSING",
+			"the uverbs character device is missing" };
+	default:
+		return (struct classified){ ST_BLOCKED, "UVERBS_OPEN_FAILED",
+			"ibv_open_device failed" };
+	}
+}
+
+void format_bytes(unsigned long long v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (u < 4 && d >= 1024) {
+		d /= 1024;
+		u++;
+	}
+	if (d == (double)(unsigned long long)d)
+		snprintf(buf, len, "%.0f %s", d, units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", d, units[u]);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GDRCHECK_PROBES_H
+#define GDRCHECK_PROBES_H
+
+/*
+ * Gate functions, one file per layer. Each reads facts through the access
+ * layer (sysroot files, vendor facts from the worker) and records results
+ * with emit(). Probes never print.
+ */
+#include "engine/context.h"
+
+/* host */
+void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t);
+void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t);
+void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t);
+void gate_host_container(struct gdr_ctx *ctx, const struct target *t);
+
+/* gpu */
+void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_gdr_attr(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t);
+
+/* nic */
+void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_port(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t);
+
+/* mechanism */
+void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_dmabuf_verbs(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t);
+
+/* platform */
+void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t);
+
+/* Shared helpers (probes/common.c). */
+
+/*
+ * When a worker stage did not finish (hang, crash, no worker), format the
+ * reason into buf and return the status to give (ST_ERROR); else ST_PASS.
+ */
+enum gdr_status stage_problem(const struct gdr_ctx *ctx,
+			      enum worker_stage s, char *buf, size_t len);
+
+/* The CUDA facts for an inventory GPU, or NULL if CUDA does not see it. */
+const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
+/* The verbs facts for an inventory NIC, or NULL if verbs does not list it. */
+const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic);
+
+/* Was the CUDA side usable at all (library + cuInit)? */
+bool cuda_usable(const struct gdr_ctx *ctx);
+
+#endif

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/* The machine report: the same results, deterministic order, versioned. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/result.h"
+
+#define SCHEMA_VERSION "1.0"
+
+static json_t *jstr_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static double round3(double v)
+{
+	return round(v * 1000.0) / 1000.0;
+}
+
+static json_t *evidence_object(const struct result *res)
+{
+	json_t *o = json_object();
+
+	for (size_t e = 0; e < res->nev; e++) {
+		const struct evidence *ev = &res->ev[e];
+		json_t *v = ev->type == EV_STR ? json_string(ev->s) :
+			    ev->type == EV_INT ? json_integer(ev->i) :
+			    json_boolean(ev->b);
+
+		/* Invalid UTF-8 from a file must not drop the whole report. */
+		if (!v)
+			v = json_string("<not valid UTF-8>");
+		json_object_set_new(o, ev->key, v);
+	}
+	return o;
+}
+
+static json_t *string_checked(const char *s)
+{
+	json_t *v = json_string(s);
+
+	return v ? v : json_string("<not valid UTF-8>");
+}
+
+static json_t *build(const struct report *r)
+{
+	json_t *root = json_object(), *a, *paths, *o;
+	struct remedy *rem;
+	size_t nrem;
+
+	json_object_set_new(root, "schema_version", json_string(SCHEMA_VERSION));
+	o = json_object();
+	json_object_set_new(o, "name", json_string("gdrcheck"));
+	json_object_set_new(o, "version", json_string(r->meta.tool_version));
+	json_object_set_new(root, "tool", o);
+	json_object_set_new(root, "generated_at",
+			    json_string(r->meta.generated_at));
+	o = json_object();
+	json_object_set_new(o, "hostname", string_checked(r->meta.hostname));
+	json_object_set_new(o, "kernel", string_checked(r->meta.kernel));
+	json_object_set_new(o, "sysroot", string_checked(r->meta.sysroot));
+	json_object_set_new(root, "host", o);
+	json_object_set_new(root, "require", json_string(r->meta.require));
+
+	a = json_array();
+	for (size_t i = 0; i < r->nsubj; i++) {
+		const struct subject *s = &r->subj[i];
+
+		o = json_object();
+		json_object_set_new(o, "id", string_checked(s->id));
+		json_object_set_new(o, "kind",
+				    json_string(subject_kind_name(s->kind)));
+		json_object_set_new(o, "label", string_checked(s->label));
+		json_object_set_new(o, "pci", s->pci[0] ?
+				    string_checked(s->pci) : json_null());
+		json_object_set_new(o, "parent", s->parent >= 0 ?
+				    json_string(r->subj[s->parent].id) :
+				    json_null());
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(root, "subjects", a);
+
+	a = json_array();
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+
+		o = json_object();
+		json_object_set_new(o, "gate", json_string(res->gate));
+		json_object_set_new(o, "layer", json_string(layer_name(res->layer)));
+		json_object_set_new(o, "subject",
+				    string_checked(r->subj[res->subject].id));
+		json_object_set_new(o, "status",
+				    json_string(status_name(res->status)));
+		json_object_set_new(o, "reason_code", json_string(res->code));
+		json_object_set_new(o, "reason", string_checked(res->reason));
+		json_object_set_new(o, "remediation", res->remediation ?
+				    string_checked(res->remediation) :
+				    json_null());
+		json_object_set_new(o, "evidence", evidence_object(res));
+		json_object_set_new(o, "duration_ms",
+				    json_real(round3(res->duration_ms)));
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(root, "results", a);
+
+	paths = json_object();
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const struct path_verdict *pv = &r->path[p];
+		const struct result *d = pv->decisive >= 0 ?
+					 &r->res[pv->decisive] : NULL;
+		json_t *b = json_array();
+
+		o = json_object();
+		json_object_set_new(o, "verdict",
+				    json_string(verdict_name(pv->verdict)));
+		json_object_set_new(o, "gate", jstr_or_null(d ? d->gate : NULL));
+		json_object_set_new(o, "subject", d ?
+				    string_checked(r->subj[d->subject].id) :
+				    json_null());
+		json_object_set_new(o, "reason_code",
+				    jstr_or_null(d ? d->code : NULL));
+		json_object_set_new(o, "summary", string_checked(pv->summary));
+		for (size_t i = 0; i < pv->nblockers; i++) {
+			const struct result *bl = &r->res[pv->blockers[i]];
+			json_t *e = json_object();
+
+			json_object_set_new(e, "gate", json_string(bl->gate));
+			json_object_set_new(e, "subject",
+					    string_checked(r->subj[bl->subject].id));
+			json_object_set_new(e, "reason_code",
+					    json_string(bl->code));
+			json_array_append_new(b, e);
+		}
+		json_object_set_new(o, "blockers", b);
+		json_object_set_new(paths, path_name((enum gdr_path)p), o);
+	}
+	json_object_set_new(root, "paths", paths);
+
+	o = json_object();
+	json_object_set_new(o, "status", json_string(verdict_name(r->overall)));
+	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+	json_object_set_new(root, "verdict", o);
+
+	a = json_array();
+	nrem = report_remedies(r, &rem);
+	for (size_t i = 0; i < nrem; i++) {
+		json_t *s = json_array();
+
+		o = json_object();
+		json_object_set_new(o, "gate", json_string(rem[i].gate));
+		json_object_set_new(o, "status",
+				    json_string(status_name(rem[i].status)));
+		for (size_t j = 0; j < rem[i].nsubjects; j++)
+			json_array_append_new(s,
+				string_checked(r->subj[rem[i].subjects[j]].id));
+		json_object_set_new(o, "subjects", s);
+		json_object_set_new(o, "text", string_checked(rem[i].text));
+		json_array_append_new(a, o);
+	}
+	report_remedies_free(rem, nrem);
+	json_object_set_new(root, "remediations", a);
+	json_object_set_new(root, "duration_ms",
+			    json_real(round3(r->meta.total_ms)));
+	return root;
+}
+
+int render_json(const struct report *r, FILE *out)
+{
+	json_t *root = build(r);
+	char *text;
+	int ret = 0;
+
+	/* Render fully before writing: never a partial document. */
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			  JSON_REAL_PRECISION(10));
+	json_decref(root);
+	if (!text)
+		return -1;
+	if (fputs(text, out) == EOF || fputc('\n', out) == EOF)
+		ret = -1;
+	free(text);
+	return ret;
+}

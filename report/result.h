@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GDRCHECK_RESULT_H
+#define GDRCHECK_RESULT_H
+
+/*
+ * The result model: one report, many views. A probe records a result once
+ * (gate, subject, status, reason code, text, remediation, typed evidence);
+ * the text and JSON renderers only show it.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum gdr_status {
+	ST_PASS = 0,
+	ST_WARN,
+	ST_BLOCKED,
+	ST_SKIP,
+	ST_ERROR,
+};
+
+enum gdr_layer {
+	L_HOST = 0,
+	L_GPU,
+	L_NIC,
+	L_MECHANISM,
+	L_TOPOLOGY,
+	L_PLATFORM,
+	L_REGISTRATION,
+	L_DATAPATH,
+	L_COUNT,
+};
+
+/* The two ways to register GPU memory with a NIC. */
+enum gdr_path {
+	PATH_DMABUF = 0,
+	PATH_PEERMEM,
+	PATH_COUNT,
+};
+#define P_DMABUF	(1u << PATH_DMABUF)
+#define P_PEERMEM	(1u << PATH_PEERMEM)
+#define P_BOTH		(P_DMABUF | P_PEERMEM)
+#define P_NONE		0u
+
+enum subject_kind {
+	SUBJ_HOST = 0,
+	SUBJ_GPU,
+	SUBJ_NIC,
+	SUBJ_PORT,
+	SUBJ_PAIR,
+};
+
+struct subject {
+	enum subject_kind kind;
+	char id[80];		/* stable: "host", "GPU0", "mlx5_0", "mlx5_0/1" */
+	char label[128];	/* human: "NVIDIA H200 (0000:00:06.0)" */
+	char pci[32];		/* PCI address where one applies */
+	int parent;		/* port -> its NIC subject; -1 otherwise */
+};
+
+enum ev_type {
+	EV_STR = 0,
+	EV_INT,
+	EV_BOOL,
+};
+
+struct evidence {
+	char *key;
+	enum ev_type type;
+	char *s;
+	long long i;
+	bool b;
+};
+
+struct result {
+	const char *gate;	/* static gate id, e.g. "nic.port" */
+	enum gdr_layer layer;
+	unsigned int paths;	/* P_* masks this result can close */
+	int subject;
+	enum gdr_status status;
+	const char *code;	/* static, stable reason code */
+	char *reason;
+	char *remediation;	/* NULL when none */
+	struct evidence *ev;
+	size_t nev;
+	double duration_ms;
+};
+
+enum verdict {
+	V_READY = 0,
+	V_BLOCKED,
+	V_UNKNOWN,
+};
+
+struct path_verdict {
+	enum verdict verdict;
+	int decisive;		/* result index naming the gate; -1 none */
+	int *blockers;		/* every BLOCKED result relevant to the path */
+	size_t nblockers;
+	char summary[256];
+};
+
+struct report_meta {
+	char tool_version[32];
+	char hostname[128];
+	char kernel[128];
+	char sysroot[512];
+	char generated_at[32];
+	const char *require;
+	double total_ms;
+};
+
+struct report {
+	struct report_meta meta;
+	struct subject *subj;
+	size_t nsubj;
+	struct result *res;
+	size_t nres;
+	struct path_verdict path[PATH_COUNT];
+	enum verdict overall;
+	int exit_code;
+};
+
+void report_init(struct report *r);
+void report_free(struct report *r);
+
+/* Returns the new subject's index. */
+int report_subject(struct report *r, enum subject_kind kind, const char *id,
+		   const char *label, const char *pci, int parent);
+
+struct result *report_add(struct report *r, const char *gate,
+			  enum gdr_layer layer, unsigned int paths,
+			  int subject, enum gdr_status st, const char *code,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+void result_remedy(struct result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ev_str(struct result *res, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ev_int(struct result *res, const char *key, long long val);
+void ev_bool(struct result *res, const char *key, bool val);
+
+const char *status_name(enum gdr_status st);
+const char *layer_name(enum gdr_layer l);
+const char *path_name(enum gdr_path p);
+const char *verdict_name(enum verdict v);
+const char *subject_kind_name(enum subject_kind k);
+
+/* Advice grouped by (gate, text): BLOCKED first, then WARN. */
+struct remedy {
+	const char *gate;
+	const char *text;
+	enum gdr_status status;
+	int *subjects;
+	size_t nsubjects;
+};
+size_t report_remedies(const struct report *r, struct remedy **out);
+void report_remedies_free(struct remedy *v, size_t n);
+
+/* Renderers. Return 0, or -errno when writing failed. */
+struct render_opts {
+	bool color;
+	bool verbose;
+};
+int render_text(const struct report *r, const struct render_opts *o,
+		FILE *out);
+int render_json(const struct report *r, FILE *out);
+
+#endif

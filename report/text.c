@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/* The human report: layered, aligned, one line per result. */
+#include <stdio.h>
+#include <string.h>
+
+#include "report/result.h"
+
+#define C_RESET "\033[0m"
+#define C_BOLD "\033[1m"
+
+static const char *status_color(enum gdr_status st)
+{
+	switch (st) {
+	case ST_PASS: return "\033[32m";
+	case ST_WARN: return "\033[33m";
+	case ST_BLOCKED: return "\033[1;31m";
+	case ST_SKIP: return "\033[2m";
+	case ST_ERROR: return "\033[35m";
+	default: return "";
+	}
+}
+
+static const char *verdict_color(enum verdict v)
+{
+	return v == V_READY ? "\033[1;32m" : v == V_BLOCKED ? "\033[1;31m" :
+	       "\033[1;35m";
+}
+
+static void print_evidence(const struct result *res, int indent, FILE *out)
+{
+	int col = indent;
+
+	if (!res->nev)
+		return;
+	fprintf(out, "%*s", indent, "");
+	for (size_t e = 0; e < res->nev; e++) {
+		const struct evidence *ev = &res->ev[e];
+		char val[320];
+		int len;
+
+		if (ev->type == EV_STR)
+			snprintf(val, sizeof(val), "%s", ev->s);
+		else if (ev->type == EV_INT)
+			snprintf(val, sizeof(val), "%lld", ev->i);
+		else
+			snprintf(val, sizeof(val), "%s", ev->b ? "yes" : "no");
+		len = (int)(strlen(ev->key) + strlen(val) + 2);
+		if (col > indent && col + len > 100) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		}
+		fprintf(out, "%s=%s  ", ev->key, val);
+		col += len + 1;
+	}
+	fputc('\n', out);
+}
+
+int render_text(const struct report *r, const struct render_opts *o,
+		FILE *out)
+{
+	int gw = 8, sw = 4;
+	enum gdr_layer last = L_COUNT;
+	struct remedy *rem;
+	size_t nrem;
+	int shown = 0;
+
+	for (size_t i = 0; i < r->nres; i++) {
+		int g = (int)strlen(r->res[i].gate);
+		int s = (int)strlen(r->subj[r->res[i].subject].id);
+
+		gw = g > gw ? g : gw;
+		sw = s > sw ? s : sw;
+	}
+	fprintf(out, "%sgdrcheck %s%s: GPUDirect RDMA readiness of %s "
+		"(kernel %s)\n", o->color ? C_BOLD : "", r->meta.tool_version,
+		o->color ? C_RESET : "", r->meta.hostname, r->meta.kernel);
+	if (strcmp(r->meta.sysroot, "/"))
+		fprintf(out, "sysroot %s\n", r->meta.sysroot);
+
+	fputs("\nsubjects\n", out);
+	for (size_t i = 0; i < r->nsubj; i++) {
+		if (r->subj[i].kind == SUBJ_HOST || r->subj[i].kind == SUBJ_PORT)
+			continue;
+		fprintf(out, "  %-*s  %s\n", sw, r->subj[i].id, r->subj[i].label);
+		shown++;
+	}
+	if (!shown)
+		fputs("  (no GPU and no RDMA device found)\n", out);
+
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+
+		if (res->layer != last) {
+			fprintf(out, "\n%s%s%s\n", o->color ? C_BOLD : "",
+				layer_name(res->layer), o->color ? C_RESET : "");
+			last = res->layer;
+		}
+		fprintf(out, "  %s%-7s%s  %-*s  %-*s  %s\n",
+			o->color ? status_color(res->status) : "",
+			status_name(res->status), o->color ? C_RESET : "",
+			gw, res->gate, sw, r->subj[res->subject].id, res->reason);
+		if (o->verbose)
+			print_evidence(res, 13 + gw + sw, out);
+	}
+
+	fprintf(out, "\n%sverdict%s\n", o->color ? C_BOLD : "",
+		o->color ? C_RESET : "");
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const struct path_verdict *pv = &r->path[p];
+		const char *summary = pv->summary;
+		const char *verdict = verdict_name(pv->verdict);
+
+		/* The summary starts with the verdict word: colour just that. */
+		if (!strncmp(summary, verdict, strlen(verdict)))
+			summary += strlen(verdict);
+		fprintf(out, "  %-8s %s%s%s%s\n", path_name((enum gdr_path)p),
+			o->color ? verdict_color(pv->verdict) : "", verdict,
+			o->color ? C_RESET : "", summary);
+	}
+	fprintf(out, "  %-8s %s%s%s (--require %s, exit %d)\n", "overall",
+		o->color ? verdict_color(r->overall) : "",
+		verdict_name(r->overall), o->color ? C_RESET : "",
+		r->meta.require, r->exit_code);
+
+	nrem = report_remedies(r, &rem);
+	if (nrem) {
+		fprintf(out, "\n%sto fix%s\n", o->color ? C_BOLD : "",
+			o->color ? C_RESET : "");
+		for (size_t i = 0; i < nrem; i++) {
+			fprintf(out, "  %zu. [%s] %s (", i + 1,
+				status_name(rem[i].status), rem[i].gate);
+			for (size_t s = 0; s < rem[i].nsubjects; s++)
+				fprintf(out, "%s%s", s ? ", " : "",
+					r->subj[rem[i].subjects[s]].id);
+			fprintf(out, "): %s\n", rem[i].text);
+		}
+	}
+	report_remedies_free(rem, nrem);
+	return ferror(out) ? -1 : 0;
+}

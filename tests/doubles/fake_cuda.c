@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Scenario-driven test double of libcuda.so.1: the subset in
+ * access/cuda_api.h plus cuMemcpy{HtoD,DtoH}_v2. "GPU memory" is host
+ * memory (or a reserved, inaccessible range), dma-buf export hands out a
+ * memfd. Keys and defaults: see the table in the report / README.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "access/cuda_api.h"
+#include "tests/doubles/fake_scenario.h"
+
+#define CUDA_ERROR_INVALID_CONTEXT	201
+
+#define FAKE_MAX_GPUS	64
+#define PAGE		4096ull
+#define GRAN		(2ull << 20)	/* cuMemAlloc's real granularity */
+#define ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((a) - 1))
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT CUresult cuInit(unsigned int flags);
+EXPORT CUresult cuDriverGetVersion(int *version);
+EXPORT CUresult cuDeviceGetCount(int *count);
+EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal);
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+EXPORT CUresult cuDeviceGetAttribute(int *val, int attr, CUdevice dev);
+EXPORT CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev);
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+EXPORT CUresult cuGetErrorName(CUresult err, const char **str);
+EXPORT CUresult cuGetErrorString(CUresult err, const char **str);
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev);
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes);
+EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr);
+EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
+		size_t size, int type, unsigned long long flags);
+EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr);
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+
+enum { L_CTX, L_MEM, L_FD };
+static const char *const ledger_rows[] = { "ctx", "mem", "fd" };
+
+struct CUctx_st {
+	int dev;
+	int refs;
+};
+
+struct alloc {
+	CUdeviceptr ptr;	/* what the caller sees */
+	size_t size;		/* requested */
+	size_t span;		/* reserved at ptr, GRAN multiple */
+	void *backing;		/* where memcpy really goes */
+	size_t backing_len;	/* non-zero: backing is a separate mapping */
+	int dev;
+	struct alloc *next;
+};
+
+static bool inited;
+static int ndev;
+static bool mem_unmapped;
+static struct CUctx_st ctxs[FAKE_MAX_GPUS];
+static __thread struct CUctx_st *cur;	/* current context is per thread */
+static struct alloc *allocs;
+
+static void __attribute__((constructor)) fake_cuda_init(void)
+{
+	const char *mem;
+
+	fake_scenario_load("FAKE_CUDA_SCENARIO");
+	fake_ledger_init("cuda", ledger_rows, 3);
+	ndev = (int)fake_get_ll("device_count", 0);
+	if (ndev < 0 || ndev > FAKE_MAX_GPUS) {
+		fprintf(stderr, "fake libcuda: device_count %d not modelled\n",
+			ndev);
+		abort();
+	}
+	for (int i = 0; i < ndev; i++)
+		ctxs[i].dev = i;
+	mem = fake_get("mem");
+	if (mem && strcmp(mem, "host") && strcmp(mem, "unmapped")) {
+		fprintf(stderr, "fake libcuda: mem = '%s': want host|unmapped\n",
+			mem);
+		abort();
+	}
+	mem_unmapped = mem && !strcmp(mem, "unmapped");
+}
+
+/* Entry of every call: injected fault first, then the init gate. */
+#define ENTER(name, idx) do {						\
+	long long v_;							\
+	if (fake_fault(name, idx, &v_))					\
+		return (CUresult)v_;					\
+	if (!inited)							\
+		return CUDA_ERROR_NOT_INITIALIZED;			\
+} while (0)
+
+/* The driver answers these even before cuInit. */
+#define ENTER_NOINIT(name) do {						\
+	long long v_;							\
+	if (fake_fault(name, -1, &v_))					\
+		return (CUresult)v_;					\
+} while (0)
+
+static bool bad_dev(CUdevice dev)
+{
+	return dev < 0 || dev >= ndev;
+}
+
+static int cur_dev(void)
+{
+	return cur ? cur->dev : -1;
+}
+
+static bool have_ctx(void)
+{
+	return cur && cur->refs > 0;
+}
+
+/* Allocation holding [p, p + n), or NULL. */
+static struct alloc *find_alloc(CUdeviceptr p, size_t n)
+{
+	for (struct alloc *a = allocs; a; a = a->next)
+		if (p >= a->ptr && n <= a->size && p - a->ptr <= a->size - n)
+			return a;
+	return NULL;
+}
+
+CUresult cuInit(unsigned int flags)
+{
+	long long v;
+
+	if (fake_fault("cuInit", -1, &v))
+		return (CUresult)v;
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	v = fake_get_ll("init", CUDA_SUCCESS);
+	inited = v == CUDA_SUCCESS;
+	return (CUresult)v;
+}
+
+CUresult cuDriverGetVersion(int *version)
+{
+	ENTER_NOINIT("cuDriverGetVersion");
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	*version = (int)fake_get_ll("driver_version", 13000);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count)
+{
+	ENTER("cuDeviceGetCount", -1);
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = ndev;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+	ENTER("cuDeviceGet", ordinal);
+	if (!dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_dev(ordinal))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = ordinal;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	const char *n;
+
+	ENTER("cuDeviceGetName", dev);
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_dev(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	n = fake_getf("gpu%d.name", dev);
+	snprintf(name, (size_t)len, "%s", n ? n : "Fake GPU");
+	return CUDA_SUCCESS;
+}
+
+static void gpu_cc(CUdevice dev, int *major, int *minor)
+{
+	const char *cc = fake_getf("gpu%d.cc", dev);
+
+	*major = 9;
+	*minor = 0;
+	if (cc && sscanf(cc, "%d.%d", major, minor) != 2) {
+		fprintf(stderr, "fake libcuda: gpu%d.cc = '%s': want M.m\n",
+			dev, cc);
+		abort();
+	}
+}
+
+static int attr_default(CUdevice dev, int attr)
+{
+	int major, minor;
+
+	switch (attr) {
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		gpu_cc(dev, &major, &minor);
+		return attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ?
+			major : minor;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+		return 1;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
+		return CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
+	default:
+		return 0;
+	}
+}
+
+CUresult cuDeviceGetAttribute(int *val, int attr, CUdevice dev)
+{
+	long long rc;
+
+	ENTER("cuDeviceGetAttribute", dev);
+	if (!val)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_dev(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	/* An older driver rejects attributes it does not know. */
+	rc = fake_getf_ll(CUDA_SUCCESS, "gpu%d.attr_rc.%d", dev, attr);
+	if (rc != CUDA_SUCCESS)
+		return (CUresult)rc;
+	*val = (int)fake_getf_ll(attr_default(dev, attr), "gpu%d.attr.%d",
+				 dev, attr);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev)
+{
+	unsigned int d, b, s, f;
+	const char *pci;
+
+	ENTER("cuDeviceGetPCIBusId", dev);
+	if (!bus || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_dev(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pci = fake_getf("gpu%d.pci", dev);
+	if (!pci)
+		pci = "0000:00:00.0";
+	/* CUDA spells it with a 32-bit domain, upper-case. */
+	if (sscanf(pci, "%x:%x:%x.%x", &d, &b, &s, &f) == 4)
+		snprintf(bus, (size_t)len, "%08X:%02X:%02X.%X", d, b, s, f);
+	else
+		snprintf(bus, (size_t)len, "%s", pci);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	ENTER("cuDeviceTotalMem_v2", dev);
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_dev(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*bytes = (size_t)fake_getf_ll(85899345920ll, "gpu%d.total_mem", dev);
+	return CUDA_SUCCESS;
+}
+
+static const struct {
+	CUresult rc;
+	const char *name, *desc;
+} errors[] = {
+	{ CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+	{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+	{ CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+	{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down" },
+	{ CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER",
+	  "CUDA driver version is insufficient for CUDA runtime version" },
+	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+	{ CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS" },
+	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+	{ CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized" },
+	{ CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+	  "system has unsupported display driver / cuda driver combination" },
+	{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
+};
+
+/* Like the driver: unknown code -> CUDA_ERROR_INVALID_VALUE, *str = NULL. */
+static CUresult error_lookup(CUresult err, const char **str, bool name)
+{
+	if (!str)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		if (errors[i].rc == err) {
+			*str = name ? errors[i].name : errors[i].desc;
+			return CUDA_SUCCESS;
+		}
+	}
+	*str = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorName(CUresult err, const char **str)
+{
+	ENTER_NOINIT("cuGetErrorName");
+	return error_lookup(err, str, true);
+}
+
+CUresult cuGetErrorString(CUresult err, const char **str)
+{
+	ENTER_NOINIT("cuGetErrorString");
+	return error_lookup(err, str, false);
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+	ENTER("cuDevicePrimaryCtxRetain", dev);
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_dev(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	ctxs[dev].refs++;
+	*ctx = &ctxs[dev];
+	fake_ledger_acquire(L_CTX);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	ENTER("cuDevicePrimaryCtxRelease_v2", dev);
+	if (bad_dev(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	/* An unmatched release is a caller bug; keep it out of the ledger. */
+	if (ctxs[dev].refs <= 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctxs[dev].refs--;
+	fake_ledger_release(L_CTX);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	bool ours = ctx >= &ctxs[0] && ctx < &ctxs[FAKE_MAX_GPUS];
+
+	ENTER("cuCtxSetCurrent", ours ? ctx->dev : -1);
+	if (ctx && (!ours || ctx->refs <= 0))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	cur = ctx;
+	return CUDA_SUCCESS;
+}
+
+/* A GRAN-aligned mapping of @span bytes with protection @prot. */
+static void *map_aligned(size_t span, int prot)
+{
+	size_t len = span + GRAN;
+	uintptr_t base, al;
+	void *p;
+
+	p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	base = (uintptr_t)p;
+	al = ALIGN_UP(base, GRAN);
+	if (al > base)
+		munmap(p, al - base);
+	if (al + span < base + len)
+		munmap((void *)(al + span), base + len - (al + span));
+	return (void *)al;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
+{
+	struct alloc *a;
+	void *p;
+
+	ENTER("cuMemAlloc_v2", cur_dev());
+	if (!ptr || !bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!have_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a->size = bytes;
+	a->span = ALIGN_UP(bytes, GRAN);
+	/*
+	 * "unmapped": the address is reserved PROT_NONE, as the real driver
+	 * reserves its UVA window: every CPU or kernel access (write(2) from
+	 * it, get_user_pages for ibv_reg_mr) gets EFAULT, and nothing else
+	 * can be mapped there later. Copies go to a hidden backing buffer.
+	 */
+	p = map_aligned(a->span, mem_unmapped ? PROT_NONE :
+					       PROT_READ | PROT_WRITE);
+	if (!p)
+		goto oom;
+	a->ptr = (CUdeviceptr)(uintptr_t)p;
+	a->backing = p;
+	if (mem_unmapped) {
+		a->backing_len = a->span;
+		a->backing = mmap(NULL, a->span, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				  -1, 0);
+		if (a->backing == MAP_FAILED) {
+			munmap(p, a->span);
+			goto oom;
+		}
+	}
+	a->dev = cur->dev;
+	a->next = allocs;
+	allocs = a;
+	*ptr = a->ptr;
+	fake_ledger_acquire(L_MEM);
+	return CUDA_SUCCESS;
+oom:
+	free(a);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr ptr)
+{
+	struct alloc **pp, *a;
+
+	ENTER("cuMemFree_v2", cur_dev());
+	for (pp = &allocs; (a = *pp); pp = &a->next)
+		if (a->ptr == ptr)
+			break;
+	if (!a)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = a->next;
+	munmap((void *)(uintptr_t)a->ptr, a->span);
+	if (a->backing_len)
+		munmap(a->backing, a->backing_len);
+	free(a);
+	fake_ledger_release(L_MEM);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
+		size_t size, int type, unsigned long long flags)
+{
+	long long rc;
+	int fd;
+
+	ENTER("cuMemGetHandleForAddressRange", cur_dev());
+	if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
+	    !size || ptr % PAGE || size % PAGE)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The H200 answered the PCIe-mapping flag with 801. */
+	if (flags)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!find_alloc(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = fake_get_ll("export", CUDA_SUCCESS);
+	if (rc != CUDA_SUCCESS)
+		return (CUresult)rc;
+	/* Not a dma-buf: gdrcheck's /proc/self/fd check must notice. */
+	fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
+	*(int *)handle = fd;
+	fake_ledger_acquire(L_FD);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr)
+{
+	struct alloc *a;
+
+	ENTER("cuPointerGetAttribute", cur_dev());
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	a = find_alloc(ptr, 1);
+	if (!a)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Only the GDR-capable attribute is modelled. */
+	if (attr != CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*(int *)data = (int)fake_getf_ll(1, "gpu%d.ptr_gdr_capable", a->dev);
+	return CUDA_SUCCESS;
+}
+
+/* Exactly one of @to_host / @from_host is set. */
+static CUresult copy(CUdeviceptr dptr, size_t n, void *to_host,
+		     const void *from_host)
+{
+	struct alloc *a;
+	char *d;
+
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!to_host && !from_host)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!have_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	a = find_alloc(dptr, n);
+	if (!a)
+		return CUDA_ERROR_INVALID_VALUE;
+	d = (char *)a->backing + (dptr - a->ptr);
+	if (from_host)
+		memcpy(d, from_host, n);
+	else
+		memcpy(to_host, d, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	ENTER("cuMemcpyHtoD_v2", cur_dev());
+	return copy(dst, n, NULL, src);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	ENTER("cuMemcpyDtoH_v2", cur_dev());
+	return copy(src, n, dst, NULL);
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/* Scenario parser, fault injection and resource ledger for the doubles. */
+#include "tests/doubles/fake_scenario.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct kv {
+	char *key;
+	char *val;
+};
+
+static struct kv *kvs;
+static int nkv;
+static const char *scenario_path = "(none)";
+
+/* A broken test setup must be loud, never a silently different scenario. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fake double: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && strchr(" \t\r\n", e[-1]))
+		e--;
+	*e = '\0';
+	return s;
+}
+
+static void add(const char *key, const char *val)
+{
+	struct kv *n = realloc(kvs, (size_t)(nkv + 1) * sizeof(*kvs));
+
+	if (!n)
+		die("out of memory");
+	kvs = n;
+	kvs[nkv].key = strdup(key);
+	kvs[nkv].val = strdup(val);
+	if (!kvs[nkv].key || !kvs[nkv].val)
+		die("out of memory");
+	nkv++;
+}
+
+void fake_scenario_load(const char *env)
+{
+	const char *path = getenv(env);
+	char line[1024];
+	int lineno = 0;
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		die("%s=%s: cannot open scenario: %s", env, path,
+		    strerror(errno));
+	scenario_path = path;
+	while (fgets(line, sizeof(line), f)) {
+		char *key, *val, *eq;
+		size_t len;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f))
+			die("%s:%d: line too long", path, lineno);
+		key = trim(line);
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq)
+			die("%s:%d: expected 'key = value': %s", path, lineno,
+			    key);
+		*eq = '\0';
+		key = trim(key);
+		val = trim(eq + 1);
+		len = strlen(val);
+		if (len >= 2 && val[0] == '"' && val[len - 1] == '"') {
+			val[len - 1] = '\0';
+			val++;
+		}
+		if (!*key)
+			die("%s:%d: empty key", path, lineno);
+		add(key, val);
+	}
+	fclose(f);
+}
+
+const char *fake_get(const char *key)
+{
+	/* Backwards, so a later duplicate wins. */
+	for (int i = nkv - 1; i >= 0; i--)
+		if (!strcmp(kvs[i].key, key))
+			return kvs[i].val;
+	return NULL;
+}
+
+long long fake_get_ll(const char *key, long long dflt)
+{
+	const char *v = fake_get(key);
+	char *end;
+	long long n;
+
+	if (!v)
+		return dflt;
+	errno = 0;
+	n = strtoll(v, &end, 0);
+	if (errno || end == v || *end)
+		die("%s: %s = '%s': not an integer", scenario_path, key, v);
+	return n;
+}
+
+static void vkey(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void vkey(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	if ((size_t)vsnprintf(buf, len, fmt, ap) >= len)
+		die("scenario key too long: %s", fmt);
+}
+
+const char *fake_getf(const char *fmt, ...)
+{
+	char key[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vkey(key, sizeof(key), fmt, ap);
+	va_end(ap);
+	return fake_get(key);
+}
+
+long long fake_getf_ll(long long dflt, const char *fmt, ...)
+{
+	char key[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vkey(key, sizeof(key), fmt, ap);
+	va_end(ap);
+	return fake_get_ll(key, dflt);
+}
+
+/* "kind.NAME.idx" first, then "kind.NAME". */
+static long long fault_value(const char *kind, const char *name, int idx)
+{
+	if (idx >= 0) {
+		char key[256];
+
+		snprintf(key, sizeof(key), "%s.%s.%d", kind, name, idx);
+		if (fake_get(key))
+			return fake_get_ll(key, 0);
+	}
+	return fake_getf_ll(0, "%s.%s", kind, name);
+}
+
+bool fake_fault(const char *name, int idx, long long *val)
+{
+	long long v;
+
+	if (fault_value("hang", name, idx))
+		for (;;)
+			pause();
+	if (fault_value("crash", name, idx))
+		raise(SIGSEGV);
+	/* exit.NAME = 0 is a meaningful status, so test presence. */
+	if ((idx >= 0 && fake_getf("exit.%s.%d", name, idx)) ||
+	    fake_getf("exit.%s", name))
+		_exit((int)fault_value("exit", name, idx));
+	v = fault_value("fail", name, idx);
+	if (!v)
+		return false;
+	*val = v;
+	return true;
+}
+
+/* --- ledger --------------------------------------------------------------- */
+
+#define LEDGER_MAX 8
+
+static const char *ledger_tag;
+static const char *const *ledger_names;
+static int ledger_n;
+static long long ledger_acq[LEDGER_MAX], ledger_rel[LEDGER_MAX];
+static bool ledger_touched;
+static pthread_mutex_t ledger_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fake_ledger_init(const char *tag, const char *const *names, int n)
+{
+	if (n > LEDGER_MAX)
+		die("ledger: too many rows");
+	ledger_tag = tag;
+	ledger_names = names;
+	ledger_n = n;
+}
+
+/* Write-then-rename: a reader never sees half a ledger. Caller holds lock. */
+static void ledger_write(void)
+{
+	const char *dir = getenv("FAKE_LEDGER_DIR");
+	char path[4096], tmp[4096], buf[1024];
+	size_t used = 0;
+	int fd;
+
+	if (!dir || !*dir || !ledger_tag)
+		return;
+	for (int i = 0; i < ledger_n; i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+					 "%s %lld %lld\n", ledger_names[i],
+					 ledger_acq[i], ledger_rel[i]);
+	snprintf(path, sizeof(path), "%s/%s.%d", dir, ledger_tag,
+		 (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", dir, ledger_tag,
+		 (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("FAKE_LEDGER_DIR: %s: %s", tmp, strerror(errno));
+	if (write(fd, buf, used) != (ssize_t)used || close(fd) ||
+	    rename(tmp, path))
+		die("FAKE_LEDGER_DIR: %s: %s", path, strerror(errno));
+}
+
+static void ledger_bump(long long *counts, int row)
+{
+	if (row < 0 || row >= ledger_n)
+		die("ledger: bad row %d", row);
+	pthread_mutex_lock(&ledger_lock);
+	counts[row]++;
+	ledger_touched = true;
+	ledger_write();
+	pthread_mutex_unlock(&ledger_lock);
+}
+
+void fake_ledger_acquire(int row)
+{
+	ledger_bump(ledger_acq, row);
+}
+
+void fake_ledger_release(int row)
+{
+	ledger_bump(ledger_rel, row);
+}
+
+static void __attribute__((destructor)) ledger_fini(void)
+{
+	pthread_mutex_lock(&ledger_lock);
+	if (ledger_touched)
+		ledger_write();
+	pthread_mutex_unlock(&ledger_lock);
+}
