@@ -250,7 +250,6 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "fdinfo_size", g->fd_size);
 	if (g->ptr_gdr_capable != CU_ATTR_UNKNOWN)
 		ev_int(r, "pointer_gdr_capable", g->ptr_gdr_capable);
-	ev_str(r, "alloc_ms", "%.3f", g->alloc.ms);
 	r->duration_ms = g->export_call.ms;
 }
 

@@ -178,6 +178,29 @@ int parse_resource_line(const char *text, int index,
 	return 0;
 }
 
+#define IORESOURCE_MEM 0x200
+
+int pci_nth_mem_bar(const char *text, int n, int *reg,
+		    unsigned long long *start, unsigned long long *end)
+{
+	/* Lines 0-5 are the six BAR registers; 6 is the expansion ROM. */
+	for (int i = 0; i < 6; i++) {
+		unsigned long long s, e, flags;
+
+		if (parse_resource_line(text, i, &s, &e, &flags))
+			return -EINVAL;
+		if ((s == 0 && e == 0) || !(flags & IORESOURCE_MEM))
+			continue;
+		if (n-- == 0) {
+			*reg = i;
+			*start = s;
+			*end = e;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int parse_gid(const char *s, bool *zero)
 {
 	int groups = 0, digits = 0;

@@ -46,6 +46,15 @@ int parse_resource_line(const char *text, int index,
 			unsigned long long *start, unsigned long long *end,
 			unsigned long long *flags);
 
+/*
+ * The n-th (0-based) populated memory BAR of a sysfs `resource` file, and
+ * its register index. NVIDIA's "BAR1" is the second memory BAR: register 1
+ * when BAR0 is 32-bit, register 2 when BAR0 is 64-bit (as on the H200).
+ * Returns -ENOENT when there are fewer BARs, -EINVAL on malformed lines.
+ */
+int pci_nth_mem_bar(const char *text, int n, int *reg,
+		    unsigned long long *start, unsigned long long *end);
+
 /* A GID as sysfs prints it; *zero set when it is all zeroes. */
 int parse_gid(const char *s, bool *zero);
 

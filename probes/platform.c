@@ -8,17 +8,18 @@
 #include "probes/parse.h"
 #include "probes/probes.h"
 
-/* Index 1 of sysfs `resource` (its second line) is BAR1 on NVIDIA GPUs. */
-#define BAR1_INDEX 1
+/* NVIDIA's BAR1 is the GPU's second memory BAR (see pci_nth_mem_bar). */
+#define BAR1_ORDINAL 1
 
 void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
-	unsigned long long start, end, flags, size;
+	unsigned long long start, end, size;
 	char path[128], text[4096], bar[32], mem[32];
 	struct result *r;
 	ssize_t n;
+	int reg, ret;
 
 	if (!ig->in_sysfs) {
 		emit(ctx, ig->subject, ST_SKIP, "NOT_IN_SYSFS",
@@ -32,10 +33,12 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 		     "cannot read %s: %s", path, strerror((int)-n));
 		return;
 	}
-	if (parse_resource_line(text, BAR1_INDEX, &start, &end, &flags) ||
-	    end == 0) {
-		emit(ctx, ig->subject, ST_ERROR, "BAR1_MALFORMED",
-		     "%s has no valid BAR1 line", path);
+	ret = pci_nth_mem_bar(text, BAR1_ORDINAL, &reg, &start, &end);
+	if (ret) {
+		emit(ctx, ig->subject, ST_ERROR, ret == -ENOENT ?
+		     "BAR1_MISSING" : "BAR1_MALFORMED", "%s: %s", path,
+		     ret == -ENOENT ? "fewer than two memory BARs" :
+		     "malformed line");
 		return;
 	}
 	size = end - start + 1;
@@ -61,4 +64,5 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_int(r, "bar1_bytes", (long long)size);
 	ev_str(r, "bar1_start", "0x%llx", start);
+	ev_int(r, "bar1_register", reg);
 }

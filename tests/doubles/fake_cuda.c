@@ -2,8 +2,31 @@
 /*
  * Scenario-driven test double of libcuda.so.1: the subset in
  * access/cuda_api.h plus cuMemcpy{HtoD,DtoH}_v2. "GPU memory" is host
- * memory (or a reserved, inaccessible range), dma-buf export hands out a
- * memfd. Keys and defaults: see the table in the report / README.
+ * memory (or a reserved, inaccessible range); dma-buf export hands out a
+ * memfd, which gdrcheck's /proc/self/fd check must see through.
+ *
+ * Scenario (env FAKE_CUDA_SCENARIO), keys [defaults]; I = device ordinal:
+ *   init [0]              CUresult of cuInit; until it succeeded every call
+ *                         but cuDriverGetVersion/cuGetError* returns 3
+ *   driver_version [13000]
+ *   device_count [0]      at most 64
+ *   gpuI.name ["Fake GPU"]
+ *   gpuI.pci ["0000:00:00.0"]   returned as "00000000:3B:00.0"
+ *   gpuI.cc ["9.0"]       attributes 75/76
+ *   gpuI.total_mem [85899345920]
+ *   gpuI.attr.N           value of attribute N [116, 124, 117, 110: 1;
+ *                         118: 100; 75/76: from cc; others 0]
+ *   gpuI.attr_rc.N [0]    CUresult for attribute N (an older driver's 1)
+ *   gpuI.ptr_gdr_capable [1]    cuPointerGetAttribute(15)
+ *   mem [host]            host: 2 MiB-aligned RW memory; unmapped: a
+ *                         PROT_NONE reservation (every access EFAULTs)
+ *   export [0]            CUresult of cuMemGetHandleForAddressRange once
+ *                         its arguments passed validation
+ * Fault keys (fake_scenario.h): fail/hang/crash/exit.NAME[.I]; I is the
+ * device argument, or the current context's device for calls without one.
+ * Ledger rows: ctx (primary retain/release), mem, fd (exported dma-buf
+ * stand-ins; counted released once the caller has closed them, which the
+ * double notices at its next cuMemFree/cuCtxSetCurrent/ctx release).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -11,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/cuda_api.h"
@@ -46,8 +70,43 @@ EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr);
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
 
-enum { L_CTX, L_MEM, L_FD };
 static const char *const ledger_rows[] = { "ctx", "mem", "fd" };
+
+enum { L_CTX, L_MEM, L_FD };
+
+/* Exported fds still believed open: (fd, inode) identifies one. */
+#define FAKE_MAX_FDS 256
+static struct {
+	int fd;
+	ino_t ino;
+} open_fds[FAKE_MAX_FDS];
+static int n_open_fds;
+
+static void track_fd(int fd)
+{
+	struct stat st;
+
+	if (n_open_fds < FAKE_MAX_FDS && fstat(fd, &st) == 0) {
+		open_fds[n_open_fds].fd = fd;
+		open_fds[n_open_fds].ino = st.st_ino;
+		n_open_fds++;
+	}
+	fake_ledger_acquire(L_FD);
+}
+
+/* Count as released every exported fd the caller has closed since. */
+static void sweep_fds(void)
+{
+	for (int i = 0; i < n_open_fds; i++) {
+		struct stat st;
+
+		if (fstat(open_fds[i].fd, &st) == 0 &&
+		    st.st_ino == open_fds[i].ino)
+			continue;
+		fake_ledger_release(L_FD);
+		open_fds[i--] = open_fds[--n_open_fds];
+	}
+}
 
 struct CUctx_st {
 	int dev;
@@ -280,18 +339,28 @@ static const struct {
 	const char *name, *desc;
 } errors[] = {
 	{ CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
-	{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
-	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
-	{ CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
-	{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down" },
+	{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE",
+	  "invalid argument" },
+	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY",
+	  "out of memory" },
+	{ CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
+	  "initialization error" },
+	{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED",
+	  "driver shutting down" },
 	{ CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER",
 	  "CUDA driver version is insufficient for CUDA runtime version" },
-	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
-	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
-	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
-	{ CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS" },
-	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
-	{ CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized" },
+	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
+	  "no CUDA-capable device is detected" },
+	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
+	  "invalid device ordinal" },
+	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
+	  "invalid device context" },
+	{ CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM",
+	  "OS call failed or operation not supported on this OS" },
+	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+	  "operation not supported" },
+	{ CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY",
+	  "system not yet initialized" },
 	{ CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
 	  "system has unsupported display driver / cuda driver combination" },
 	{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
@@ -340,6 +409,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	ENTER("cuDevicePrimaryCtxRelease_v2", dev);
+	sweep_fds();
 	if (bad_dev(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	/* An unmatched release is a caller bug; keep it out of the ledger. */
@@ -434,6 +504,7 @@ CUresult cuMemFree_v2(CUdeviceptr ptr)
 	struct alloc **pp, *a;
 
 	ENTER("cuMemFree_v2", cur_dev());
+	sweep_fds();
 	for (pp = &allocs; (a = *pp); pp = &a->next)
 		if (a->ptr == ptr)
 			break;
@@ -475,7 +546,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
 	*(int *)handle = fd;
-	fake_ledger_acquire(L_FD);
+	track_fd(fd);
 	return CUDA_SUCCESS;
 }
 

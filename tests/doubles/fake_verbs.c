@@ -11,6 +11,29 @@
  * machine. Not modelled: the data path. The context's post_send, post_recv,
  * post_srq_recv, req_notify_cq and poll_cq fail with EOPNOTSUPP; no
  * completions ever appear.
+ *
+ * Scenario (env FAKE_VERBS_SCENARIO), keys [defaults]; I = device index,
+ * P = 1-based port number, G = gid index:
+ *   device_count [0]          at most 256
+ *   list_errno [0]            ibv_get_device_list: NULL with this errno
+ *   devI.name ["mlx5_I"]
+ *   devI.open_errno [0]       ibv_open_device: NULL with this errno
+ *   devI.ports [1]            phys_port_cnt
+ *   devI.fw_ver ["28.39.1002"], devI.vendor_id [0x02c9],
+ *   devI.vendor_part_id [4129]
+ *   devI.portP.state [4]      IBV_PORT_ACTIVE
+ *   devI.portP.link_layer [2] 2 Ethernet, 1 InfiniBand
+ *   devI.portP.active_mtu [IB 5, Ethernet 3], devI.portP.active_width [2],
+ *   devI.portP.active_speed [64], devI.portP.phys_state [5 if ACTIVE, else 3]
+ *   devI.portP.gid_tbl_len [16]
+ *   devI.portP.gidG           IPv6-style text [gid0: fe80::..., others ::]
+ *   devI.reg_mr_errno [0]     ibv_reg_mr / ibv_reg_mr_iova2
+ *   devI.dmabuf_errno [9]     ibv_reg_dmabuf_mr with fd < 0; 0 = an MR
+ *   devI.dmabuf_reg_errno [0] ibv_reg_dmabuf_mr with a real fd
+ *   devI.dmabuf_check_real [0] 1: a fd that is not "/dmabuf:" is EINVAL
+ * Fault keys (fake_scenario.h): fail/hang/crash/exit.NAME[.I]; I is the
+ * device the call is about (via its device, context, PD, MR, CQ or QP).
+ * Ledger rows: devlist, device, pd, mr, cq, qp.
  */
 #include <arpa/inet.h>
 #include <endian.h>

@@ -5,14 +5,17 @@
  * scenario is read when a double is loaded, so every case runs in its own
  * forked child with its own scenario file.
  *
- * usage: selftest DIR   (DIR holds libcuda-fake.so, libibverbs-fake.so,
- *                        libibverbs-fake-old.so)
+ * usage: selftest DOUBLES_DIR WORK_DIR
+ *   DOUBLES_DIR holds libcuda-fake.so, libibverbs-fake.so and
+ *   libibverbs-fake-old.so; scenarios and ledgers go to WORK_DIR.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +25,19 @@
 
 #include "access/cuda_api.h"
 
+#define CUDA_ERROR_INVALID_CONTEXT 201
+
+/* CU(h, name) wants name##_fn; these exports carry a _v2 suffix. */
+typedef cuDeviceTotalMem_fn cuDeviceTotalMem_v2_fn;
+typedef cuMemAlloc_fn cuMemAlloc_v2_fn;
+typedef cuMemFree_fn cuMemFree_v2_fn;
+typedef cuDevicePrimaryCtxRelease_fn cuDevicePrimaryCtxRelease_v2_fn;
 typedef CUresult (*cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src,
 				    size_t n);
 typedef CUresult (*cuMemcpyDtoH_fn)(void *dst, CUdeviceptr src, size_t n);
+/* <infiniband/verbs.h> declares the export with an opaque compat struct. */
+typedef int (*query_port_fn)(struct ibv_context *ctx, uint8_t port,
+			     struct ibv_port_attr *attr);
 
 static const char *dir;
 static char tmpdir[4096];
@@ -67,8 +80,9 @@ static void *must(void *h, const char *name, const char *ver)
 #define CU(h, n)	((n##_fn)must(h, #n, NULL))
 #define CUV(h, n, t)	((t)must(h, n, NULL))
 #define IBV(h, n)	((__typeof__(&n))must(h, #n, "IBVERBS_1.1"))
+#define QPORT(h)	((query_port_fn)must(h, "ibv_query_port", "IBVERBS_1.1"))
 
-/* Balanced "name acq rel" line in our own ledger file, acq == @want. */
+/* Does this process's ledger file hold the line "name acquired released"? */
 static bool ledger_has(const char *tag, const char *line)
 {
 	char path[4200], buf[1024];
@@ -167,8 +181,7 @@ static CUdeviceptr cuda_alloc(void *h)
 	CUdeviceptr p = 0;
 
 	CHECK(CU(h, cuInit)(0) == 0);
-	CHECK(CU(h, cuMemAlloc_v2)(&p, 4096) == CUDA_ERROR_INVALID_CONTEXT ||
-	      fails++);
+	CHECK(CU(h, cuMemAlloc_v2)(&p, 4096) == CUDA_ERROR_INVALID_CONTEXT);
 	CHECK(CU(h, cuDevicePrimaryCtxRetain)(&ctx, 0) == 0 && ctx);
 	CHECK(CU(h, cuCtxSetCurrent)(ctx) == 0);
 	CHECK(CU(h, cuMemAlloc_v2)(&p, 2u << 20) == 0 && p);
@@ -193,7 +206,6 @@ static void cuda_export_host(void)
 	int fd = -1, v = 0;
 	ssize_t n;
 
-	CHECK(write(STDERR_FILENO, (void *)(uintptr_t)p, 0) == 0);
 	memcpy((void *)(uintptr_t)p, "direct", 7);
 	CHECK(CUV(h, "cuMemcpyHtoD_v2", cuMemcpyHtoD_fn)(p + 4096, in,
 							sizeof(in)) == 0);
@@ -394,12 +406,12 @@ static void verbs_flow(void)
 	CHECK(ctx && ctx->device == list[0]);
 	CHECK(IBV(h, ibv_query_device)(ctx, &da) == 0 &&
 	      da.phys_port_cnt == 2);
-	CHECK(IBV(h, ibv_query_port)(ctx, 2, &pa) == 0 && pa.state == 1 &&
+	CHECK(QPORT(h)(ctx, 2, &pa) == 0 && pa.state == 1 &&
 	      pa.link_layer == IBV_LINK_LAYER_INFINIBAND);
-	CHECK(IBV(h, ibv_query_port)(ctx, 1, &pa) == 0 &&
+	CHECK(QPORT(h)(ctx, 1, &pa) == 0 &&
 	      pa.state == IBV_PORT_ACTIVE &&
 	      pa.link_layer == IBV_LINK_LAYER_ETHERNET);
-	CHECK(IBV(h, ibv_query_port)(ctx, 3, &pa) == EINVAL);
+	CHECK(QPORT(h)(ctx, 3, &pa) == EINVAL);
 	CHECK(gidex(ctx, 1, 0, &ge, 0, sizeof(ge)) == 0 &&
 	      ge.gid_type == IBV_GID_TYPE_ROCE_V2 && ge.gid.raw[0] == 0xfe);
 	CHECK(gidex(ctx, 1, 3, &ge, 0, sizeof(ge)) == 0 &&
@@ -537,8 +549,7 @@ static const struct tcase cases[] = {
 	  "device_count = 1\nmem = unmapped\ndevice_count = 1\n",
 	  cuda_unmapped, PASS, 0 },
 	{ "cuda fd -> verbs dmabuf", "FAKE_CUDA_SCENARIO",
-	  "device_count = 1\ndev0.dmabuf_check_real = 0\n"
-	  "dev1.dmabuf_check_real = 1\n", cuda_to_verbs, PASS, 0 },
+	  "device_count = 1\n", cuda_to_verbs, PASS, 0 },
 	{ "verbs symbols", NULL, NULL, verbs_symbols_new, PASS, 0 },
 	{ "verbs-old symbols", NULL, NULL, verbs_symbols_old, PASS, 0 },
 	{ "verbs flow + ledger", "FAKE_VERBS_SCENARIO",
@@ -569,8 +580,9 @@ static void run_child(const struct tcase *t, int i)
 	FILE *f;
 
 	setenv("FAKE_LEDGER_DIR", tmpdir, 1);
-	/* The cross-double case needs a verbs scenario too. */
-	setenv("FAKE_VERBS_SCENARIO", "", 1);
+	unsetenv("FAKE_CUDA_SCENARIO");
+	unsetenv("FAKE_VERBS_SCENARIO");
+	/* The cross-double cases need a verbs scenario too. */
 	if (t->fn == cuda_unmapped || t->fn == cuda_to_verbs) {
 		snprintf(path, sizeof(path), "%s/verbs-%d.scenario", tmpdir, i);
 		f = fopen(path, "w");
@@ -606,10 +618,8 @@ static bool run_case(const struct tcase *t, int i)
 	pid = fork();
 	if (pid < 0)
 		return false;
-	if (!pid) {
-		/* A child expected to die must not litter stderr with noise. */
+	if (!pid)
 		run_child(t, i);
-	}
 	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && waited < limit) {
 		nanosleep(&ts, NULL);
 		waited += 0.01;
@@ -634,29 +644,22 @@ static bool run_case(const struct tcase *t, int i)
 int main(int argc, char **argv)
 {
 	int pass = 0, fail = 0;
-	char *tmp;
 
-	dir = argc > 1 ? argv[1] : "tests/doubles";
-	snprintf(tmpdir, sizeof(tmpdir), "%s/fake-selftest-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	tmp = mkdtemp(tmpdir);
-	if (!tmp) {
-		perror("mkdtemp");
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DOUBLES_DIR WORK_DIR\n", argv[0]);
 		return 2;
 	}
+	dir = argv[1];
+	snprintf(tmpdir, sizeof(tmpdir), "%s", argv[2]);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		bool ok = run_case(&cases[i], (int)i);
 
 		printf("%s: %s\n", ok ? "PASS" : "FAIL", cases[i].name);
-		ok ? pass++ : fail++;
+		if (ok)
+			pass++;
+		else
+			fail++;
 	}
 	printf("selftest: %d passed, %d failed\n", pass, fail);
-	/* Keep the ledgers and scenarios when something failed. */
-	if (fail)
-		printf("selftest: files kept in %s\n", tmpdir);
-	else if (fork() == 0)
-		execlp("rm", "rm", "-rf", tmpdir, (char *)NULL);
-	else
-		wait(NULL);
 	return fail ? 1 : 0;
 }

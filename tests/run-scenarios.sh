@@ -1,0 +1,136 @@
+#!/bin/sh
+# Scenario tests: a sysroot fixture (built from the case's sysroot.spec) plus
+# the libcuda/libibverbs test doubles driven by cuda.conf / verbs.conf,
+# loaded through gdrcheck's normal dlopen path (--libcuda/--libibverbs).
+# Golden text and JSON output and the exit status are diffed with diff -u;
+# every JSON report is validated against the shipped schema.
+#
+#   tests/run-scenarios.sh [--update] [NAME...]
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cases="$top/tests/scenarios"
+out="$top/tests/out/scenarios"
+doubles="$top/tests/doubles"
+schema="$top/report/gdrcheck-report.schema.json"
+update=0
+[ "${1:-}" = "--update" ] && { update=1; shift; }
+
+pass=0
+fail=0
+failed=""
+
+# Durations vary run to run; everything else in a report is deterministic.
+normalise_json() {
+	python3 - "$1" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    doc = json.load(f)
+def walk(v):
+    if isinstance(v, dict):
+        return {k: (0 if k == "duration_ms" or k.endswith("_ms") and isinstance(x, (int, float)) else walk(x))
+                for k, x in v.items()}
+    if isinstance(v, list):
+        return [walk(x) for x in v]
+    return v
+print(json.dumps(walk(doc), indent=2))
+PY
+}
+
+run_case() {
+	name=$1
+	dir="$cases/$name"
+	work="$out/$name"
+	rm -rf "$work"
+	mkdir -p "$work"
+	if ! python3 "$cases/mksysroot.py" "$dir/sysroot.spec" "$work/sysroot" \
+		>"$work/mksysroot.log" 2>&1; then
+		echo "FAIL $name: fixture build failed"; cat "$work/mksysroot.log"
+		return 1
+	fi
+	args=""
+	[ -f "$dir/args" ] && args=$(sed "s|@DOUBLES@|$doubles|g" "$dir/args")
+	cuda_conf=/dev/null verbs_conf=/dev/null
+	[ -f "$dir/cuda.conf" ] && cuda_conf="$dir/cuda.conf"
+	[ -f "$dir/verbs.conf" ] && verbs_conf="$dir/verbs.conf"
+	ok=0
+	for fmt in txt json; do
+		flag=""
+		[ "$fmt" = json ] && flag=--json
+		# shellcheck disable=SC2086 # args is a word list by design
+		SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
+		FAKE_LEDGER_DIR="$work" \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			"$top/gdrcheck" --sysroot "$work/sysroot" $flag $args \
+			>"$work/out.$fmt" 2>"$work/stderr.$fmt"
+		echo $? >"$work/rc.$fmt"
+		# Goldens must not depend on where the checkout lives.
+		sed -i "s|$top|@TOP@|g" "$work/out.$fmt"
+	done
+	if [ "$(cat "$work/rc.txt")" != "$(cat "$work/rc.json")" ]; then
+		echo "FAIL $name: text exit $(cat "$work/rc.txt") != json exit $(cat "$work/rc.json")"
+		ok=1
+	fi
+	if ! normalise_json "$work/out.json" >"$work/norm.json" 2>"$work/json.err"; then
+		echo "FAIL $name: output is not JSON"; cat "$work/json.err"
+		return 1
+	fi
+	if ! python3 "$top/tests/validate-json.py" "$schema" "$work/out.json" \
+		>"$work/schema.log" 2>&1; then
+		echo "FAIL $name: report does not match the schema"
+		cat "$work/schema.log"
+		ok=1
+	fi
+	if [ -s "$work/stderr.txt" ]; then
+		echo "FAIL $name: gdrcheck wrote to stderr"; cat "$work/stderr.txt"
+		ok=1
+	fi
+	# The doubles count what the tool acquired and released.
+	for l in "$work"/cuda.* "$work"/verbs.*; do
+		[ -f "$l" ] || continue
+		if awk '$2 != $3 { bad = 1 } END { exit !bad }' "$l"; then
+			echo "FAIL $name: unbalanced resources in $(basename "$l"):"
+			cat "$l"
+			ok=1
+		fi
+	done
+	if [ $update = 1 ]; then
+		cp "$work/out.txt" "$dir/expected.txt"
+		cp "$work/norm.json" "$dir/expected.json"
+		cp "$work/rc.txt" "$dir/expected.rc"
+	fi
+	for f in txt json; do
+		got="$work/out.$f"
+		[ $f = json ] && got="$work/norm.json"
+		if ! diff -u "$dir/expected.$f" "$got" >"$work/diff.$f"; then
+			echo "FAIL $name: $f output differs from expected.$f"
+			cat "$work/diff.$f"
+			ok=1
+		fi
+	done
+	if [ "$(cat "$dir/expected.rc")" != "$(cat "$work/rc.txt")" ]; then
+		echo "FAIL $name: exit status $(cat "$work/rc.txt"), expected $(cat "$dir/expected.rc")"
+		ok=1
+	fi
+	return $ok
+}
+
+if [ $# -eq 0 ]; then
+	set --
+	for d in "$cases"/*/; do
+		[ -f "$d/sysroot.spec" ] && set -- "$@" "$(basename "$d")"
+	done
+fi
+for name in "$@"; do
+	if run_case "$name"; then
+		echo "PASS $name"
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed="$failed $name"
+	fi
+done
+echo "scenarios: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Build a --sysroot fixture tree from a scenario's sysroot.spec.
+
+The spec is line based, one directive per line ('#' comments). Paths are
+absolute inside the sysroot. Values use shell-like quoting (shlex).
+
+  include FILE                      read another spec (relative to this one)
+  file PATH TEXT                    write TEXT + newline ("\\n" escapes work)
+  touch PATH                        empty file (e.g. a /dev node stand-in)
+  dir PATH                          empty directory
+  link PATH TARGET                  symlink
+  kernel RELEASE                    /proc/sys/kernel/osrelease
+  hostname NAME                     /proc/sys/kernel/hostname
+  self uid=N memlock=BYTES|unlimited caps=HEX
+                                    /proc/self/status and /proc/self/limits
+  nvidia open|proprietary VERSION   /proc/driver/nvidia/version (+ module)
+  module NAME... [version=V]        /sys/module/NAME (version file if given)
+  pci BDF key=value...              a PCI function (see below)
+  ibdev NAME key=value...           an RDMA device (see below)
+  port DEV N key=value...           a port of an RDMA device
+  pci-capture TGZ                   import a capture of /sys/bus/pci/devices
+                                    (one dir per BDF holding its attribute
+                                    files and `realpath`, the link target)
+
+pci keys: path=<dirs under /sys/devices> (default pci0000:BB/BDF),
+vendor, device, class (hex), bars=<bits:size>,... (e.g. 64:16M,64:256G),
+numa=N, speed="16.0 GT/s PCIe", width=16, driver=NAME.
+
+ibdev keys: pci=BDF (omit for a device with no PCI parent), uverbs=uverbsN,
+node=present|missing (/dev/infiniband/uverbsN), fw=VERSION, abi=N.
+
+port keys: state=ACTIVE|DOWN|INIT|ARMED, phys=LinkUp|Polling|Disabled,
+link=Ethernet|InfiniBand, rate=TEXT, gids=TYPE[:netdev],... where TYPE is
+v2, v1 or zero (an unpopulated entry).
+"""
+import os
+import shlex
+import sys
+import tarfile
+
+STATES = {"DOWN": 1, "INIT": 2, "ARMED": 3, "ACTIVE": 4, "ACTIVE_DEFER": 5}
+PHYS = {"Sleep": 1, "Polling": 2, "Disabled": 3, "LinkUp": 5,
+        "LinkErrorRecovery": 6}
+UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+class Builder:
+    def __init__(self, root):
+        self.root = root
+        self.next_bar = 0x100000000000
+
+    def p(self, path):
+        assert path.startswith("/"), path
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def write(self, path, text):
+        full = self.p(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(text)
+
+    def mkdir(self, path):
+        os.makedirs(self.p(path), exist_ok=True)
+
+    def link(self, path, target):
+        full = self.p(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if os.path.lexists(full):
+            os.unlink(full)
+        os.symlink(target, full)
+
+    def rel_link(self, path, abs_target):
+        """Symlink path -> abs_target, written relative like sysfs does."""
+        rel = os.path.relpath(abs_target, os.path.dirname(path))
+        self.link(path, rel)
+
+    # --- directives -----------------------------------------------------
+    def d_self(self, kv):
+        uid = int(kv.get("uid", "0"))
+        caps = kv.get("caps", "000001ffffffffff" if uid == 0 else "0")
+        memlock = kv.get("memlock", "unlimited")
+        self.write("/proc/self/status",
+                   "Name:\tgdrcheck\nUmask:\t0022\nState:\tR (running)\n"
+                   f"Uid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
+                   f"Gid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
+                   "CapInh:\t0000000000000000\n"
+                   f"CapPrm:\t{int(caps, 16):016x}\n"
+                   f"CapEff:\t{int(caps, 16):016x}\n")
+        self.write("/proc/self/limits",
+                   "Limit                     Soft Limit           Hard Limit           Units     \n"
+                   "Max cpu time              unlimited            unlimited            seconds   \n"
+                   "Max open files            1048576              1048576              files     \n"
+                   f"Max locked memory         {memlock:<20} {memlock:<20} bytes     \n"
+                   "Max address space         unlimited            unlimited            bytes     \n")
+
+    def d_nvidia(self, flavour, version):
+        if flavour == "open":
+            line = (f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+                    f"{version}  Release Build  (dvs-builder@U16-I3-B03-4-3)  "
+                    "Thu Oct 30 17:16:49 UTC 2025")
+        else:
+            line = (f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  "
+                    "Sat Aug 19 01:15:15 UTC 2023")
+        self.write("/proc/driver/nvidia/version",
+                   line + "\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n")
+        self.d_module(["nvidia"], {"version": version})
+
+    def d_module(self, names, kv):
+        for n in names:
+            self.mkdir(f"/sys/module/{n}")
+            if "version" in kv:
+                self.write(f"/sys/module/{n}/version", kv["version"] + "\n")
+
+    def bar_lines(self, spec):
+        lines = []
+        for bar in spec.split(",") if spec else []:
+            bits, size = bar.split(":")
+            n = int(size[:-1]) * UNITS[size[-1]]
+            start = (self.next_bar + n - 1) // n * n
+            self.next_bar = start + n
+            flags = 0x14220c if bits == "64" else 0x40200
+            lines.append(f"0x{start:016x} 0x{start + n - 1:016x} 0x{flags:016x}")
+            if bits == "64":
+                lines.append("0x%016x 0x%016x 0x%016x" % (0, 0, 0))
+        while len(lines) < 7:
+            lines.append("0x%016x 0x%016x 0x%016x" % (0, 0, 0))
+        return "\n".join(lines[:7]) + "\n"
+
+    def d_pci(self, bdf, kv):
+        path = kv.get("path", f"pci{bdf[:7]}/{bdf}")
+        dev = f"/sys/devices/{path}"
+        assert path.endswith(bdf), (bdf, path)
+        self.write(f"{dev}/vendor", kv.get("vendor", "0x8086") + "\n")
+        self.write(f"{dev}/device", kv.get("device", "0x0000") + "\n")
+        self.write(f"{dev}/class", kv.get("class", "0x000000") + "\n")
+        self.write(f"{dev}/numa_node", kv.get("numa", "-1") + "\n")
+        self.write(f"{dev}/resource", self.bar_lines(kv.get("bars", "")))
+        if "speed" in kv:
+            for k in ("current", "max"):
+                self.write(f"{dev}/{k}_link_speed", kv["speed"] + "\n")
+                self.write(f"{dev}/{k}_link_width", kv.get("width", "16") + "\n")
+        if "driver" in kv:
+            self.mkdir(f"/sys/bus/pci/drivers/{kv['driver']}")
+            self.rel_link(f"{dev}/driver", f"/sys/bus/pci/drivers/{kv['driver']}")
+        self.rel_link(f"/sys/bus/pci/devices/{bdf}", dev)
+
+    def d_ibdev(self, name, kv):
+        if "pci" in kv:
+            bdf = kv["pci"]
+            dev = os.path.realpath(self.p(f"/sys/bus/pci/devices/{bdf}"))
+            base = "/" + os.path.relpath(dev, self.root)
+            ib = f"{base}/infiniband/{name}"
+            self.rel_link(f"{ib}/device", base)
+        else:
+            ib = f"/sys/devices/virtual/infiniband/{name}"
+        self.mkdir(ib + "/ports")
+        self.write(f"{ib}/fw_ver", kv.get("fw", "") + "\n")
+        self.write(f"{ib}/node_type", "1: CA\n")
+        self.rel_link(f"/sys/class/infiniband/{name}", ib)
+        uv = kv.get("uverbs")
+        if uv:
+            self.write(f"/sys/class/infiniband_verbs/{uv}/ibdev", name + "\n")
+            self.write("/sys/class/infiniband_verbs/abi_version",
+                       kv.get("abi", "6") + "\n")
+            if kv.get("node", "present") == "present":
+                self.write(f"/dev/infiniband/{uv}", "")
+
+    def d_port(self, dev, num, kv):
+        base = os.path.realpath(self.p(f"/sys/class/infiniband/{dev}"))
+        base = "/" + os.path.relpath(base, self.root) + f"/ports/{num}"
+        state = kv.get("state", "ACTIVE")
+        phys = kv.get("phys", "LinkUp")
+        self.write(f"{base}/state", f"{STATES[state]}: {state}\n")
+        self.write(f"{base}/phys_state", f"{PHYS[phys]}: {phys}\n")
+        self.write(f"{base}/link_layer", kv.get("link", "Ethernet") + "\n")
+        self.write(f"{base}/rate", kv.get("rate", "100 Gb/sec (4X EDR)") + "\n")
+        for i, g in enumerate(kv.get("gids", "").split(",") if kv.get("gids") else []):
+            gtype, _, ndev = g.partition(":")
+            if gtype == "zero":
+                gid = "0000:0000:0000:0000:0000:0000:0000:0000"
+            elif gtype == "v1":
+                gid = f"fe80:0000:0000:0000:0202:c9ff:fe00:{i:04x}"
+            else:
+                gid = f"0000:0000:0000:0000:0000:ffff:0a00:{i:04x}"
+            self.write(f"{base}/gids/{i}", gid + "\n")
+            if gtype != "zero":
+                self.write(f"{base}/gid_attrs/types/{i}",
+                           {"v1": "IB/RoCE v1", "v2": "RoCE v2"}[gtype] + "\n")
+                if ndev:
+                    self.write(f"{base}/gid_attrs/ndevs/{i}", ndev + "\n")
+
+    def d_pci_capture(self, tgz):
+        with tarfile.open(tgz) as t:
+            for m in t.getmembers():
+                parts = m.name.split("/")
+                if not m.isfile() or len(parts) != 4 or parts[1] != "devices":
+                    continue
+                bdf, attr = parts[2], parts[3]
+                if attr == "realpath":
+                    continue
+                real = t.extractfile(f"./devices/{bdf}/realpath").read().decode().strip()
+                data = t.extractfile(m).read()
+                full = self.p(real + "/" + attr)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as f:
+                    f.write(data)
+                self.rel_link(f"/sys/bus/pci/devices/{bdf}", real)
+
+
+def kvs(tokens):
+    out = {}
+    for t in tokens:
+        k, sep, v = t.partition("=")
+        if not sep:
+            raise SystemExit(f"mksysroot: expected key=value, got {t!r}")
+        out[k] = v
+    return out
+
+
+def run_spec(b, spec):
+    here = os.path.dirname(os.path.abspath(spec))
+    with open(spec) as f:
+        for lineno, line in enumerate(f, 1):
+            tok = shlex.split(line, comments=True)
+            if not tok:
+                continue
+            cmd, args = tok[0], tok[1:]
+            try:
+                if cmd == "include":
+                    run_spec(b, os.path.join(here, args[0]))
+                elif cmd == "file":
+                    b.write(args[0], args[1].replace("\\n", "\n") + "\n")
+                elif cmd == "touch":
+                    b.write(args[0], "")
+                elif cmd == "dir":
+                    b.mkdir(args[0])
+                elif cmd == "link":
+                    b.link(args[0], args[1])
+                elif cmd == "kernel":
+                    b.write("/proc/sys/kernel/osrelease", args[0] + "\n")
+                elif cmd == "hostname":
+                    b.write("/proc/sys/kernel/hostname", args[0] + "\n")
+                elif cmd == "self":
+                    b.d_self(kvs(args))
+                elif cmd == "nvidia":
+                    b.d_nvidia(args[0], args[1])
+                elif cmd == "module":
+                    names = [a for a in args if "=" not in a]
+                    b.d_module(names, kvs([a for a in args if "=" in a]))
+                elif cmd == "pci":
+                    b.d_pci(args[0], kvs(args[1:]))
+                elif cmd == "ibdev":
+                    b.d_ibdev(args[0], kvs(args[1:]))
+                elif cmd == "port":
+                    b.d_port(args[0], args[1], kvs(args[2:]))
+                elif cmd == "pci-capture":
+                    b.d_pci_capture(os.path.join(here, args[0]))
+                else:
+                    raise SystemExit(f"unknown directive {cmd!r}")
+            except (IndexError, KeyError, ValueError) as e:
+                raise SystemExit(f"{spec}:{lineno}: {line.strip()}: {e!r}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: mksysroot.py SPEC OUTDIR")
+    spec, out = sys.argv[1], sys.argv[2]
+    if os.path.exists(out):
+        raise SystemExit(f"mksysroot: {out} exists")
+    os.makedirs(out)
+    run_spec(Builder(out), spec)
+
+
+if __name__ == "__main__":
+    main()
