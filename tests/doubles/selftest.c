@@ -232,7 +232,8 @@ static void cuda_export_host(void)
 	cuda_release(h, p);
 	CHECK(ledger_has("cuda", "ctx 1 1"));
 	CHECK(ledger_has("cuda", "mem 1 1"));
-	CHECK(ledger_has("cuda", "fd 1 0"));
+	/* Closed before cuMemFree: the double counts it released. */
+	CHECK(ledger_has("cuda", "fd 1 1"));
 }
 
 static void cuda_export_fails(void)

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The manual must not drift from the binary: every long option --help shows
+# and every gate --list-gates lists must be documented in man/gdrcheck.8,
+# and the page must format without groff warnings.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+man="$top/man/gdrcheck.8"
+pass=0
+fail=0
+check() {
+	if grep -q -- "$2" "$man.plain"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL: $1 is not in man/gdrcheck.8"
+		fail=$((fail + 1))
+	fi
+}
+# Render once; options appear as "\-\-json" in the source.
+sed 's/\\-/-/g; s/\\&//g' "$man" >"$man.plain"
+for opt in $("$top/gdrcheck" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+	check "option $opt" "$opt"
+done
+for gate in $("$top/gdrcheck" --list-gates | awk '/^  [a-z]+\./ { print $1 }'); do
+	check "gate $gate" "^\\.B $gate\$"
+done
+warn=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l "$man" 2>&1 >/dev/null)
+if [ -n "$warn" ]; then
+	echo "FAIL: groff warnings:"; echo "$warn"
+	fail=$((fail + 1))
+else
+	pass=$((pass + 1))
+fi
+rm -f "$man.plain"
+echo "docs: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Install, from Debian packages only, what building gdrcheck and running every
+# test needs (CI runs this on a fresh machine). Idempotent; needs root.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+pkgs="build-essential clang pkg-config libibverbs-dev libpci-dev libjansson-dev \
+libcmocka-dev python3 python3-jsonschema man-db groff-base"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	# shellcheck disable=SC2086 # a word list by design
+	apt-get install -y -q --no-install-recommends $missing
+fi
+# The real-kernel harness: qemu, the Debian kernel, rdma-core for the guest.
+"$top/tests/vm/setup.sh"

@@ -1,0 +1,83 @@
+#!/bin/sh
+# Every test layer, one summary. Called by `make check` (which builds the
+# tool, the test doubles and the unit tests first) and by .ci/run.
+#   1. unit      cmocka tests of parsers, classification, verdict folding
+#   2. doubles   self-test of the libcuda/libibverbs test doubles
+#   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
+#   4. docs      every option and gate is in the man page
+#      examples  committed real reports still match the schema
+#   5. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
+# Ends with "N passed, N failed" over all layers; exits non-zero on failure.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+total_pass=0
+total_fail=0
+
+add() {
+	total_pass=$((total_pass + $1))
+	total_fail=$((total_fail + $2))
+}
+
+# A suite that prints "name: N passed, N failed" as its last summary.
+suite() {
+	name=$1
+	shift
+	echo "== $name"
+	"$@" >"$log/$name" 2>&1
+	rc=$?
+	cat "$log/$name"
+	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
+	p=$(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	if [ -z "$line" ]; then
+		echo "$name: no summary line (exit $rc): counted as failed"
+		p=0 f=1
+	elif [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "$name: exit status $rc with no failed test: counted as failed"
+		f=1
+	fi
+	add "$p" "$f"
+}
+
+echo "== unit"
+for t in tests/unit/test_*; do
+	case $t in *.c) continue ;; esac
+	[ -x "$t" ] || continue
+	out=$("$t" 2>&1)
+	rc=$?
+	echo "$out"
+	p=$(echo "$out" | sed -nE 's/^\[  PASSED  \] ([0-9]+) test.*/\1/p' | tail -n 1)
+	f=$(echo "$out" | sed -nE 's/^\[  FAILED  \] ([0-9]+) test.*/\1/p' | tail -n 1)
+	p=${p:-0}
+	f=${f:-0}
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		echo "$t: ran no test: counted as failed"
+		f=1
+	fi
+	add "$p" "$f"
+done
+
+suite doubles tests/doubles/selftest.sh tests/doubles
+suite scenarios tests/run-scenarios.sh
+suite docs tests/check-docs.sh
+suite examples sh -c 'n=0; for f in examples/*/*.json; do
+	if python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f"; then
+		n=$((n + 1)); else echo "invalid: $f"; bad=1; fi; done
+	echo "examples: $n passed, ${bad:-0} failed"'
+if [ "${GDRCHECK_SKIP_VM:-0}" = 1 ]; then
+	echo "== vm: skipped because GDRCHECK_SKIP_VM=1 (not a pass)"
+	total_fail=$((total_fail + 1))
+else
+	suite vm tests/vm/run.sh
+fi
+
+echo
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
