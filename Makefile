@@ -25,18 +25,18 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 LIBS        = $(shell $(PKG_CONFIG) --libs jansson) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
-CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
+CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c \
 	    \
-	    engine/gates.c engine/verdict.c engine/inventory.c \
-	    probes/parse.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
-	    probes/mechanism.c probes/platform.c \
+	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c \
+	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
+	    probes/mechanism.c probes/topology.c probes/platform.c \
 	    report/result.c report/remedy.c report/text.c report/json.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
-UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report
+UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize
 

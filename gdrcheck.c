@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access/pci.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
 #include "access/vendor.h"
@@ -31,6 +32,8 @@ enum {
 	OPT_COLOR,
 	OPT_NO_COLOR,
 	OPT_NO_ALLOC,
+	OPT_LIBPCI,
+	OPT_PCI_DUMP,
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +43,8 @@ static const struct option long_opts[] = {
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "libcuda", required_argument, NULL, OPT_LIBCUDA },
 	{ "libibverbs", required_argument, NULL, OPT_LIBIBVERBS },
+	{ "libpci", required_argument, NULL, OPT_LIBPCI },
+	{ "pci-dump", required_argument, NULL, OPT_PCI_DUMP },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "no-alloc", no_argument, NULL, OPT_NO_ALLOC },
 	{ "color", optional_argument, NULL, OPT_COLOR },
@@ -66,6 +71,10 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBCUDA)\n"
 	      "      --libibverbs PATH    libibverbs to load (default libibverbs.so.1,\n"
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
+	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
+	      "                           or $GDRCHECK_LIBPCI)\n"
+	      "      --pci-dump FILE      read PCI config space from an `lspci -xxxx`\n"
+	      "                           capture instead of sysfs\n"
 	      "  -t, --timeout SECONDS    limit for each vendor-library stage (default 30)\n"
 	      "      --no-alloc           allocate no GPU memory (nodes running jobs)\n"
 	      "      --color[=WHEN]       colour: auto (default), always, never\n"
@@ -101,6 +110,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->timeout = DEFAULT_TIMEOUT;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
+	o->libpci = getenv("GDRCHECK_LIBPCI");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jo:r:t:vLhV", long_opts,
 				NULL)) != -1) {
@@ -143,6 +153,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_LIBIBVERBS:
 			o->libibverbs = optarg;
+			break;
+		case OPT_LIBPCI:
+			o->libpci = optarg;
+			break;
+		case OPT_PCI_DUMP:
+			if (access(optarg, R_OK))
+				return usage_error("cannot read --pci-dump '%s': %s",
+						   optarg, strerror(errno));
+			o->pci_dump = optarg;
 			break;
 		case OPT_NO_ALLOC:
 			o->no_alloc = true;
@@ -263,6 +282,7 @@ static int write_report(const struct report *r, const struct options *o)
 int main(int argc, char **argv)
 {
 	struct vendor_options vo = { 0 };
+	struct pci_source ps = { 0 };
 	struct vendor_facts *vf;
 	struct options opt;
 	struct report rep;
@@ -295,6 +315,10 @@ int main(int argc, char **argv)
 	ctx.opt = &opt;
 	ctx.vf = vf;
 	ctx.rep = &rep;
+	ps.libpci = opt.libpci;
+	ps.dump = opt.pci_dump;
+	ctx.pci_open_err = pci_open(&ps);
+	pcitree_build(&ctx);
 	inventory_build(&ctx);
 	gates_run(&ctx);
 	verdict_fold(&rep, opt.require);
@@ -302,6 +326,8 @@ int main(int argc, char **argv)
 
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
 	inventory_free(&ctx.inv);
+	pcitree_free(&ctx);
+	pci_close();
 	report_free(&rep);
 	free(vf);
 	return ret;

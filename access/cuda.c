@@ -157,8 +157,8 @@ static void normalise_bus_id(const char *in, char *out, size_t len)
 	unsigned int dom = 0, bus = 0, dev = 0, fn = 0;
 
 	if (sscanf(in, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4)
-		snprintf(out, len, "%04x:%02x:%02x.%x", dom & 0xffff, bus, dev,
-			 fn);
+		snprintf(out, len, "%04x:%02x:%02x.%x", dom & 0xffff, bus & 0xff,
+			 dev & 0x1f, fn & 0x7);
 	else
 		snprintf(out, len, "%s", in);
 }

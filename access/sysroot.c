@@ -75,6 +75,16 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	if (fd < 0)
 		return -errno;
 	for (;;) {
+		if (used == len - 1) {
+			char probe;
+
+			/* Full: one more byte means the file is too big. */
+			if (read(fd, &probe, 1) > 0) {
+				ret = -EFBIG;
+				goto out;
+			}
+			break;
+		}
 		ret = read(fd, buf + used, len - 1 - used);
 		if (ret < 0) {
 			if (errno == EINTR)
@@ -85,15 +95,6 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 		if (ret == 0)
 			break;
 		used += (size_t)ret;
-		if (used == len - 1) {
-			char probe;
-
-			if (read(fd, &probe, 1) > 0) {
-				ret = -EFBIG;
-				goto out;
-			}
-			break;
-		}
 	}
 	buf[used] = '\0';
 	ret = (ssize_t)used;
@@ -132,16 +133,20 @@ int sysroot_read_ll(const char *path, long long *val)
 {
 	char line[128];
 	char *end;
+	long long v;
 	int ret = sysroot_read_line(path, line, sizeof(line));
+	bool hex;
 
 	if (ret)
 		return ret;
-	if (!line[0])
+	hex = line[0] == '0' && (line[1] == 'x' || line[1] == 'X');
+	if (!line[0] || (hex && !line[2]))
 		return -EINVAL;
 	errno = 0;
-	*val = strtoll(line, &end, 0);
+	v = strtoll(line, &end, hex ? 16 : 10);
 	if (errno || *end)
 		return -EINVAL;
+	*val = v;
 	return 0;
 }
 
@@ -219,7 +224,7 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			ret = path_push(done, sizeof(done), comp, clen);
 			if (ret)
 				return ret;
-			if (!sysroot_path(full, sizeof(full), done))
+			if (!sysroot_path(full, sizeof(full), done[0] ? done : "/"))
 				return -ENAMETOOLONG;
 			if (lstat(full, &st) < 0)
 				return -errno;

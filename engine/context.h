@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "access/pci.h"
 #include "access/vendor.h"
+#include "probes/pcie.h"
 #include "report/result.h"
 
 enum require_policy {
@@ -24,6 +26,8 @@ struct options {
 	const char *sysroot;
 	const char *libcuda;
 	const char *libibverbs;
+	const char *libpci;
+	const char *pci_dump;		/* lspci -xxxx capture to read */
 	double timeout;			/* seconds per vendor stage */
 	enum require_policy require;
 };
@@ -44,11 +48,22 @@ struct inv_port {
 
 struct inv_nic {
 	char name[64];
-	char pci[32];		/* empty: no PCI parent (e.g. soft-RoCE) */
+	char pci[32];		/* empty: no PCI function found */
+	char pci_via[80];	/* "device", or "netdev eth0" for soft-RoCE */
 	int verbs;		/* index in vendor_facts.verbs.nics, -1 none */
 	struct inv_port *ports;
 	size_t nports;
 	int subject;
+};
+
+/* A GPU x RDMA device pair and the PCIe path between them. */
+struct inv_pair {
+	int gpu;
+	int nic;
+	int subject;
+	int node_gpu;		/* pcitree indices, -1 when not in the tree */
+	int node_nic;
+	struct pcipath path;
 };
 
 struct inventory {
@@ -56,6 +71,8 @@ struct inventory {
 	size_t ngpu;
 	struct inv_nic *nic;
 	size_t nnic;
+	struct inv_pair *pair;
+	size_t npair;
 	int pci_errno;		/* reading /sys/bus/pci/devices failed */
 	int ib_errno;		/* reading /sys/class/infiniband failed */
 };
@@ -65,14 +82,24 @@ struct target {
 	int gpu;		/* index in inventory.gpu, or -1 */
 	int nic;		/* index in inventory.nic, or -1 */
 	int port;		/* index in that nic's ports, or -1 */
+	int pair;		/* index in inventory.pair, or -1 */
 };
 
 struct gate;
+
+/* Config space of a tree node: len bytes, or -errno when unreadable. */
+struct pci_cfg {
+	int len;
+	uint8_t bytes[PCI_CFG_MAX];
+};
 
 struct gdr_ctx {
 	const struct options *opt;
 	const struct vendor_facts *vf;
 	struct inventory inv;
+	struct pcitree tree;
+	struct pci_cfg *cfg;		/* parallel to tree.n; bridges only */
+	int pci_open_err;		/* libpci set-up, 0 = ready */
 	struct report *rep;
 	const struct gate *gate;	/* gate being run */
 	double mark_ms;			/* start of the current result */
@@ -86,5 +113,7 @@ struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 
 void inventory_build(struct gdr_ctx *ctx);
 void inventory_free(struct inventory *inv);
+void pcitree_build(struct gdr_ctx *ctx);
+void pcitree_free(struct gdr_ctx *ctx);
 
 #endif

@@ -85,9 +85,31 @@ const struct gate gate_table[] = {
 	     "GDRCopy (gdrdrv, libgdrapi): informational, not needed for GDR",
 	     gate_mech_gdrcopy),
 
+	GATE("topo.tree", L_TOPOLOGY, SCOPE_HOST, P_NONE,
+	     "PCIe tree from sysfs: functions, bridges, host bridges, NUMA",
+	     gate_topo_tree),
+	GATE("topo.path", L_TOPOLOGY, SCOPE_PAIR, P_NONE,
+	     "GPU-NIC PCIe path: bridges, nvidia-smi class, NCCL path type",
+	     gate_topo_path),
+	GATE("topo.nccl", L_TOPOLOGY, SCOPE_PAIR, P_BOTH,
+	     "what NCCL decides for the pair (NCCL_NET_GDR_LEVEL, GDR read)",
+	     gate_topo_nccl),
+	GATE("topo.best_nic", L_TOPOLOGY, SCOPE_GPU, P_NONE,
+	     "nearest RDMA device per GPU",
+	     gate_topo_best_nic),
+
 	GATE("platform.bar1", L_PLATFORM, SCOPE_GPU, P_BOTH,
 	     "BAR1 size against GPU memory (what GDR can pin at once)",
 	     gate_platform_bar1),
+	GATE("platform.iommu", L_PLATFORM, SCOPE_HOST, P_BOTH,
+	     "IOMMU presence and the GPU's and NIC's group domain types",
+	     gate_platform_iommu),
+	GATE("platform.acs", L_PLATFORM, SCOPE_PAIR, P_BOTH,
+	     "ACS control of every bridge on the GPU-NIC path (config space)",
+	     gate_platform_acs),
+	GATE("platform.link", L_PLATFORM, SCOPE_PAIR, P_NONE,
+	     "PCIe link width/speed of GPU, NIC and bridges on the path",
+	     gate_platform_link),
 };
 
 const size_t gate_count = sizeof(gate_table) / sizeof(gate_table[0]);
@@ -115,21 +137,22 @@ struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 
 static const char *const scope_names[] = {
 	[SCOPE_HOST] = "host", [SCOPE_GPU] = "gpu", [SCOPE_NIC] = "nic",
-	[SCOPE_PORT] = "port",
+	[SCOPE_PORT] = "port", [SCOPE_PAIR] = "pair",
 };
 
 static void skip_no_subject(struct gdr_ctx *ctx, const struct gate *g)
 {
 	emit(ctx, ctx->host, ST_SKIP, "NO_SUBJECT",
 	     "no %s to check", g->scope == SCOPE_GPU ? "GPU" :
-	     g->scope == SCOPE_NIC ? "RDMA device" : "RDMA port");
+	     g->scope == SCOPE_NIC ? "RDMA device" :
+	     g->scope == SCOPE_PAIR ? "GPU x RDMA device pair" : "RDMA port");
 }
 
 void gates_run(struct gdr_ctx *ctx)
 {
 	for (size_t i = 0; i < gate_count; i++) {
 		const struct gate *g = &gate_table[i];
-		struct target t = { -1, -1, -1 };
+		struct target t = { -1, -1, -1, -1 };
 		bool any = false;
 
 		ctx->gate = g;
@@ -159,6 +182,14 @@ void gates_run(struct gdr_ctx *ctx)
 					g->run(ctx, &t);
 					any = true;
 				}
+			break;
+		case SCOPE_PAIR:
+			for (t.pair = 0; t.pair < (int)ctx->inv.npair; t.pair++) {
+				t.gpu = ctx->inv.pair[t.pair].gpu;
+				t.nic = ctx->inv.pair[t.pair].nic;
+				g->run(ctx, &t);
+				any = true;
+			}
 			break;
 		}
 		/* Every gate shows up in the report, if only to say why not. */

@@ -11,6 +11,7 @@ enum gate_scope {
 	SCOPE_GPU,
 	SCOPE_NIC,
 	SCOPE_PORT,
+	SCOPE_PAIR,
 };
 
 struct gate {

@@ -115,23 +115,44 @@ static int cmp_port(const void *a, const void *b)
 	       ((const struct inv_port *)b)->num;
 }
 
-/* PCI function behind an RDMA device, if any (soft-RoCE has none). */
-static void nic_pci(const char *name, char *out, size_t len)
+static bool realpath_bdf(const char *link, char *out, size_t len)
 {
-	char p[256], real[1024];
+	char real[1024];
 	const char *base;
 	unsigned int d, b, s, f;
 	char tail;
 
-	out[0] = '\0';
-	snprintf(p, sizeof(p), IB_CLASS "/%s/device", name);
-	if (sysroot_realpath(p, real, sizeof(real)))
-		return;
+	if (sysroot_realpath(link, real, sizeof(real)))
+		return false;
 	base = strrchr(real, '/');
 	base = base ? base + 1 : real;
-	if (sscanf(base, "%x:%x:%x.%x%c", &d, &b, &s, &f, &tail) == 4 &&
-	    strlen(base) < len)
-		memcpy(out, base, strlen(base) + 1);
+	if (sscanf(base, "%x:%x:%x.%x%c", &d, &b, &s, &f, &tail) != 4 ||
+	    strlen(base) >= len)
+		return false;
+	memcpy(out, base, strlen(base) + 1);
+	return true;
+}
+
+/*
+ * The PCI function behind an RDMA device: its own device link, or for
+ * software devices (soft-RoCE, siw) the function of the netdev it runs on.
+ */
+static void nic_pci(struct inv_nic *nic)
+{
+	char p[256], ndev[64];
+
+	snprintf(p, sizeof(p), IB_CLASS "/%s/device", nic->name);
+	if (realpath_bdf(p, nic->pci, sizeof(nic->pci))) {
+		snprintf(nic->pci_via, sizeof(nic->pci_via), "device");
+		return;
+	}
+	snprintf(p, sizeof(p), IB_CLASS "/%s/parent", nic->name);
+	if (sysroot_read_line(p, ndev, sizeof(ndev)) || !ndev[0] ||
+	    strchr(ndev, '/'))
+		return;
+	snprintf(p, sizeof(p), "/sys/class/net/%s/device", ndev);
+	if (realpath_bdf(p, nic->pci, sizeof(nic->pci)))
+		snprintf(nic->pci_via, sizeof(nic->pci_via), "netdev %s", ndev);
 }
 
 static void build_nics(struct gdr_ctx *ctx)
@@ -146,17 +167,24 @@ static void build_nics(struct gdr_ctx *ctx)
 	inv->nic = xcalloc(n, sizeof(*inv->nic));
 	for (size_t i = 0; i < n; i++) {
 		struct inv_nic *nic = &inv->nic[inv->nnic++];
-		char dir[256], label[160], **ports = NULL;
+		char dir[256], label[256], **ports = NULL;
 		size_t np = 0;
 
 		snprintf(nic->name, sizeof(nic->name), "%s", names[i]);
-		nic_pci(nic->name, nic->pci, sizeof(nic->pci));
+		nic_pci(nic);
 		nic->verbs = -1;
 		for (int v = 0; v < vf->count && v < VF_MAX_NICS; v++)
 			if (!strcmp(vf->nics[v].name, nic->name))
 				nic->verbs = v;
-		snprintf(label, sizeof(label), "%s (%s)", nic->name,
-			 nic->pci[0] ? nic->pci : "no PCI device");
+		if (!nic->pci[0])
+			snprintf(label, sizeof(label), "%s (no PCI function)",
+				 nic->name);
+		else if (strcmp(nic->pci_via, "device"))
+			snprintf(label, sizeof(label), "%s (%s via %s)", nic->name,
+				 nic->pci, nic->pci_via);
+		else
+			snprintf(label, sizeof(label), "%s (%s)", nic->name,
+				 nic->pci);
 		nic->subject = report_subject(ctx->rep, SUBJ_NIC, nic->name,
 					      label, nic->pci, -1);
 
@@ -188,6 +216,37 @@ static void build_nics(struct gdr_ctx *ctx)
 	sysroot_free_list(names, n);
 }
 
+/* Every GPU x RDMA device, with the PCIe path between the two. */
+static void build_pairs(struct gdr_ctx *ctx)
+{
+	struct inventory *inv = &ctx->inv;
+
+	inv->pair = xcalloc(inv->ngpu * inv->nnic, sizeof(*inv->pair));
+	for (size_t g = 0; g < inv->ngpu; g++) {
+		for (size_t n = 0; n < inv->nnic; n++) {
+			struct inv_pair *p = &inv->pair[inv->npair++];
+			const struct subject *sg, *sn;
+			char id[160], label[200];
+
+			p->gpu = (int)g;
+			p->nic = (int)n;
+			p->node_gpu = pcitree_find(&ctx->tree, inv->gpu[g].pci);
+			p->node_nic = inv->nic[n].pci[0] ?
+				pcitree_find(&ctx->tree, inv->nic[n].pci) : -1;
+			pcitree_path(&ctx->tree, p->node_gpu, p->node_nic,
+				     &p->path);
+			sg = &ctx->rep->subj[inv->gpu[g].subject];
+			sn = &ctx->rep->subj[inv->nic[n].subject];
+			snprintf(id, sizeof(id), "%s~%s", sg->id, sn->id);
+			snprintf(label, sizeof(label), "%s <-> %s", sg->id, sn->id);
+			p->subject = report_subject(ctx->rep, SUBJ_PAIR, id,
+						    label, NULL, -1);
+			ctx->rep->subj[p->subject].pair_gpu = inv->gpu[g].subject;
+			ctx->rep->subj[p->subject].pair_nic = inv->nic[n].subject;
+		}
+	}
+}
+
 void inventory_build(struct gdr_ctx *ctx)
 {
 	memset(&ctx->inv, 0, sizeof(ctx->inv));
@@ -195,6 +254,7 @@ void inventory_build(struct gdr_ctx *ctx)
 				   ctx->rep->meta.hostname, NULL, -1);
 	build_gpus(ctx);
 	build_nics(ctx);
+	build_pairs(ctx);
 }
 
 void inventory_free(struct inventory *inv)
@@ -203,5 +263,6 @@ void inventory_free(struct inventory *inv)
 		free(inv->nic[i].ports);
 	free(inv->nic);
 	free(inv->gpu);
+	free(inv->pair);
 	memset(inv, 0, sizeof(*inv));
 }

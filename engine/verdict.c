@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fold gate results into a verdict per path. A path is READY when the host
- * passes its gates and at least one GPU and one NIC port pass theirs; it is
- * BLOCKED when the host, every GPU or every port is closed (the decisive
- * gate is the earliest in chain order); otherwise UNKNOWN. SKIP never
- * closes a path (it always comes with its reason); ERROR makes it UNKNOWN.
+ * Fold gate results into a verdict per path. A path is READY when some
+ * GPU and some RDMA port pass every gate of that path together with the
+ * host, the port's device and the GPU x device pair; BLOCKED when every
+ * such combination is closed (the decisive result is the latest gate in
+ * chain order that closed one, so it names where the path finally closed);
+ * otherwise UNKNOWN. SKIP never closes a path (it always comes with its
+ * reason); ERROR makes it UNKNOWN.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,37 +40,6 @@ static void state_add(struct subject_state *s, const struct result *r, int idx)
 	}
 }
 
-/* Fold a set of subjects of one kind: fine if any is OK. */
-struct set_state {
-	int count;
-	bool any_ok;
-	bool all_blocked;
-	int decisive;		/* earliest first_blocked over the set */
-	int first_error;
-};
-
-static void set_init(struct set_state *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->all_blocked = true;
-	s->decisive = -1;
-	s->first_error = -1;
-}
-
-static void set_add(struct set_state *s, const struct subject_state *st)
-{
-	s->count++;
-	if (st->state == F_OK)
-		s->any_ok = true;
-	if (st->state != F_BLOCKED)
-		s->all_blocked = false;
-	else if (s->decisive < 0 || st->first_blocked < s->decisive)
-		s->decisive = st->first_blocked;
-	if (st->first_error >= 0 &&
-	    (s->first_error < 0 || st->first_error < s->first_error))
-		s->first_error = st->first_error;
-}
-
 static int min_idx(int a, int b)
 {
 	if (a < 0)
@@ -78,15 +49,43 @@ static int min_idx(int a, int b)
 	return a < b ? a : b;
 }
 
+static void merge(struct subject_state *into, const struct subject_state *s)
+{
+	if (s->state > into->state)
+		into->state = s->state;
+	into->first_blocked = min_idx(into->first_blocked, s->first_blocked);
+	into->first_error = min_idx(into->first_error, s->first_error);
+}
+
+/* Position of a result's gate in the chain: its first result's index. */
+static int gate_rank(const struct report *r, int idx)
+{
+	for (int i = 0; i <= idx; i++)
+		if (!strcmp(r->res[i].gate, r->res[idx].gate))
+			return i;
+	return idx;
+}
+
+static int pair_subject(const struct report *r, int gpu, int nic)
+{
+	for (size_t i = 0; i < r->nsubj; i++)
+		if (r->subj[i].kind == SUBJ_PAIR && r->subj[i].pair_gpu == gpu &&
+		    r->subj[i].pair_nic == nic)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * A candidate is one GPU with one RDMA port: the host, the GPU, the port,
+ * its device and the GPU x device pair must all be open for it to work.
+ */
 static void fold_path(struct report *r, enum gdr_path p)
 {
 	struct path_verdict *pv = &r->path[p];
 	unsigned int mask = 1u << p;
-	struct subject_state *ss;
-	struct subject_state host = { F_OK, -1, -1 };
-	struct set_state gpus, ports;
-	int decisive = -1, error = -1;
-	bool blocked = false, undecided = false;
+	struct subject_state *ss, host = { F_OK, -1, -1 };
+	int decisive = -1, error = -1, candidates = 0, blocked = 0;
+	bool ready = false;
 
 	ss = calloc(r->nsubj ? r->nsubj : 1, sizeof(*ss));
 	if (!ss) {
@@ -99,6 +98,9 @@ static void fold_path(struct report *r, enum gdr_path p)
 	free(pv->blockers);
 	pv->blockers = NULL;
 	pv->nblockers = 0;
+	free(pv->ready);
+	pv->ready = NULL;
+	pv->nready = 0;
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
@@ -117,70 +119,83 @@ static void fold_path(struct report *r, enum gdr_path p)
 			pv->blockers[pv->nblockers++] = (int)i;
 		}
 	}
+	for (size_t i = 0; i < r->nsubj; i++)
+		if (r->subj[i].kind == SUBJ_HOST)
+			merge(&host, &ss[i]);
 
-	set_init(&gpus);
-	set_init(&ports);
-	for (size_t i = 0; i < r->nsubj; i++) {
-		const struct subject *s = &r->subj[i];
-
-		switch (s->kind) {
-		case SUBJ_HOST:
-			host = ss[i];
-			break;
-		case SUBJ_GPU:
-			set_add(&gpus, &ss[i]);
-			break;
-		case SUBJ_PORT: {
-			/* A port is only as open as its device. */
-			struct subject_state st = ss[i];
-
-			if (s->parent >= 0) {
-				const struct subject_state *d = &ss[s->parent];
-
-				if (d->state > st.state)
-					st.state = d->state;
-				st.first_blocked = min_idx(st.first_blocked,
-							   d->first_blocked);
-				st.first_error = min_idx(st.first_error,
-							 d->first_error);
-			}
-			set_add(&ports, &st);
-			break;
-		}
-		default:
-			break;
-		}
-	}
-	/* NIC devices with blocked results but no ports still close the path. */
-	for (size_t i = 0; i < r->nsubj; i++) {
-		bool has_port = false;
-
-		if (r->subj[i].kind != SUBJ_NIC)
+	for (size_t g = 0; g < r->nsubj; g++) {
+		if (r->subj[g].kind != SUBJ_GPU)
 			continue;
-		for (size_t j = 0; j < r->nsubj; j++)
-			has_port |= r->subj[j].parent == (int)i;
-		if (!has_port)
-			set_add(&ports, &ss[i]);
-	}
+		for (size_t q = 0; q < r->nsubj; q++) {
+			const struct subject *sq = &r->subj[q];
+			struct subject_state c = host;
+			int nic, pair;
 
-	if (host.state == F_BLOCKED) {
-		blocked = true;
+			/* Ports, and RDMA devices that have no port at all. */
+			if (sq->kind == SUBJ_PORT) {
+				nic = sq->parent;
+			} else if (sq->kind == SUBJ_NIC) {
+				bool has_port = false;
+
+				for (size_t j = 0; j < r->nsubj; j++)
+					has_port |= r->subj[j].parent == (int)q;
+				/* A device without ports can close the
+				 * path, never open it. */
+				if (has_port || ss[q].state != F_BLOCKED)
+					continue;
+				nic = (int)q;
+			} else {
+				continue;
+			}
+			merge(&c, &ss[g]);
+			merge(&c, &ss[q]);
+			if (nic >= 0 && nic != (int)q)
+				merge(&c, &ss[nic]);
+			pair = nic >= 0 ? pair_subject(r, (int)g, nic) : -1;
+			if (pair >= 0)
+				merge(&c, &ss[pair]);
+			candidates++;
+			if (c.state == F_OK) {
+				int (*nr)[2] = realloc(pv->ready, (pv->nready + 1) *
+						       sizeof(*pv->ready));
+
+				if (!nr) {
+					fputs("gdrcheck: out of memory\n", stderr);
+					exit(3);
+				}
+				pv->ready = nr;
+				pv->ready[pv->nready][0] = (int)g;
+				pv->ready[pv->nready][1] = (int)q;
+				pv->nready++;
+				ready = true;
+			} else if (c.state == F_BLOCKED) {
+				int rk = gate_rank(r, c.first_blocked);
+
+				blocked++;
+				/* The path closes at the latest gate any candidate
+				 * still passed; the first subject there names it. */
+				if (decisive < 0 || rk > gate_rank(r, decisive) ||
+				    (rk == gate_rank(r, decisive) &&
+				     c.first_blocked < decisive))
+					decisive = c.first_blocked;
+			} else {
+				error = min_idx(error, c.first_error);
+			}
+		}
+	}
+	if (!candidates && host.state == F_BLOCKED) {
 		decisive = host.first_blocked;
+		blocked = 1;
 	}
-	if (gpus.count && gpus.all_blocked) {
-		blocked = true;
-		decisive = min_idx(decisive, gpus.decisive);
-	}
-	if (ports.count && ports.all_blocked) {
-		blocked = true;
-		decisive = min_idx(decisive, ports.decisive);
-	}
-	error = min_idx(host.first_error,
-			min_idx(gpus.any_ok ? -1 : gpus.first_error,
-				ports.any_ok ? -1 : ports.first_error));
-	undecided = host.state == F_ERROR || !gpus.any_ok || !ports.any_ok;
 
-	if (blocked) {
+	if (ready) {
+		pv->verdict = V_READY;
+		pv->decisive = -1;
+		snprintf(pv->summary, sizeof(pv->summary),
+			 "READY: %s with %s%s", r->subj[pv->ready[0][0]].id,
+			 r->subj[pv->ready[0][1]].id,
+			 pv->nready > 1 ? " (and more: see ready pairs)" : "");
+	} else if (blocked && (blocked == candidates || !candidates)) {
 		const struct result *d = &r->res[decisive];
 
 		pv->verdict = V_BLOCKED;
@@ -188,7 +203,9 @@ static void fold_path(struct report *r, enum gdr_path p)
 		snprintf(pv->summary, sizeof(pv->summary),
 			 "BLOCKED at %s (%s): %s", d->gate,
 			 r->subj[d->subject].id, d->reason);
-	} else if (undecided) {
+	} else {
+		if (error < 0)
+			error = host.first_error;
 		pv->verdict = V_UNKNOWN;
 		pv->decisive = error;
 		if (error >= 0)
@@ -199,14 +216,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 				 r->res[error].reason);
 		else
 			snprintf(pv->summary, sizeof(pv->summary),
-				 "UNKNOWN: no %s was checked",
-				 !gpus.any_ok ? "GPU" : "RDMA port");
-	} else {
-		pv->verdict = V_READY;
-		pv->decisive = -1;
-		snprintf(pv->summary, sizeof(pv->summary),
-			 "READY: every gate open for at least one GPU and one "
-			 "RDMA port");
+				 "UNKNOWN: no GPU with an RDMA port was checked");
 	}
 	free(ss);
 }

@@ -25,8 +25,8 @@ int parse_kernel_release(const char *s, struct kver *v)
 			break;
 		s++;
 	}
-	if (i == 0 && *s != '\0' && *s != '-' && *s != '+')
-		return -EINVAL;	/* "6" alone is no release; "6x" is junk */
+	if (i == 0)
+		return -EINVAL;	/* "6" alone is no release: major.minor at least */
 	v->major = (int)p[0];
 	v->minor = (int)p[1];
 	v->patch = (int)p[2];
@@ -77,9 +77,11 @@ int parse_status(const char *status, long *euid, unsigned long long *capeff)
 	const char *cap = strstr(status, "\nCapEff:");
 	long r, e;
 
-	if (!strncmp(status, "Uid:", 4))
-		uid = status - 1;
-	if (!uid || sscanf(uid + 5, "%ld %ld", &r, &e) != 2 || e < 0)
+	if (uid)
+		uid++;
+	else if (!strncmp(status, "Uid:", 4))
+		uid = status;
+	if (!uid || sscanf(uid + 4, "%ld %ld", &r, &e) != 2 || e < 0)
 		return -EINVAL;
 	*euid = e;
 	*capeff = 0;
@@ -122,7 +124,9 @@ int parse_nvidia_version(const char *text, enum nv_flavour *flavour,
 			dot |= p[tl] == '.';
 			tl++;
 		}
-		if (dot && (p + tl == eol || isspace((unsigned char)p[tl]))) {
+		/* "580.159.04", never "535." */
+		if (dot && p[tl - 1] != '.' &&
+		    (p + tl == eol || isspace((unsigned char)p[tl]))) {
 			if (tl >= len)
 				return -EINVAL;
 			memcpy(version, p, tl);
@@ -284,7 +288,8 @@ void format_bytes(unsigned long long v, char *buf, size_t len)
 	double d = (double)v;
 	unsigned int u = 0;
 
-	while (u < 4 && d >= 1024) {
+	/* 1048575 bytes is "1.0 MiB", not "1024.0 KiB". */
+	while (u < 4 && d >= 1023.95) {
 		d /= 1024;
 		u++;
 	}

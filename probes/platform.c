@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Layer 5: the platform. This file: BAR1, the window GDR pins through. */
+/* Layer 5: the platform — BAR1, IOMMU, ACS on the path, link health. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "access/pci.h"
+#include "probes/pcie.h"
 
 #include "access/sysroot.h"
 #include "probes/parse.h"
@@ -65,4 +69,323 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "bar1_bytes", (long long)size);
 	ev_str(r, "bar1_start", "0x%llx", start);
 	ev_int(r, "bar1_register", reg);
+}
+
+/* --- IOMMU ------------------------------------------------------------ */
+
+/* The IOMMU group type of a function: "identity", "DMA", "DMA-FQ", ... */
+static int iommu_group(const char *bdf, char *group, size_t glen, char *type,
+		       size_t tlen)
+{
+	char p[256];
+	int ret;
+
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/iommu_group", bdf);
+	ret = sysroot_link_name(p, group, glen);
+	if (ret)
+		return ret;
+	snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", group);
+	if (sysroot_read_line(p, type, tlen))
+		snprintf(type, tlen, "unknown");
+	return 0;
+}
+
+static bool translating(const char *type)
+{
+	return !strncmp(type, "DMA", 3);
+}
+
+/* Does the IOMMU translate DMA of the GPU or the NIC of a pair? */
+static bool pair_translated(const struct gdr_ctx *ctx, const struct inv_pair *p)
+{
+	char g[32], type[32];
+
+	if (!iommu_group(ctx->inv.gpu[p->gpu].pci, g, sizeof(g), type,
+			 sizeof(type)) && translating(type))
+		return true;
+	return ctx->inv.nic[p->nic].pci[0] &&
+	       !iommu_group(ctx->inv.nic[p->nic].pci, g, sizeof(g), type,
+			    sizeof(type)) && translating(type);
+}
+
+static void cmdline_iommu(char *out, size_t len)
+{
+	char line[4096];
+	size_t used = 0;
+
+	out[0] = '\0';
+	if (sysroot_read_line("/proc/cmdline", line, sizeof(line)))
+		return;
+	for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " "))
+		if ((strstr(tok, "iommu") || strstr(tok, "dmar")) && used < len)
+			used += (size_t)snprintf(out + used, len - used, "%s%s",
+						 used ? " " : "", tok);
+}
+
+void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
+{
+	char **units = NULL, cmd[256], key[96], group[32], type[32];
+	size_t nunits = 0, translated = 0, grouped = 0;
+	struct result *r = NULL;
+	int ret = sysroot_list("/sys/class/iommu", &units, &nunits);
+
+	cmdline_iommu(cmd, sizeof(cmd));
+	if (ret && ret != -ENOENT) {
+		emit(ctx, ctx->host, ST_ERROR, "IOMMU_UNREADABLE",
+		     "cannot list /sys/class/iommu: %s", strerror(-ret));
+		return;
+	}
+	/* Count first, then record: the evidence goes on the final result. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (!nunits && !grouped) {
+				r = emit(ctx, ctx->host, ST_PASS, "NO_IOMMU",
+					 "no IOMMU active: peer DMA is not "
+					 "translated");
+			} else if (translated) {
+				r = emit(ctx, ctx->host, ST_WARN,
+					 "IOMMU_TRANSLATING",
+					 "IOMMU translates DMA of %zu GPU/NIC "
+					 "function(s): peer-to-peer needs ACS "
+					 "redirect off or ATS, else it faults or "
+					 "detours", translated);
+				result_remedy(r, "boot with iommu=pt (with "
+					      "intel_iommu=on or amd_iommu=on) so "
+					      "GPU and NIC use identity domains");
+			} else {
+				r = emit(ctx, ctx->host, ST_PASS,
+					 "IOMMU_PASSTHROUGH",
+					 "IOMMU on, GPU and NIC in identity "
+					 "(pass-through) domains");
+			}
+			ev_int(r, "iommu_units", (long long)nunits);
+			ev_str(r, "cmdline", "%s", cmd[0] ? cmd : "none");
+		}
+		for (size_t i = 0; i < ctx->inv.ngpu + ctx->inv.nnic; i++) {
+			bool gpu = i < ctx->inv.ngpu;
+			const char *bdf = gpu ? ctx->inv.gpu[i].pci :
+				ctx->inv.nic[i - ctx->inv.ngpu].pci;
+			int subj = gpu ? ctx->inv.gpu[i].subject :
+				ctx->inv.nic[i - ctx->inv.ngpu].subject;
+
+			if (!bdf[0] || iommu_group(bdf, group, sizeof(group),
+						   type, sizeof(type)))
+				continue;
+			if (pass == 0) {
+				grouped++;
+				translated += translating(type);
+				continue;
+			}
+			snprintf(key, sizeof(key), "group_%s",
+				 ctx->rep->subj[subj].id);
+			ev_str(r, key, "%s (%s)", group, type);
+		}
+	}
+	sysroot_free_list(units, nunits);
+}
+
+/* --- ACS on the GPU-NIC path -------------------------------------------- */
+
+/* Why a bridge's ACS cannot be read, or NULL when it can. */
+static const char *acs_unreadable(const struct pci_cfg *c, char *buf,
+				  size_t len)
+{
+	struct acs_regs acs;
+	int ret;
+
+	if (c->len < 0) {
+		snprintf(buf, len, "config space unreadable: %s", strerror(-c->len));
+		return buf;
+	}
+	if (c->len <= 64) {
+		snprintf(buf, len, "only %d bytes of config space", c->len);
+		return buf;
+	}
+	if (c->len < 0x104) {
+		snprintf(buf, len, "no extended config space (%d bytes)", c->len);
+		return buf;
+	}
+	ret = pcie_read_acs(c->bytes, (size_t)c->len, &acs);
+	if (ret) {
+		snprintf(buf, len, "%s", pcie_walk_error(ret));
+		return buf;
+	}
+	return NULL;
+}
+
+void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct pcipath *p = &pr->path;
+	char bits[128], key[64], why[128], redir[512] = "", bad[512] = "";
+	int redirect = 0, header_only = 0, unreadable = 0, with_acs = 0;
+	size_t used = 0, bused = 0;
+	struct result *r;
+
+	if (!p->known) {
+		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	if (ctx->pci_open_err) {
+		r = emit(ctx, pr->subject, ST_SKIP, "LIBPCI_UNAVAILABLE",
+			 "cannot read config space: %s", pci_lib_facts()->error);
+		result_remedy(r, "install libpci (Debian/Ubuntu: libpci3; "
+			      "RHEL: pciutils-libs)");
+		return;
+	}
+	if (!p->nbridges) {
+		emit(ctx, pr->subject, ST_PASS, "NO_BRIDGE_ON_PATH",
+		     "no PCIe bridge between GPU and NIC: nothing to redirect");
+		return;
+	}
+	for (int i = 0; i < p->nbridges; i++) {
+		const struct pcinode *n = &ctx->tree.n[p->bridges[i]];
+		const struct pci_cfg *c = &ctx->cfg[p->bridges[i]];
+		struct acs_regs acs;
+
+		if (acs_unreadable(c, why, sizeof(why))) {
+			unreadable++;
+			header_only += c->len == 64;
+			if (bused < sizeof(bad))
+				bused += (size_t)snprintf(bad + bused,
+					sizeof(bad) - bused, "%s%s: %s",
+					bused ? "; " : "", n->bdf, why);
+			continue;
+		}
+		pcie_read_acs(c->bytes, (size_t)c->len, &acs);
+		if (!acs.present)
+			continue;
+		with_acs++;
+		if ((acs.ctrl & ACS_REDIRECTS) && used < sizeof(redir)) {
+			redirect++;
+			used += (size_t)snprintf(redir + used, sizeof(redir) - used,
+						 "%s%s (%s)", used ? ", " : "",
+						 n->bdf,
+						 pcie_port_type_name(n->port_type));
+		}
+	}
+	if (redirect) {
+		bool iommu = pair_translated(ctx, pr);
+
+		r = emit(ctx, pr->subject, iommu ? ST_BLOCKED : ST_WARN,
+			 iommu ? "ACS_REDIRECT_IOMMU" : "ACS_REDIRECT",
+			 "ACS redirect on %s: peer traffic forced up to the root "
+			 "complex%s", redir,
+			 iommu ? ", where the IOMMU translates it: GPU-NIC DMA "
+			 "faults or is blocked" :
+			 " (slower; some root complexes drop it)");
+		result_remedy(r, "clear ACS P2P redirect on those ports (BIOS: "
+			      "disable ACS / PCIe ACS control; or boot with "
+			      "iommu=pt and pci=disable_acs_redir=<ports>)");
+	} else if (unreadable && header_only == unreadable) {
+		/* The kernel shows non-root readers only the 64-byte header. */
+		r = emit(ctx, pr->subject, ST_SKIP, "ACS_NEEDS_ROOT",
+			 "ACS of %d bridge(s) on the path unreadable: only the "
+			 "64-byte header is visible; needs root", unreadable);
+		result_remedy(r, "run gdrcheck as root to check ACS");
+	} else if (unreadable) {
+		r = emit(ctx, pr->subject, ST_ERROR, "ACS_UNREADABLE",
+			 "cannot decode ACS on the path: %s", bad);
+	} else {
+		r = emit(ctx, pr->subject, ST_PASS, "ACS_NO_REDIRECT",
+			 "no ACS redirect on the %d bridge(s) of the path (%d "
+			 "with an ACS capability)", p->nbridges, with_acs);
+	}
+	for (int i = 0; i < p->nbridges; i++) {
+		const struct pcinode *n = &ctx->tree.n[p->bridges[i]];
+		const struct pci_cfg *c = &ctx->cfg[p->bridges[i]];
+		struct acs_regs acs;
+
+		snprintf(key, sizeof(key), "acs_%s", n->bdf);
+		if (acs_unreadable(c, why, sizeof(why))) {
+			ev_str(r, key, "unreadable: %s", why);
+			continue;
+		}
+		pcie_read_acs(c->bytes, (size_t)c->len, &acs);
+		if (!acs.present) {
+			ev_str(r, key, "no ACS capability");
+			continue;
+		}
+		acs_bits_string(acs.ctrl, bits, sizeof(bits));
+		ev_str(r, key, "ctl 0x%04x cap 0x%04x: %s", acs.ctrl, acs.cap, bits);
+	}
+}
+
+/* --- link health ------------------------------------------------------- */
+
+static int link_attr(const char *bdf, const char *attr, char *buf, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/%s", bdf, attr);
+	return sysroot_read_line(p, buf, len);
+}
+
+void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct pcipath *p = &pr->path;
+	char degraded[512] = "", key[64];
+	int nodes[PCIPATH_MAX + 2], n = 0, checked = 0;
+	size_t used = 0;
+	struct result *r = NULL;
+
+	if (!p->known) {
+		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	nodes[n++] = pr->node_gpu;
+	for (int i = 0; i < p->nbridges; i++)
+		nodes[n++] = p->bridges[i];
+	nodes[n++] = pr->node_nic;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (!checked)
+				r = emit(ctx, pr->subject, ST_SKIP, "NO_LINK_INFO",
+					 "no link speed/width in sysfs for the "
+					 "path (virtual or legacy PCI)");
+			else if (degraded[0])
+				r = emit(ctx, pr->subject, ST_WARN, "LINK_DEGRADED",
+					 "trained below its maximum: %s", degraded);
+			else
+				r = emit(ctx, pr->subject, ST_PASS, "LINKS_AT_MAX",
+					 "%d link(s) on the path at their maximum "
+					 "width (GPU link speed drops when idle)",
+					 checked);
+			if (degraded[0])
+				result_remedy(r, "reseat the card or riser, check "
+					      "the slot's wiring and BIOS link "
+					      "settings; `lspci -vv` shows LnkSta");
+		}
+		for (int i = 0; i < n; i++) {
+			const char *bdf = ctx->tree.n[nodes[i]].bdf;
+			char cs[32], ms[32], cw[16], mw[16];
+			bool is_gpu = i == 0, is_nic = i == n - 1;
+			bool width_down, speed_down;
+
+			if (link_attr(bdf, "current_link_speed", cs, sizeof(cs)) ||
+			    link_attr(bdf, "max_link_speed", ms, sizeof(ms)) ||
+			    link_attr(bdf, "current_link_width", cw, sizeof(cw)) ||
+			    link_attr(bdf, "max_link_width", mw, sizeof(mw)))
+				continue;
+			width_down = atoi(cw) > 0 && atoi(cw) < atoi(mw);
+			/* GPUs drop link speed when idle: only width counts. */
+			speed_down = is_nic && strcmp(cs, ms) &&
+				     strtod(cs, NULL) < strtod(ms, NULL);
+			if (pass == 0) {
+				checked++;
+				if ((width_down || speed_down) && used < sizeof(degraded))
+					used += (size_t)snprintf(degraded + used,
+						sizeof(degraded) - used,
+						"%s%s %s x%s of %s x%s", used ? "; " : "",
+						is_gpu ? "GPU" : is_nic ? "NIC" : "bridge",
+						bdf, cw, ms, mw);
+				continue;
+			}
+			snprintf(key, sizeof(key), "link_%s", bdf);
+			ev_str(r, key, "%s x%s (max %s x%s)", cs, cw, ms, mw);
+		}
+	}
 }

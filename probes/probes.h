@@ -40,8 +40,17 @@ void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t);
 
+/* topology */
+void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t);
+void gate_topo_path(struct gdr_ctx *ctx, const struct target *t);
+void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t);
+void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t);
+
 /* platform */
 void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
 
 /* Shared helpers (probes/common.c). */
 

@@ -135,6 +135,17 @@ static json_t *build(const struct report *r)
 			json_array_append_new(b, e);
 		}
 		json_object_set_new(o, "blockers", b);
+		b = json_array();
+		for (size_t i = 0; i < pv->nready; i++) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "gpu",
+				string_checked(r->subj[pv->ready[i][0]].id));
+			json_object_set_new(e, "port",
+				string_checked(r->subj[pv->ready[i][1]].id));
+			json_array_append_new(b, e);
+		}
+		json_object_set_new(o, "ready", b);
 		json_object_set_new(paths, path_name((enum gdr_path)p), o);
 	}
 	json_object_set_new(root, "paths", paths);

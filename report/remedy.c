@@ -33,7 +33,8 @@ size_t report_remedies(const struct report *r, struct remedy **out)
 			if (res->status != want || !res->remediation)
 				continue;
 			for (size_t j = 0; j < n; j++)
-				if (!strcmp(v[j].gate, res->gate) &&
+				if (v[j].status == res->status &&
+				    !strcmp(v[j].gate, res->gate) &&
 				    !strcmp(v[j].text, res->remediation))
 					m = &v[j];
 			if (!m) {

@@ -21,7 +21,8 @@ static void *xrealloc(void *p, size_t n)
 	return q;
 }
 
-static char *xvasprintf(const char *fmt, va_list ap)
+static char *__attribute__((format(printf, 1, 0)))
+xvasprintf(const char *fmt, va_list ap)
 {
 	char *s = NULL;
 
@@ -65,8 +66,10 @@ void report_free(struct report *r)
 	}
 	free(r->res);
 	free(r->subj);
-	for (int p = 0; p < PATH_COUNT; p++)
+	for (int p = 0; p < PATH_COUNT; p++) {
 		free(r->path[p].blockers);
+		free(r->path[p].ready);
+	}
 	memset(r, 0, sizeof(*r));
 }
 
@@ -83,6 +86,8 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
 	snprintf(s->label, sizeof(s->label), "%s", label ? label : "");
 	snprintf(s->pci, sizeof(s->pci), "%s", pci ? pci : "");
 	s->parent = parent;
+	s->pair_gpu = -1;
+	s->pair_nic = -1;
 	return (int)r->nsubj++;
 }
 

@@ -56,6 +56,8 @@ struct subject {
 	char label[128];	/* human: "NVIDIA H200 (0000:00:06.0)" */
 	char pci[32];		/* PCI address where one applies */
 	int parent;		/* port -> its NIC subject; -1 otherwise */
+	int pair_gpu;		/* pair -> its GPU and NIC subjects; -1 */
+	int pair_nic;
 };
 
 enum ev_type {
@@ -97,6 +99,8 @@ struct path_verdict {
 	int decisive;		/* result index naming the gate; -1 none */
 	int *blockers;		/* every BLOCKED result relevant to the path */
 	size_t nblockers;
+	int (*ready)[2];	/* GPU and port subjects that work together */
+	size_t nready;
 	char summary[256];
 };
 
@@ -158,7 +162,7 @@ struct remedy {
 size_t report_remedies(const struct report *r, struct remedy **out);
 void report_remedies_free(struct remedy *v, size_t n);
 
-/* Renderers. Return 0, or -errno when writing failed. */
+/* Renderers. Return 0, or -1 when rendering or writing failed. */
 struct render_opts {
 	bool color;
 	bool verbose;

@@ -117,6 +117,18 @@ int render_text(const struct report *r, const struct render_opts *o,
 			o->color ? verdict_color(pv->verdict) : "", verdict,
 			o->color ? C_RESET : "", summary);
 	}
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const struct path_verdict *pv = &r->path[p];
+
+		if (pv->nready < 2)
+			continue;
+		fprintf(out, "  %-8s ready pairs:", path_name((enum gdr_path)p));
+		for (size_t i = 0; i < pv->nready; i++)
+			fprintf(out, "%s %s+%s", i ? "," : "",
+				r->subj[pv->ready[i][0]].id,
+				r->subj[pv->ready[i][1]].id);
+		fputc('\n', out);
+	}
 	fprintf(out, "  %-8s %s%s%s (--require %s, exit %d)\n", "overall",
 		o->color ? verdict_color(r->overall) : "",
 		verdict_name(r->overall), o->color ? C_RESET : "",

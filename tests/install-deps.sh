@@ -4,7 +4,8 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs="build-essential clang pkg-config libibverbs-dev libpci-dev libjansson-dev \
-libcmocka-dev python3 python3-jsonschema man-db groff-base"
+libcmocka-dev python3 python3-jsonschema man-db groff-base \
+pciutils"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

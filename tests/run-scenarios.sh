@@ -114,6 +114,19 @@ run_case() {
 		echo "FAIL $name: exit status $(cat "$work/rc.txt"), expected $(cat "$dir/expected.rc")"
 		ok=1
 	fi
+	# Extra assertions a case may carry (same environment as the run).
+	if [ -f "$dir/check.sh" ]; then
+		if ! TOP="$top" SYSROOT="$work/sysroot" WORK="$work" \
+			SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+			FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			sh "$dir/check.sh" >"$work/check.log" 2>&1; then
+			echo "FAIL $name: check.sh failed:"
+			cat "$work/check.log"
+			ok=1
+		fi
+	fi
 	return $ok
 }
 

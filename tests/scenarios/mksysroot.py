@@ -4,6 +4,8 @@
 The spec is line based, one directive per line ('#' comments). Paths are
 absolute inside the sysroot. Values use shell-like quoting (shlex).
 
+  set NAME VALUE                    define ${NAME} for later lines; ${NAME:-X}
+                                    expands to X when NAME is not set
   include FILE                      read another spec (relative to this one)
   file PATH TEXT                    write TEXT + newline ("\\n" escapes work)
   touch PATH                        empty file (e.g. a /dev node stand-in)
@@ -24,7 +26,24 @@ absolute inside the sysroot. Values use shell-like quoting (shlex).
 
 pci keys: path=<dirs under /sys/devices> (default pci0000:BB/BDF),
 vendor, device, class (hex), bars=<bits:size>,... (e.g. 64:16M,64:256G),
-numa=N, speed="16.0 GT/s PCIe", width=16, driver=NAME.
+numa=N, speed="16.0 GT/s PCIe", width=16 (current = max unless
+curspeed=/curwidth= say otherwise), driver=NAME, iommu=GROUP:TYPE,
+port=endpoint|rootport|upstream|downstream (PCIe port type; class 0x060400
+bridges default by depth), acs=0xCTL (an ACS extended capability with that
+control register; capability 0x005f like QEMU's root ports),
+cfg=4096|256|64|truncated|loop|garbage (what the config file holds; 64 is
+what a non-root reader gets).
+
+The config file is a real PCIe layout: the standard type 0/1 header with a
+capability list at 0x40 (the PCI Express capability: port type, link
+capabilities and status), and extended capabilities from 0x100 (AER, then
+ACS when asked for).
+
+Other directives:
+  numa-nodes N                      /sys/devices/system/node/node0..N-1
+  cpuinfo hypervisor|bare           /proc/cpuinfo flags (VM or not)
+  cmdline TEXT                      /proc/cmdline
+  iommu-unit NAME                   /sys/class/iommu/NAME
 
 ibdev keys: pci=BDF (omit for a device with no PCI parent), uverbs=uverbsN,
 node=present|missing (/dev/infiniband/uverbsN), fw=VERSION, abi=N.
@@ -34,7 +53,9 @@ link=Ethernet|InfiniBand, rate=TEXT, gids=TYPE[:netdev],... where TYPE is
 v2, v1 or zero (an unpopulated entry).
 """
 import os
+import re
 import shlex
+import struct
 import sys
 import tarfile
 
@@ -126,19 +147,79 @@ class Builder:
             lines.append("0x%016x 0x%016x 0x%016x" % (0, 0, 0))
         return "\n".join(lines[:7]) + "\n"
 
+    def config(self, bdf, kv, depth):
+        """Config space bytes of a function, as the kernel would show them."""
+        cfg = bytearray(4096)
+        cls = int(kv.get("class", "0x000000"), 16)
+        bridge = (cls >> 8) == 0x0604
+        vendor, device = int(kv.get("vendor", "0x8086"), 16), int(kv.get("device", "0x0000"), 16)
+        cfg[0:4] = struct.pack("<HH", vendor, device)
+        cfg[4:8] = struct.pack("<HH", 0x0006, 0x0010)     # mem+master; cap list
+        cfg[8] = 0x01
+        cfg[9:12] = bytes([cls & 0xff, (cls >> 8) & 0xff, (cls >> 16) & 0xff])
+        cfg[0x0e] = 0x01 if bridge else 0x00
+        if bridge:
+            bus = int(bdf[5:7], 16)
+            cfg[0x18:0x1b] = bytes([bus, bus + 1, bus + 1])
+        cfg[0x34] = 0x40
+        ports = {"endpoint": 0x0, "rootport": 0x4, "upstream": 0x5, "downstream": 0x6}
+        if "port" in kv:
+            ptype = ports[kv["port"]]
+        elif bridge:
+            ptype = 0x4 if depth == 0 else (0x5 if depth % 2 else 0x6)
+        else:
+            ptype = 0x0
+        speeds = {"2.5": 1, "5.0": 2, "8.0": 3, "16.0": 4, "32.0": 5, "64.0": 6}
+        mspeed = speeds.get(kv.get("speed", "16.0 GT/s").split()[0], 4)
+        cspeed = speeds.get(kv.get("curspeed", kv.get("speed", "16.0 GT/s")).split()[0], 4)
+        mwidth = int(kv.get("width", "16"))
+        cwidth = int(kv.get("curwidth", kv.get("width", "16")))
+        cfg[0x40] = 0x10                                   # PCI Express
+        cfg[0x41] = 0x00                                   # last standard cap
+        cfg[0x42:0x44] = struct.pack("<H", 0x0002 | ptype << 4 |
+                                     (0x100 if ptype in (0x4, 0x6) else 0))
+        cfg[0x4c:0x50] = struct.pack("<I", mspeed | mwidth << 4)
+        cfg[0x52:0x54] = struct.pack("<H", cspeed | cwidth << 4)
+        # Extended capabilities: AER at 0x100, then ACS at 0x148.
+        acs = kv.get("acs")
+        nxt = 0x148 if acs is not None else 0
+        cfg[0x100:0x104] = struct.pack("<I", 0x0001 | 2 << 16 | nxt << 20)
+        if acs is not None:
+            cfg[0x148:0x14c] = struct.pack("<I", 0x000d | 1 << 16)
+            cfg[0x14c:0x150] = struct.pack("<HH", 0x005f, int(acs, 16))
+        mode = kv.get("cfg", "4096")
+        if mode == "loop":          # AER's next pointer leads back to itself
+            cfg[0x100:0x104] = struct.pack("<I", 0x0001 | 2 << 16 | 0x100 << 20)
+        elif mode == "garbage":     # every extended header reads 0xa5a5a5a5
+            cfg[0x100:] = b"\xa5" * (4096 - 0x100)
+        size = {"4096": 4096, "256": 256, "64": 64, "truncated": 0x130,
+                "loop": 4096, "garbage": 4096}[mode]
+        return bytes(cfg[:size])
+
     def d_pci(self, bdf, kv):
         path = kv.get("path", f"pci{bdf[:7]}/{bdf}")
         dev = f"/sys/devices/{path}"
         assert path.endswith(bdf), (bdf, path)
+        depth = sum(1 for c in path.split("/")[1:-1] if ":" in c)
+        full = self.p(f"{dev}/config")
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(self.config(bdf, kv, depth))
+        if "iommu" in kv:
+            group, gtype = kv["iommu"].split(":")
+            self.write(f"/sys/kernel/iommu_groups/{group}/type", gtype + "\n")
+            self.rel_link(f"{dev}/iommu_group", f"/sys/kernel/iommu_groups/{group}")
         self.write(f"{dev}/vendor", kv.get("vendor", "0x8086") + "\n")
         self.write(f"{dev}/device", kv.get("device", "0x0000") + "\n")
         self.write(f"{dev}/class", kv.get("class", "0x000000") + "\n")
         self.write(f"{dev}/numa_node", kv.get("numa", "-1") + "\n")
+        self.write(f"{dev}/irq", "0\n")
         self.write(f"{dev}/resource", self.bar_lines(kv.get("bars", "")))
         if "speed" in kv:
-            for k in ("current", "max"):
-                self.write(f"{dev}/{k}_link_speed", kv["speed"] + "\n")
-                self.write(f"{dev}/{k}_link_width", kv.get("width", "16") + "\n")
+            self.write(f"{dev}/max_link_speed", kv["speed"] + "\n")
+            self.write(f"{dev}/max_link_width", kv.get("width", "16") + "\n")
+            self.write(f"{dev}/current_link_speed", kv.get("curspeed", kv["speed"]) + "\n")
+            self.write(f"{dev}/current_link_width", kv.get("curwidth", kv.get("width", "16")) + "\n")
         if "driver" in kv:
             self.mkdir(f"/sys/bus/pci/drivers/{kv['driver']}")
             self.rel_link(f"{dev}/driver", f"/sys/bus/pci/drivers/{kv['driver']}")
@@ -217,17 +298,34 @@ def kvs(tokens):
     return out
 
 
-def run_spec(b, spec):
+VAR = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
+
+
+def expand(line, env, where):
+    def sub(m):
+        if m.group(1) in env:
+            return env[m.group(1)]
+        if m.group(2) is not None:
+            return m.group(2)
+        raise SystemExit(f"{where}: ${{{m.group(1)}}} is not set")
+    return VAR.sub(sub, line)
+
+
+def run_spec(b, spec, env=None):
+    env = {} if env is None else env
     here = os.path.dirname(os.path.abspath(spec))
     with open(spec) as f:
         for lineno, line in enumerate(f, 1):
+            line = expand(line, env, f"{spec}:{lineno}")
             tok = shlex.split(line, comments=True)
             if not tok:
                 continue
             cmd, args = tok[0], tok[1:]
             try:
-                if cmd == "include":
-                    run_spec(b, os.path.join(here, args[0]))
+                if cmd == "set":
+                    env[args[0]] = args[1]
+                elif cmd == "include":
+                    run_spec(b, os.path.join(here, args[0]), env)
                 elif cmd == "file":
                     b.write(args[0], args[1].replace("\\n", "\n") + "\n")
                 elif cmd == "touch":
@@ -253,6 +351,20 @@ def run_spec(b, spec):
                     b.d_ibdev(args[0], kvs(args[1:]))
                 elif cmd == "port":
                     b.d_port(args[0], args[1], kvs(args[2:]))
+                elif cmd == "numa-nodes":
+                    for i in range(int(args[0])):
+                        b.mkdir(f"/sys/devices/system/node/node{i}")
+                elif cmd == "cpuinfo":
+                    flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr"
+                    if args[0] == "hypervisor":
+                        flags += " hypervisor"
+                    b.write("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: "
+                            "GenuineIntel\nmodel name\t: Intel(R) Xeon(R) "
+                            f"Platinum 8480C\nflags\t\t: {flags}\n\n")
+                elif cmd == "cmdline":
+                    b.write("/proc/cmdline", args[0] + "\n")
+                elif cmd == "iommu-unit":
+                    b.mkdir(f"/sys/class/iommu/{args[0]}")
                 elif cmd == "pci-capture":
                     b.d_pci_capture(os.path.join(here, args[0]))
                 else:

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/* libpci through a dlopen'd function table (LIBPCI_3.0 version node). */
+#include "access/pci.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pci/pci.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "access/symtab.h"
+#include "access/sysroot.h"
+
+struct pci_table {
+	struct pci_access *(*alloc)(void);
+	void (*init)(struct pci_access *acc);
+	void (*cleanup)(struct pci_access *acc);
+	int (*set_param)(struct pci_access *acc, char *param, char *value);
+	int (*lookup_method)(char *name);
+	struct pci_dev *(*get_dev)(struct pci_access *acc, int domain, int bus,
+				   int dev, int func);
+	void (*free_dev)(struct pci_dev *dev);
+	int (*read_block)(struct pci_dev *dev, int pos, uint8_t *buf, int len);
+	void (*scan_bus)(struct pci_access *acc);
+};
+
+#define PSYM(n, field) { .name = n, .version = "LIBPCI_3.0", \
+	.offset = offsetof(struct pci_table, field), .required = true }
+
+static const struct sym_entry pci_syms[] = {
+	PSYM("pci_alloc", alloc),
+	PSYM("pci_init", init),
+	PSYM("pci_cleanup", cleanup),
+	PSYM("pci_set_param", set_param),
+	PSYM("pci_lookup_method", lookup_method),
+	PSYM("pci_get_dev", get_dev),
+	PSYM("pci_free_dev", free_dev),
+	PSYM("pci_read_block", read_block),
+	PSYM("pci_scan_bus", scan_bus),
+};
+
+static struct pci_table lp;
+static void *pci_handle;
+static struct pci_access *acc;
+static struct lib_facts pci_facts;
+static const char *method_name = "none";
+static sigjmp_buf pci_fatal;
+static bool pci_fatal_armed;
+
+/*
+ * libpci's default error handler exits the process. Ours returns control to
+ * the call that failed, which then reports the error as a finding.
+ */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+pci_error(char *msg, ...)
+{
+	va_list ap;
+
+	va_start(ap, msg);
+	vsnprintf(pci_facts.error, sizeof(pci_facts.error), msg, ap);
+	va_end(ap);
+	if (pci_fatal_armed)
+		siglongjmp(pci_fatal, 1);
+	fprintf(stderr, "gdrcheck: libpci: %s\n", pci_facts.error);
+	_exit(3);
+}
+
+static void __attribute__((format(printf, 1, 2))) pci_quiet(char *msg, ...)
+{
+	(void)msg;
+}
+
+int pci_open(const struct pci_source *src)
+{
+	char path[PATH_MAX], name[32];
+
+	if (pci_handle)
+		return 0;
+	pci_handle = symtab_load(src->libpci ? src->libpci : LIBPCI_DEFAULT,
+				 pci_syms, sizeof(pci_syms) / sizeof(pci_syms[0]),
+				 &lp, &pci_facts);
+	if (!pci_handle)
+		return -ENOSYS;
+	acc = lp.alloc();
+	if (!acc)
+		goto fail;
+	acc->error = pci_error;
+	acc->warning = pci_quiet;
+	acc->debug = pci_quiet;
+	acc->writeable = 0;
+	pci_fatal_armed = true;
+	if (sigsetjmp(pci_fatal, 1))
+		goto fail;
+	if (src->dump) {
+		snprintf(name, sizeof(name), "dump");
+		acc->method = (unsigned int)lp.lookup_method(name);
+		snprintf(name, sizeof(name), "dump.name");
+		lp.set_param(acc, name, (char *)src->dump);
+		method_name = "dump";
+	} else {
+		snprintf(name, sizeof(name), "linux-sysfs");
+		acc->method = (unsigned int)lp.lookup_method(name);
+		if (!sysroot_path(path, sizeof(path), "/sys/bus/pci"))
+			goto fail;
+		snprintf(name, sizeof(name), "sysfs.path");
+		lp.set_param(acc, name, path);
+		method_name = "linux-sysfs";
+	}
+	if ((int)acc->method <= 0) {
+		snprintf(pci_facts.error, sizeof(pci_facts.error),
+			 "libpci lacks the %s access method", method_name);
+		goto fail;
+	}
+	lp.init(acc);
+	/* The dump method only knows devices after a scan. */
+	if (src->dump)
+		lp.scan_bus(acc);
+	pci_fatal_armed = false;
+	return 0;
+fail:
+	pci_fatal_armed = false;
+	pci_facts.loaded = false;
+	/* acc may be half set up after a fatal error: leak it, do not touch. */
+	acc = NULL;
+	return -EIO;
+}
+
+void pci_close(void)
+{
+	if (acc)
+		lp.cleanup(acc);
+	acc = NULL;
+	if (pci_handle)
+		dlclose(pci_handle);
+	pci_handle = NULL;
+}
+
+const struct lib_facts *pci_lib_facts(void)
+{
+	return &pci_facts;
+}
+
+const char *pci_method(void)
+{
+	return method_name;
+}
+
+int pci_config_read(const char *bdf, uint8_t *buf, size_t len)
+{
+	static const int sizes[] = { PCI_CFG_MAX, 256, 64 };
+	unsigned int d, b, s, f;
+	struct pci_dev *volatile dev = NULL;
+	volatile int got = -EIO;
+
+	if (!acc)
+		return -ENOSYS;
+	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
+		return -EINVAL;
+	pci_fatal_armed = true;
+	if (sigsetjmp(pci_fatal, 1)) {
+		pci_fatal_armed = false;
+		if (dev)
+			lp.free_dev(dev);
+		return -EIO;
+	}
+	dev = lp.get_dev(acc, (int)d, (int)b, (int)s, (int)f);
+	if (!dev) {
+		pci_fatal_armed = false;
+		return -ENODEV;
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if ((size_t)sizes[i] > len)
+			continue;
+		if (lp.read_block(dev, 0, buf, sizes[i])) {
+			got = sizes[i];
+			break;
+		}
+	}
+	lp.free_dev(dev);
+	pci_fatal_armed = false;
+	return got;
+}

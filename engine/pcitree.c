@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PCIe tree from sysfs: every function under /sys/bus/pci/devices, its
+ * parent bridge from the realpath of its sysfs link, its host bridge, NUMA
+ * node and class. Bridges get their config space read through libpci (port
+ * type now, ACS later); what cannot be read is inferred or reported.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/pci.h"
+#include "access/sysroot.h"
+#include "engine/context.h"
+
+#define PCI_DEVICES "/sys/bus/pci/devices"
+
+static bool is_bdf(const char *s, size_t len)
+{
+	unsigned int d, b, sl, f;
+	char buf[32], tail;
+
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return sscanf(buf, "%x:%x:%x.%x%c", &d, &b, &sl, &f, &tail) == 4;
+}
+
+/* Split the realpath into its host bridge and the BDF before this one. */
+static void place(const char *real, const char *bdf, char *root, size_t rlen,
+		  char *parent, size_t plen)
+{
+	const char *p = real, *prev = NULL, *prevend = NULL;
+
+	root[0] = parent[0] = '\0';
+	while (*p) {
+		const char *end;
+
+		while (*p == '/')
+			p++;
+		end = strchr(p, '/');
+		if (!end)
+			end = p + strlen(p);
+		if (end - p > 3 && !strncmp(p, "pci", 3) && !root[0] &&
+		    (size_t)(end - p) < rlen) {
+			memcpy(root, p, (size_t)(end - p));
+			root[end - p] = '\0';
+		}
+		if ((size_t)(end - p) == strlen(bdf) && !strncmp(p, bdf, strlen(bdf)))
+			break;
+		if (is_bdf(p, (size_t)(end - p))) {
+			prev = p;
+			prevend = end;
+		} else {
+			prev = NULL;
+		}
+		p = end;
+	}
+	if (prev && (size_t)(prevend - prev) < plen) {
+		memcpy(parent, prev, (size_t)(prevend - prev));
+		parent[prevend - prev] = '\0';
+	}
+}
+
+void pcitree_build(struct gdr_ctx *ctx)
+{
+	struct pcitree *t = &ctx->tree;
+	char **names = NULL, **nodes = NULL;
+	char (*parents)[32];
+	size_t n = 0, nn = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (sysroot_list("/sys/devices/system/node", &nodes, &nn) == 0) {
+		for (size_t i = 0; i < nn; i++)
+			t->numa_nodes += !strncmp(nodes[i], "node", 4);
+		sysroot_free_list(nodes, nn);
+	}
+	if (sysroot_list(PCI_DEVICES, &names, &n))
+		return;
+	t->n = calloc(n ? n : 1, sizeof(*t->n));
+	parents = calloc(n ? n : 1, sizeof(*parents));
+	ctx->cfg = calloc(n ? n : 1, sizeof(*ctx->cfg));
+	if (!t->n || !parents || !ctx->cfg) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		exit(3);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pcinode *nd = &t->n[t->count];
+		char p[PATH_MAX], real[PATH_MAX];
+		long long v;
+
+		if (strlen(names[i]) >= sizeof(nd->bdf))
+			continue;
+		snprintf(p, sizeof(p), PCI_DEVICES "/%s", names[i]);
+		if (sysroot_realpath(p, real, sizeof(real)))
+			continue;
+		snprintf(nd->bdf, sizeof(nd->bdf), "%s", names[i]);
+		place(real, names[i], nd->root, sizeof(nd->root),
+		      parents[t->count], sizeof(parents[0]));
+		snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", names[i]);
+		nd->class_code = sysroot_read_ll(p, &v) ? 0 : (unsigned int)v;
+		nd->bridge = (nd->class_code >> 8) == 0x0604;
+		snprintf(p, sizeof(p), PCI_DEVICES "/%s/numa_node", names[i]);
+		nd->numa = sysroot_read_ll(p, &v) ? -1 : (int)v;
+		nd->port_type = -1;
+		t->count++;
+	}
+	for (size_t i = 0; i < t->count; i++) {
+		struct pci_cfg *c = &ctx->cfg[i];
+
+		t->n[i].parent = parents[i][0] ? pcitree_find(t, parents[i]) : -1;
+		if (!t->n[i].bridge)
+			continue;
+		c->len = pci_config_read(t->n[i].bdf, c->bytes, sizeof(c->bytes));
+		if (c->len > 0)
+			t->n[i].port_type = pcie_port_type(c->bytes,
+							   (size_t)c->len);
+	}
+	pcitree_infer_types(t);
+	free(parents);
+	sysroot_free_list(names, n);
+}
+
+void pcitree_free(struct gdr_ctx *ctx)
+{
+	free(ctx->tree.n);
+	free(ctx->cfg);
+	memset(&ctx->tree, 0, sizeof(ctx->tree));
+	ctx->cfg = NULL;
+}

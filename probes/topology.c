@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Layer 4: topology. The PCIe path between each GPU and each RDMA device,
+ * classified as nvidia-smi does (PIX/PXB/PHB/NODE/SYS) and as NCCL does
+ * (LOC/PIX/PXB/PHB/SYS), and what NCCL would decide for the pair.
+ *
+ * The NCCL decision models ncclTopoCheckGdr() of NCCL 2.18-2.23
+ * (src/graph/paths.cc): GDR when the GPU-NIC distance is at most the level
+ * (default PXB; NCCL_NET_GDR_LEVEL by name, or the old integers 0-5 as LOC,
+ * PIX, PXB, PHB, SYS, SYS); for the send side (the NIC reads GPU memory)
+ * also NCCL_NET_GDR_READ, which by default is off for compute capability
+ * < 8.0 unless the GPU has an NVLink peer. It is a model, not a promise
+ * about every NCCL version.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/pci.h"
+#include "access/sysroot.h"
+#include "probes/pcie.h"
+#include "probes/probes.h"
+
+/* Is the kernel running under a hypervisor (the cpuinfo flag)? */
+static int hypervisor_flag(void)
+{
+	static char text[SYSFS_MAX_TEXT];
+	ssize_t n = sysroot_read("/proc/cpuinfo", text, sizeof(text));
+
+	if (n < 0 && n != -EFBIG)
+		return -1;
+	for (char *l = strstr(text, "\nflags"); l; l = strstr(l + 1, "\nflags")) {
+		char *eol = strchr(l + 1, '\n');
+		char *h = strstr(l, " hypervisor");
+
+		if (h && (!eol || h < eol))
+			return 1;
+		break;	/* every CPU has the same flags */
+	}
+	return 0;
+}
+
+void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct pcitree *tr = &ctx->tree;
+	size_t bridges = 0, roots = 0, inferred = 0;
+	char seen[64][24];
+	int hv = hypervisor_flag();
+	struct result *r;
+
+	for (size_t i = 0; i < tr->count; i++) {
+		size_t k;
+
+		bridges += tr->n[i].bridge;
+		inferred += tr->n[i].bridge && tr->n[i].type_inferred;
+		for (k = 0; k < roots && strcmp(seen[k], tr->n[i].root); k++)
+			;
+		if (k == roots && roots < 64)
+			snprintf(seen[roots++], sizeof(seen[0]), "%s", tr->n[i].root);
+	}
+	if (!tr->count) {
+		emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_UNREADABLE",
+		     "no PCI function readable under /sys/bus/pci/devices");
+		return;
+	}
+	if (hv == 1)
+		r = emit(ctx, ctx->host, ST_WARN, "VIRTUAL_MACHINE",
+			 "under a hypervisor: this PCIe tree (%zu functions, "
+			 "%zu bridges) is the guest's view, not the host's; "
+			 "GPU-NIC distances below may not be real", tr->count,
+			 bridges);
+	else
+		r = emit(ctx, ctx->host, ST_PASS, "PCI_TREE",
+			 "%zu PCI functions, %zu bridges, %zu host bridge(s), "
+			 "%d NUMA node(s)", tr->count, bridges, roots,
+			 tr->numa_nodes);
+	if (hv == 1)
+		result_remedy(r, "check the real distance on the host "
+			      "(nvidia-smi topo -m there) or the VM's "
+			      "passthrough layout");
+	ev_int(r, "functions", (long long)tr->count);
+	ev_int(r, "bridges", (long long)bridges);
+	ev_int(r, "bridge_types_inferred", (long long)inferred);
+	ev_int(r, "host_bridges", (long long)roots);
+	ev_int(r, "numa_nodes", tr->numa_nodes);
+	ev_str(r, "hypervisor", "%s", hv < 0 ? "unknown" : hv ? "yes" : "no");
+	ev_str(r, "libpci", "%s", ctx->pci_open_err ? "unavailable" : pci_method());
+}
+
+/* "0000:02:00.0 (downstream port) 0000:01:00.0 (upstream port) ..." */
+static void bridges_string(const struct gdr_ctx *ctx, const struct pcipath *p,
+			   char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < p->nbridges && used < len; i++) {
+		const struct pcinode *n = &ctx->tree.n[p->bridges[i]];
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s (%s%s)",
+					 i ? ", " : "", n->bdf,
+					 pcie_port_type_name(n->port_type),
+					 n->type_inferred ? "?" : "");
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct inv_nic *nic = &ctx->inv.nic[pr->nic];
+	const struct inv_gpu *gpu = &ctx->inv.gpu[pr->gpu];
+	const struct pcipath *p = &pr->path;
+	char br[1024];
+	struct result *r;
+
+	if (!nic->pci[0]) {
+		emit(ctx, pr->subject, ST_SKIP, "NIC_NOT_PCI",
+		     "%s has no PCI function (software RDMA device without a "
+		     "PCI netdev): no PCIe path", nic->name);
+		return;
+	}
+	if (pr->node_gpu < 0 || pr->node_nic < 0) {
+		emit(ctx, pr->subject, ST_ERROR, "PATH_UNKNOWN",
+		     "%s not found under /sys/bus/pci/devices",
+		     pr->node_gpu < 0 ? gpu->pci : nic->pci);
+		return;
+	}
+	bridges_string(ctx, p, br, sizeof(br));
+	r = emit(ctx, pr->subject, ST_PASS, "PCIE_PATH",
+		 "%s (NCCL %s): %s%s", topo_class_name(p->cls),
+		 nccl_path_name(nccl_path_of(p->cls)),
+		 p->turn >= 0 ? "turns at " : "through the root complex",
+		 p->turn >= 0 ? ctx->tree.n[p->turn].bdf : "");
+	ev_str(r, "nvidia_smi", "%s", topo_class_name(p->cls));
+	ev_str(r, "nccl", "%s", nccl_path_name(nccl_path_of(p->cls)));
+	ev_str(r, "gpu_pci", "%s", gpu->pci);
+	ev_str(r, "nic_pci", "%s", nic->pci);
+	if (strcmp(nic->pci_via, "device"))
+		ev_str(r, "nic_pci_via", "%s", nic->pci_via);
+	ev_str(r, "bridges", "%s", br);
+	ev_int(r, "switch_units", p->units);
+	ev_int(r, "gpu_numa", ctx->tree.n[pr->node_gpu].numa);
+	ev_int(r, "nic_numa", ctx->tree.n[pr->node_nic].numa);
+}
+
+struct gdr_policy {
+	enum nccl_path level;
+	bool level_set;
+	bool level_invalid;
+	int read;		/* -1 auto, 0 off, 1 on */
+};
+
+static void nccl_policy(struct gdr_policy *pol)
+{
+	const char *lv = getenv("NCCL_NET_GDR_LEVEL");
+	const char *rd = getenv("NCCL_NET_GDR_READ");
+
+	pol->level = NCCL_PXB;
+	pol->level_set = false;
+	pol->level_invalid = false;
+	if (lv && *lv) {
+		if (parse_gdr_level(lv, &pol->level) == 0)
+			pol->level_set = true;
+		else
+			pol->level_invalid = true;
+	}
+	pol->read = -1;
+	if (rd && *rd)
+		pol->read = atoi(rd) ? 1 : 0;
+}
+
+void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
+	enum nccl_path d = nccl_path_of(pr->path.cls);
+	struct gdr_policy pol;
+	const char *read_note;
+	bool read_ok;
+	struct result *r;
+
+	if (!pr->path.known || d == NCCL_UNKNOWN) {
+		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	nccl_policy(&pol);
+	if (pol.read == 0) {
+		read_ok = false;
+		read_note = "NCCL_NET_GDR_READ=0 turns GDR read off";
+	} else if (pol.read == 1) {
+		read_ok = true;
+		read_note = "NCCL_NET_GDR_READ=1";
+	} else if (g && g->cc_major != CU_ATTR_UNKNOWN && g->cc_major < 8) {
+		read_ok = false;
+		read_note = "compute capability < 8.0: GDR read is off by default "
+			    "unless the GPU has an NVLink peer";
+	} else {
+		read_ok = true;
+		read_note = g ? "default (compute capability >= 8.0)" :
+			    "default (compute capability unknown)";
+	}
+
+	if (d > pol.level) {
+		r = emit(ctx, pr->subject, ST_WARN, "NCCL_DISTANCE_EXCEEDS_LEVEL",
+			 "NCCL will not use GPUDirect RDMA here: distance %s > "
+			 "NCCL_NET_GDR_LEVEL %s%s; traffic bounces through "
+			 "host memory", nccl_path_name(d),
+			 nccl_path_name(pol.level),
+			 pol.level_set ? "" : " (default)");
+		result_remedy(r, "use a NIC closer to the GPU, or export "
+			      "NCCL_NET_GDR_LEVEL=%s to allow it (measure: "
+			      "GDR across the %s may be slower than host "
+			      "staging)", nccl_path_name(d),
+			      d == NCCL_SYS ? "CPU interconnect" : "root complex");
+	} else if (!read_ok) {
+		r = emit(ctx, pr->subject, ST_WARN, "NCCL_GDR_WRITE_ONLY",
+			 "NCCL uses GDR for receives (distance %s <= %s) but "
+			 "not for sends: %s", nccl_path_name(d),
+			 nccl_path_name(pol.level), read_note);
+		result_remedy(r, "export NCCL_NET_GDR_READ=1 to let the NIC read "
+			      "GPU memory for sends (measure first on pre-Ampere "
+			      "GPUs)");
+	} else {
+		r = emit(ctx, pr->subject, ST_PASS, "NCCL_GDR_ALLOWED",
+			 "NCCL allows GDR both ways: distance %s <= level %s%s",
+			 nccl_path_name(d), nccl_path_name(pol.level),
+			 pol.level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
+	}
+	ev_str(r, "distance", "%s", nccl_path_name(d));
+	ev_str(r, "level", "%s", nccl_path_name(pol.level));
+	ev_bool(r, "level_from_env", pol.level_set);
+	if (pol.level_invalid)
+		ev_str(r, "level_env_ignored", "%s", getenv("NCCL_NET_GDR_LEVEL"));
+	ev_bool(r, "gdr_read", read_ok);
+	ev_str(r, "gdr_read_reason", "%s", read_note);
+	ev_str(r, "model", "NCCL 2.18-2.23 ncclTopoCheckGdr");
+}
+
+void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
+	enum topo_class best = TOPO_UNKNOWN;
+	char names[256] = "";
+	struct result *r;
+	size_t used = 0;
+
+	if (!ctx->inv.nnic) {
+		emit(ctx, gpu->subject, ST_SKIP, "NO_RDMA_DEVICE",
+		     "no RDMA device to pair with");
+		return;
+	}
+	for (size_t i = 0; i < ctx->inv.npair; i++)
+		if (ctx->inv.pair[i].gpu == t->gpu &&
+		    ctx->inv.pair[i].path.cls < best)
+			best = ctx->inv.pair[i].path.cls;
+	if (best == TOPO_UNKNOWN) {
+		emit(ctx, gpu->subject, ST_SKIP, "PATH_UNKNOWN",
+		     "no PCIe path to any RDMA device is known");
+		return;
+	}
+	for (size_t i = 0; i < ctx->inv.npair; i++) {
+		const struct inv_pair *p = &ctx->inv.pair[i];
+
+		if (p->gpu == t->gpu && p->path.cls == best && used < sizeof(names))
+			used += (size_t)snprintf(names + used, sizeof(names) - used,
+						 "%s%s", used ? " " : "",
+						 ctx->inv.nic[p->nic].name);
+	}
+	if (nccl_path_of(best) > NCCL_PXB) {
+		r = emit(ctx, gpu->subject, ST_WARN, "NO_NEAR_NIC",
+			 "nearest RDMA device %s is %s away: beyond NCCL's default "
+			 "GDR level PXB", names, topo_class_name(best));
+		result_remedy(r, "place a NIC under the GPU's PCIe switch, or "
+			      "accept host staging / set NCCL_NET_GDR_LEVEL");
+	} else {
+		r = emit(ctx, gpu->subject, ST_PASS, "NEAR_NIC",
+			 "nearest RDMA device: %s (%s)", names,
+			 topo_class_name(best));
+	}
+	ev_str(r, "best", "%s", names);
+	ev_str(r, "distance", "%s", topo_class_name(best));
+}

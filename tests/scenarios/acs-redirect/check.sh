@@ -1,0 +1,28 @@
+# Cross-checks against pciutils itself, on the same fixture:
+# 1. lspci decodes the generated config space as gdrcheck does (the fixture
+#    is a real PCIe layout, not bytes only gdrcheck understands);
+# 2. reading config space from an `lspci -xxxx` dump (--pci-dump, libpci's
+#    dump method) gives the same ACS results as reading sysfs.
+set -eu
+lspci -A linux-sysfs -O sysfs.path="$SYSROOT/sys/bus/pci" -vvv -s 0000:04:00.0 \
+	2>/dev/null >"$WORK/lspci-vvv.txt"
+grep -q 'ACSCtl:.*ReqRedir+ CmpltRedir+' "$WORK/lspci-vvv.txt" ||
+	{ echo "lspci does not see ReqRedir+ CmpltRedir+ on 04:00.0"; exit 1; }
+grep -q 'Express (v2) Downstream Port' "$WORK/lspci-vvv.txt" ||
+	{ echo "lspci does not see a downstream port at 04:00.0"; exit 1; }
+lspci -A linux-sysfs -O sysfs.path="$SYSROOT/sys/bus/pci" -xxxx \
+	2>/dev/null >"$WORK/lspci-xxxx.txt"
+"$TOP/gdrcheck" --sysroot "$SYSROOT" --json >"$WORK/sysfs.json" || true
+"$TOP/gdrcheck" --sysroot "$SYSROOT" --json --pci-dump "$WORK/lspci-xxxx.txt" \
+	>"$WORK/dump.json" || true
+for f in sysfs dump; do
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    if r["gate"] == "platform.acs":
+        print(r["subject"], r["status"], r["reason_code"], json.dumps(r["evidence"], sort_keys=True))' \
+		"$WORK/$f.json" >"$WORK/$f.acs"
+done
+grep -q 'GPU0~mlx5_0 BLOCKED ACS_REDIRECT_IOMMU' "$WORK/dump.acs" ||
+	{ echo "--pci-dump run lost the redirect:"; cat "$WORK/dump.acs"; exit 1; }
+diff -u "$WORK/sysfs.acs" "$WORK/dump.acs"

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for the report model, remediation grouping and renderers. */
+#include <jansson.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/gates.h"
+#include "report/result.h"
+
+/* --- the model ----------------------------------------------------------- */
+
+static void test_subjects(void **state)
+{
+	char longid[200];
+	struct report r;
+	int h, n, p, l;
+
+	report_init(&r);
+	assert_int_equal(r.path[PATH_DMABUF].decisive, -1);
+	assert_int_equal(r.path[PATH_PEERMEM].decisive, -1);
+	h = report_subject(&r, SUBJ_HOST, "host", NULL, NULL, -1);
+	n = report_subject(&r, SUBJ_NIC, "mlx5_0", "ConnectX-7", "0000:19:00.0", -1);
+	p = report_subject(&r, SUBJ_PORT, "mlx5_0/1", "port 1", "0000:19:00.0", n);
+	memset(longid, 'a', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	l = report_subject(&r, SUBJ_GPU, longid, longid, longid, -1);
+
+	assert_int_equal(h, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p, 2);
+	assert_int_equal(l, 3);
+	assert_int_equal(r.nsubj, 4);
+	assert_string_equal(r.subj[h].label, "");
+	assert_string_equal(r.subj[h].pci, "");
+	assert_int_equal(r.subj[p].kind, SUBJ_PORT);
+	assert_int_equal(r.subj[p].parent, n);
+	assert_string_equal(r.subj[p].id, "mlx5_0/1");
+	assert_string_equal(r.subj[n].label, "ConnectX-7");
+	assert_string_equal(r.subj[n].pci, "0000:19:00.0");
+	/* Over-long strings are cut to their fields, NUL terminated. */
+	assert_int_equal(strlen(r.subj[l].id), sizeof(r.subj[l].id) - 1);
+	assert_int_equal(strlen(r.subj[l].label), sizeof(r.subj[l].label) - 1);
+	assert_int_equal(strlen(r.subj[l].pci), sizeof(r.subj[l].pci) - 1);
+	report_free(&r);
+	assert_int_equal(r.nsubj, 0);
+	assert_null(r.subj);
+}
+
+static void test_add_records(void **state)
+{
+	struct report r;
+	struct result *res;
+
+	report_init(&r);
+	report_subject(&r, SUBJ_HOST, "host", "node", NULL, -1);
+	report_subject(&r, SUBJ_GPU, "GPU0", "H200", "0000:18:00.0", -1);
+	res = report_add(&r, "platform.bar1", L_PLATFORM, P_BOTH, 1, ST_WARN,
+			 "BAR1_SMALL", "BAR1 is %d MiB (%s)", 256, "small");
+	assert_ptr_equal(res, &r.res[0]);
+	assert_int_equal(r.nres, 1);
+	assert_string_equal(res->gate, "platform.bar1");
+	assert_int_equal(res->layer, L_PLATFORM);
+	assert_int_equal(res->paths, P_BOTH);
+	assert_int_equal(res->subject, 1);
+	assert_int_equal(res->status, ST_WARN);
+	assert_string_equal(res->code, "BAR1_SMALL");
+	assert_string_equal(res->reason, "BAR1 is 256 MiB (small)");
+	assert_null(res->remediation);
+	assert_int_equal(res->nev, 0);
+
+	result_remedy(res, "first %d", 1);
+	result_remedy(res, "set %s=%d", "NVreg_X", 2);
+	assert_string_equal(res->remediation, "set NVreg_X=2");
+
+	ev_int(res, "bar1_bytes", 256LL << 30);
+	ev_int(res, "min", LLONG_MIN);
+	ev_bool(res, "resizable", true);
+	ev_bool(res, "large", false);
+	ev_str(res, "pci", "%04x:%02x", 0x10de, 0x18);
+	assert_int_equal(res->nev, 5);
+	assert_string_equal(res->ev[0].key, "bar1_bytes");
+	assert_int_equal(res->ev[0].type, EV_INT);
+	assert_true(res->ev[0].i == 256LL << 30);
+	assert_true(res->ev[1].i == LLONG_MIN);
+	assert_int_equal(res->ev[2].type, EV_BOOL);
+	assert_true(res->ev[2].b);
+	assert_false(res->ev[3].b);
+	assert_int_equal(res->ev[4].type, EV_STR);
+	assert_string_equal(res->ev[4].s, "10de:18");
+
+	/* A second result lands after the first, the first intact. */
+	res = report_add(&r, "host.kernel", L_HOST, P_DMABUF, 0, ST_PASS,
+			 "KERNEL_OK", "%s", "6.18.44");
+	assert_int_equal(r.nres, 2);
+	assert_ptr_equal(res, &r.res[1]);
+	assert_string_equal(r.res[0].reason, "BAR1 is 256 MiB (small)");
+	assert_int_equal(r.res[0].nev, 5);
+	assert_int_equal(r.res[1].nev, 0);
+	report_free(&r);
+	assert_int_equal(r.nres, 0);
+}
+
+static void test_names(void **state)
+{
+	assert_string_equal(status_name(ST_PASS), "PASS");
+	assert_string_equal(status_name(ST_BLOCKED), "BLOCKED");
+	assert_string_equal(status_name(ST_ERROR), "ERROR");
+	assert_string_equal(status_name((enum gdr_status)99), "?");
+	assert_string_equal(layer_name(L_REGISTRATION), "registration");
+	assert_string_equal(layer_name(L_COUNT), "?");
+	assert_string_equal(path_name(PATH_DMABUF), "dmabuf");
+	assert_string_equal(path_name(PATH_PEERMEM), "peermem");
+	assert_string_equal(path_name(PATH_COUNT), "?");
+	assert_string_equal(verdict_name(V_UNKNOWN), "UNKNOWN");
+	assert_string_equal(subject_kind_name(SUBJ_PAIR), "pair");
+	assert_string_equal(subject_kind_name((enum subject_kind)7), "?");
+}
+
+/* --- remedies ------------------------------------------------------------ */
+
+static void test_remedies_grouped(void **state)
+{
+	struct report r;
+	struct remedy *v;
+	size_t n;
+
+	report_init(&r);
+	report_subject(&r, SUBJ_HOST, "host", "node", NULL, -1);
+	report_subject(&r, SUBJ_GPU, "GPU0", "", NULL, -1);
+	report_subject(&r, SUBJ_GPU, "GPU1", "", NULL, -1);
+
+	/* 0: a WARN first in chain order, still listed after BLOCKED. */
+	result_remedy(report_add(&r, "host.memlock", L_HOST, P_BOTH, 0, ST_WARN,
+				 "LOW", "low"), "raise memlock");
+	result_remedy(report_add(&r, "gpu.gdr_attr", L_GPU, P_BOTH, 1, ST_BLOCKED,
+				 "NO", "no"), "update driver");
+	/* Same gate, other text: its own entry. */
+	result_remedy(report_add(&r, "gpu.gdr_attr", L_GPU, P_BOTH, 2, ST_BLOCKED,
+				 "NO", "no"), "enable IOMMU passthrough");
+	/* Same gate and text: grouped with GPU0. */
+	result_remedy(report_add(&r, "gpu.gdr_attr", L_GPU, P_BOTH, 2, ST_BLOCKED,
+				 "NO", "no"), "update driver");
+	/* Same text, other gate: its own entry. */
+	result_remedy(report_add(&r, "platform.bar1", L_PLATFORM, P_BOTH, 1,
+				 ST_BLOCKED, "NO", "no"), "update driver");
+	/* No advice, or advice on a PASS/SKIP/ERROR: not listed. */
+	report_add(&r, "nic.port", L_NIC, P_BOTH, 0, ST_BLOCKED, "DOWN", "down");
+	result_remedy(report_add(&r, "nic.gid", L_NIC, P_BOTH, 0, ST_PASS,
+				 "OK", "ok"), "nothing to do");
+	result_remedy(report_add(&r, "gpu.cuinit", L_GPU, P_BOTH, 0, ST_ERROR,
+				 "ERR", "err"), "reboot");
+	result_remedy(report_add(&r, "mech.gdrcopy", L_MECHANISM, P_NONE, 0,
+				 ST_SKIP, "SKIP", "skip"), "install gdrcopy");
+
+	n = report_remedies(&r, &v);
+	assert_int_equal(n, 4);
+	assert_string_equal(v[0].gate, "gpu.gdr_attr");
+	assert_string_equal(v[0].text, "update driver");
+	assert_int_equal(v[0].status, ST_BLOCKED);
+	assert_int_equal(v[0].nsubjects, 2);
+	assert_int_equal(v[0].subjects[0], 1);
+	assert_int_equal(v[0].subjects[1], 2);
+	assert_string_equal(v[1].text, "enable IOMMU passthrough");
+	assert_int_equal(v[1].nsubjects, 1);
+	assert_int_equal(v[1].subjects[0], 2);
+	assert_string_equal(v[2].gate, "platform.bar1");
+	assert_string_equal(v[2].text, "update driver");
+	assert_int_equal(v[2].nsubjects, 1);
+	assert_string_equal(v[3].gate, "host.memlock");
+	assert_int_equal(v[3].status, ST_WARN);
+	assert_int_equal(v[3].subjects[0], 0);
+	report_remedies_free(v, n);
+	report_free(&r);
+}
+
+static void test_remedies_empty(void **state)
+{
+	static struct remedy sentinel;
+	struct remedy *v = &sentinel;
+	struct report r;
+
+	report_init(&r);
+	report_subject(&r, SUBJ_HOST, "host", "node", NULL, -1);
+	report_add(&r, "host.kernel", L_HOST, P_DMABUF, 0, ST_BLOCKED, "OLD",
+		   "old kernel");
+	assert_int_equal(report_remedies(&r, &v), 0);
+	assert_null(v);
+	report_remedies_free(v, 0);
+	report_free(&r);
+}
+
+/* --- a small report for the renderers ------------------------------------ */
+
+struct fixture {
+	struct report r;
+	int blocked;	/* index of the BLOCKED result */
+};
+
+static int fixture_setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct report *r;
+	struct result *res;
+	int gpu, nic;
+
+	if (!f)
+		return -1;
+	r = &f->r;
+	report_init(r);
+	snprintf(r->meta.tool_version, sizeof(r->meta.tool_version), "0.1.0");
+	snprintf(r->meta.hostname, sizeof(r->meta.hostname), "h200-node");
+	snprintf(r->meta.kernel, sizeof(r->meta.kernel), "6.18.44-fc-v657-gpu");
+	snprintf(r->meta.sysroot, sizeof(r->meta.sysroot), "/");
+	snprintf(r->meta.generated_at, sizeof(r->meta.generated_at),
+		 "2025-01-01T00:00:00Z");
+	r->meta.require = "any";
+	r->meta.total_ms = 12.34567;
+
+	report_subject(r, SUBJ_HOST, "host", "h200-node", NULL, -1);
+	gpu = report_subject(r, SUBJ_GPU, "GPU0", "NVIDIA H200 (0000:18:00.0)",
+			     "0000:18:00.0", -1);
+	nic = report_subject(r, SUBJ_NIC, "mlx5_0", "mlx5_0 (0000:19:00.0)",
+			     "0000:19:00.0", -1);
+	report_subject(r, SUBJ_PORT, "mlx5_0/1", "mlx5_0 port 1",
+		       "0000:19:00.0", nic);
+
+	res = report_add(r, "host.kernel", L_HOST, P_DMABUF, 0, ST_PASS,
+			 "KERNEL_DMABUF_OK", "kernel 6.18.44 has dma-buf MRs");
+	res->duration_ms = 1.23456;
+	ev_str(res, "release", "6.18.44-fc-v657-gpu");
+	ev_int(res, "major", 6);
+	res = report_add(r, "platform.bar1", L_PLATFORM, P_BOTH, gpu, ST_PASS,
+			 "BAR1_OK", "BAR1 is 256 GiB");
+	ev_int(res, "bar1_bytes", 256LL << 30);
+	ev_bool(res, "resizable", true);
+	ev_bool(res, "small", false);
+	res = report_add(r, "mech.peermem", L_MECHANISM, P_PEERMEM, 0,
+			 ST_BLOCKED, "PEERMEM_NOT_LOADED",
+			 "nvidia_peermem is not loaded");
+	result_remedy(res, "modprobe nvidia-peermem");
+	f->blocked = (int)r->nres - 1;
+	report_add(r, "mech.gdrcopy", L_MECHANISM, P_NONE, 0, ST_SKIP,
+		   "NO_GDRDRV", "no /dev/gdrdrv");
+	verdict_fold(r, REQUIRE_ANY);
+	*state = f;
+	return 0;
+}
+
+static int fixture_teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	report_free(&f->r);
+	free(f);
+	return 0;
+}
+
+/* Render into memory; the caller frees the text. */
+static char *render(const struct report *r, bool json, bool color,
+		    bool verbose, int *ret)
+{
+	struct render_opts o = { .color = color, .verbose = verbose };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	assert_non_null(m);
+	*ret = json ? render_json(r, m) : render_text(r, &o, m);
+	assert_int_equal(fclose(m), 0);
+	assert_non_null(buf);
+	return buf;
+}
+
+static json_t *render_parse(const struct report *r)
+{
+	json_error_t err;
+	json_t *root;
+	char *text;
+	int ret;
+
+	text = render(r, true, false, false, &ret);
+	assert_int_equal(ret, 0);
+	root = json_loads(text, 0, &err);
+	if (!root)
+		fail_msg("JSON does not parse: %s (line %d)", err.text, err.line);
+	free(text);
+	return root;
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	assert_non_null(v);
+	assert_true(json_is_string(v));
+	return json_string_value(v);
+}
+
+/* --- render_json --------------------------------------------------------- */
+
+static void test_json_top(void **state)
+{
+	struct fixture *f = *state;
+	json_t *root = render_parse(&f->r), *v;
+
+	assert_string_equal(jstr(root, "schema_version"), "1.0");
+	assert_string_equal(jstr(json_object_get(root, "tool"), "version"),
+			    "0.1.0");
+	assert_string_equal(jstr(root, "require"), "any");
+	assert_string_equal(jstr(json_object_get(root, "host"), "kernel"),
+			    "6.18.44-fc-v657-gpu");
+	v = json_object_get(root, "verdict");
+	assert_string_equal(jstr(v, "status"), "READY");
+	assert_true(json_is_integer(json_object_get(v, "exit_code")));
+	assert_int_equal(json_integer_value(json_object_get(v, "exit_code")), 0);
+	v = json_object_get(root, "duration_ms");
+	assert_true(json_is_real(v));
+	assert_true(json_real_value(v) > 12.3455 &&
+		    json_real_value(v) < 12.3465);
+	json_decref(root);
+}
+
+static void test_json_subjects(void **state)
+{
+	struct fixture *f = *state;
+	json_t *root = render_parse(&f->r);
+	json_t *a = json_object_get(root, "subjects");
+
+	assert_true(json_is_array(a));
+	assert_int_equal(json_array_size(a), 4);
+	assert_string_equal(jstr(json_array_get(a, 3), "kind"), "port");
+	assert_string_equal(jstr(json_array_get(a, 3), "parent"), "mlx5_0");
+	assert_true(json_is_null(json_object_get(json_array_get(a, 2), "parent")));
+	/* The host has no PCI address: null, not "". */
+	assert_true(json_is_null(json_object_get(json_array_get(a, 0), "pci")));
+	json_decref(root);
+}
+
+static void test_json_results(void **state)
+{
+	static const char *const gates[] = {
+		"host.kernel", "platform.bar1", "mech.peermem", "mech.gdrcopy",
+	};
+	struct fixture *f = *state;
+	json_t *root = render_parse(&f->r);
+	json_t *a = json_object_get(root, "results"), *res, *ev, *v;
+
+	assert_true(json_is_array(a));
+	assert_int_equal(json_array_size(a), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(jstr(json_array_get(a, i), "gate"), gates[i]);
+
+	res = json_array_get(a, 0);
+	assert_string_equal(jstr(res, "layer"), "host");
+	assert_string_equal(jstr(res, "subject"), "host");
+	assert_string_equal(jstr(res, "status"), "PASS");
+	assert_string_equal(jstr(res, "reason_code"), "KERNEL_DMABUF_OK");
+	/* Present, and null. */
+	v = json_object_get(res, "remediation");
+	assert_non_null(v);
+	assert_true(json_is_null(v));
+	v = json_object_get(res, "duration_ms");
+	assert_true(json_is_real(v));
+	assert_true(json_real_value(v) > 1.2345 && json_real_value(v) < 1.2355);
+	ev = json_object_get(res, "evidence");
+	assert_string_equal(jstr(ev, "release"), "6.18.44-fc-v657-gpu");
+	assert_true(json_is_integer(json_object_get(ev, "major")));
+
+	ev = json_object_get(json_array_get(a, 1), "evidence");
+	v = json_object_get(ev, "bar1_bytes");
+	assert_true(json_is_integer(v));
+	assert_true(json_integer_value(v) == 256LL << 30);
+	assert_true(json_is_true(json_object_get(ev, "resizable")));
+	assert_true(json_is_false(json_object_get(ev, "small")));
+
+	res = json_array_get(a, 2);
+	assert_string_equal(jstr(res, "subject"), "host");
+	assert_string_equal(jstr(res, "remediation"), "modprobe nvidia-peermem");
+	assert_int_equal(json_object_size(json_object_get(res, "evidence")), 0);
+	json_decref(root);
+}
+
+static void test_json_paths(void **state)
+{
+	struct fixture *f = *state;
+	json_t *root = render_parse(&f->r);
+	json_t *paths = json_object_get(root, "paths"), *p, *b;
+
+	p = json_object_get(paths, "dmabuf");
+	assert_string_equal(jstr(p, "verdict"), "READY");
+	assert_true(json_is_null(json_object_get(p, "gate")));
+	assert_int_equal(json_array_size(json_object_get(p, "blockers")), 0);
+	p = json_object_get(paths, "peermem");
+	assert_string_equal(jstr(p, "verdict"), "BLOCKED");
+	assert_string_equal(jstr(p, "gate"), "mech.peermem");
+	assert_string_equal(jstr(p, "subject"), "host");
+	assert_string_equal(jstr(p, "reason_code"), "PEERMEM_NOT_LOADED");
+	b = json_object_get(p, "blockers");
+	assert_int_equal(json_array_size(b), 1);
+	assert_string_equal(jstr(json_array_get(b, 0), "gate"), "mech.peermem");
+	b = json_object_get(root, "remediations");
+	assert_int_equal(json_array_size(b), 1);
+	assert_string_equal(jstr(json_array_get(b, 0), "text"),
+			    "modprobe nvidia-peermem");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+		json_array_get(b, 0), "subjects"), 0)), "host");
+	json_decref(root);
+}
+
+static void test_json_invalid_utf8(void **state)
+{
+	struct fixture *f = *state;
+	struct result *res;
+	json_t *root, *a, *ev;
+
+	/* Bytes as a broken sysfs file or driver string might give them. */
+	res = report_add(&f->r, "nic.port", L_NIC, P_BOTH, 3, ST_BLOCKED,
+			 "PORT_DOWN", "state \xff\xfe %s", "DOWN");
+	ev_str(res, "state", "4: \xc3\x28");
+	ev_int(res, "num", 1);
+	result_remedy(res, "check the cable \xe2\x82");
+	report_subject(&f->r, SUBJ_GPU, "GPU\xff", "bad \xc0\xaf", NULL, -1);
+	/* The only port is now closed: the summary carries the bad reason. */
+	verdict_fold(&f->r, REQUIRE_ANY);
+	assert_int_equal(f->r.path[PATH_DMABUF].verdict, V_BLOCKED);
+
+	root = render_parse(&f->r);
+	a = json_object_get(root, "results");
+	assert_int_equal(json_array_size(a), 5);
+	assert_string_equal(jstr(json_array_get(a, 4), "gate"), "nic.port");
+	assert_string_not_equal(jstr(json_array_get(a, 4), "reason"), "");
+	ev = json_object_get(json_array_get(a, 4), "evidence");
+	assert_non_null(jstr(ev, "state"));
+	/* The good evidence next to it survives, typed. */
+	assert_true(json_is_integer(json_object_get(ev, "num")));
+	assert_string_equal(jstr(json_object_get(json_object_get(root, "paths"),
+						 "dmabuf"), "verdict"), "BLOCKED");
+	assert_int_equal(json_array_size(json_object_get(root, "subjects")), 5);
+	a = json_object_get(root, "remediations");
+	assert_int_equal(json_array_size(a), 2);
+	assert_string_equal(jstr(json_array_get(a, 1), "gate"), "nic.port");
+	json_decref(root);
+}
+
+/* --- render_text --------------------------------------------------------- */
+
+static void test_text_plain(void **state)
+{
+	struct fixture *f = *state;
+	int ret;
+	char *t = render(&f->r, false, false, false, &ret);
+
+	assert_int_equal(ret, 0);
+	assert_null(strchr(t, '\033'));
+	assert_non_null(strstr(t, "gdrcheck 0.1.0: GPUDirect RDMA readiness of "
+			       "h200-node (kernel 6.18.44-fc-v657-gpu)"));
+	assert_non_null(strstr(t, "\n  dmabuf   READY: "));
+	assert_non_null(strstr(t, "\n  peermem  BLOCKED at mech.peermem (host): "
+			       "nvidia_peermem is not loaded\n"));
+	assert_non_null(strstr(t, "\n  overall  READY (--require any, exit 0)\n"));
+	assert_non_null(strstr(t, "[BLOCKED] mech.peermem (host): "
+			       "modprobe nvidia-peermem"));
+	/* Sysroot "/" is not worth a line; ports are not listed as subjects. */
+	assert_null(strstr(t, "sysroot"));
+	assert_non_null(strstr(t, "  GPU0  "));
+	assert_null(strstr(t, "mlx5_0 port 1"));
+	/* Evidence only when verbose. */
+	assert_null(strstr(t, "bar1_bytes="));
+	free(t);
+}
+
+static void test_text_verbose(void **state)
+{
+	struct fixture *f = *state;
+	int ret;
+	char *t = render(&f->r, false, false, true, &ret);
+
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(t, "bar1_bytes=274877906944"));
+	assert_non_null(strstr(t, "resizable=yes"));
+	assert_non_null(strstr(t, "small=no"));
+	assert_non_null(strstr(t, "release=6.18.44-fc-v657-gpu"));
+	free(t);
+}
+
+static void test_text_color(void **state)
+{
+	struct fixture *f = *state;
+	int ret;
+	char *t = render(&f->r, false, true, false, &ret);
+
+	assert_int_equal(ret, 0);
+	assert_non_null(strchr(t, '\033'));
+	/* Only the verdict word is coloured; the summary follows plain. */
+	assert_non_null(strstr(t, "\033[1;32mREADY\033[0m: every gate"));
+	assert_non_null(strstr(t, "\033[1;31mBLOCKED\033[0m at mech.peermem"));
+	assert_non_null(strstr(t, "\033[1;32mREADY\033[0m (--require any, exit 0)"));
+	free(t);
+}
+
+/* A full disk must show in the return value, not vanish. */
+static void test_render_write_failure(void **state)
+{
+	struct fixture *f = *state;
+	struct render_opts o = { .color = false, .verbose = true };
+	FILE *full = fopen("/dev/full", "w");
+
+	if (!full)
+		skip();
+	setvbuf(full, NULL, _IONBF, 0);
+	assert_true(render_text(&f->r, &o, full) < 0);
+	clearerr(full);
+	assert_true(render_json(&f->r, full) < 0);
+	fclose(full);
+}
+
+#define FIX_TEST(t) \
+	cmocka_unit_test_setup_teardown(t, fixture_setup, fixture_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_subjects),
+		cmocka_unit_test(test_add_records),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_remedies_grouped),
+		cmocka_unit_test(test_remedies_empty),
+		FIX_TEST(test_json_top),
+		FIX_TEST(test_json_subjects),
+		FIX_TEST(test_json_results),
+		FIX_TEST(test_json_paths),
+		FIX_TEST(test_json_invalid_utf8),
+		FIX_TEST(test_text_plain),
+		FIX_TEST(test_text_verbose),
+		FIX_TEST(test_text_color),
+		FIX_TEST(test_render_write_failure),
+	};
+
+	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
+}
