@@ -379,9 +379,10 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 				if ((width_down || speed_down) && used < sizeof(degraded))
 					used += (size_t)snprintf(degraded + used,
 						sizeof(degraded) - used,
-						"%s%s %s x%s of %s x%s", used ? "; " : "",
+						"%s%s %s at %s x%s (max %s x%s)",
+						used ? "; " : "",
 						is_gpu ? "GPU" : is_nic ? "NIC" : "bridge",
-						bdf, cw, ms, mw);
+						bdf, cs, cw, ms, mw);
 				continue;
 			}
 			snprintf(key, sizeof(key), "link_%s", bdf);

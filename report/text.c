@@ -55,6 +55,88 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
 	fputc('\n', out);
 }
 
+/* The result of gate on subject, or NULL. */
+static const struct result *find_result(const struct report *r,
+					const char *gate, int subject)
+{
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].subject == subject && !strcmp(r->res[i].gate, gate))
+			return &r->res[i];
+	return NULL;
+}
+
+static const char *find_evidence(const struct result *res, const char *key)
+{
+	for (size_t e = 0; res && e < res->nev; e++)
+		if (res->ev[e].type == EV_STR && !strcmp(res->ev[e].key, key))
+			return res->ev[e].s;
+	return NULL;
+}
+
+/*
+ * The GPU x RDMA device matrix, like `nvidia-smi topo -m` but with what
+ * NCCL decides and the ACS verdict per pair, read back from the results.
+ */
+static void print_matrix(const struct report *r, FILE *out)
+{
+	int nics[64], nn = 0, cw = 18;
+
+	for (size_t i = 0; i < r->nsubj && nn < 64; i++)
+		if (r->subj[i].kind == SUBJ_NIC)
+			nics[nn++] = (int)i;
+	if (!nn)
+		return;
+	fputs("\nGPU x NIC (distance, NCCL GDR, ACS)\n          ", out);
+	/* No padding after the last column: no trailing blanks. */
+	for (int j = 0; j < nn; j++)
+		fprintf(out, "%-*s", j + 1 < nn ? cw : 0, r->subj[nics[j]].id);
+	fputc('\n', out);
+	for (size_t g = 0; g < r->nsubj; g++) {
+		bool any = false;
+
+		if (r->subj[g].kind != SUBJ_GPU)
+			continue;
+		for (int j = 0; j < nn; j++) {
+			const struct result *path, *nccl, *acs;
+			const char *cls, *gdr, *acs_s;
+			char cell[64];
+			int pair = -1;
+
+			for (size_t p = 0; p < r->nsubj; p++)
+				if (r->subj[p].kind == SUBJ_PAIR &&
+				    r->subj[p].pair_gpu == (int)g &&
+				    r->subj[p].pair_nic == nics[j])
+					pair = (int)p;
+			if (pair < 0)
+				continue;
+			if (!any)
+				fprintf(out, "  %-8s", r->subj[g].id);
+			any = true;
+			path = find_result(r, "topo.path", pair);
+			nccl = find_result(r, "topo.nccl", pair);
+			acs = find_result(r, "platform.acs", pair);
+			cls = find_evidence(path, "nvidia_smi");
+			gdr = !nccl || nccl->status == ST_SKIP ? "?" :
+			      nccl->status == ST_PASS ? "gdr" :
+			      !strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY") ? "recv" :
+			      "host";
+			acs_s = !acs || acs->status == ST_SKIP ||
+				acs->status == ST_ERROR ? "acs?" :
+				acs->status == ST_PASS ? "ok" :
+				acs->status == ST_WARN ? "redir" : "REDIR";
+			snprintf(cell, sizeof(cell), "%s %s %s", cls ? cls : "-",
+				 gdr, acs_s);
+			fprintf(out, "%-*s", j + 1 < nn ? cw : 0, cell);
+		}
+		if (any)
+			fputc('\n', out);
+	}
+	fputs("  gdr: NCCL uses GPUDirect RDMA both ways; recv: receives only; "
+	      "host: stages through\n  host memory. ok: no ACS redirect; "
+	      "redir/REDIR: redirect (REDIR: the IOMMU\n  translates, BLOCKED); "
+	      "acs?: not readable.\n", out);
+}
+
 int render_text(const struct report *r, const struct render_opts *o,
 		FILE *out)
 {
@@ -103,6 +185,7 @@ int render_text(const struct report *r, const struct render_opts *o,
 			print_evidence(res, 13 + gw + sw, out);
 	}
 
+	print_matrix(r, out);
 	fprintf(out, "\n%sverdict%s\n", o->color ? C_BOLD : "",
 		o->color ? C_RESET : "");
 	for (int p = 0; p < PATH_COUNT; p++) {

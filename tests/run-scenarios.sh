@@ -50,6 +50,10 @@ run_case() {
 	fi
 	args=""
 	[ -f "$dir/args" ] && args=$(sed "s|@DOUBLES@|$doubles|g" "$dir/args")
+	# Only the case's own NCCL settings reach the tool.
+	unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ
+	caseenv=""
+	[ -f "$dir/env" ] && caseenv=$(grep -v '^#' "$dir/env")
 	cuda_conf=/dev/null verbs_conf=/dev/null
 	[ -f "$dir/cuda.conf" ] && cuda_conf="$dir/cuda.conf"
 	[ -f "$dir/verbs.conf" ] && verbs_conf="$dir/verbs.conf"
@@ -57,8 +61,8 @@ run_case() {
 	for fmt in txt json; do
 		flag=""
 		[ "$fmt" = json ] && flag=--json
-		# shellcheck disable=SC2086 # args is a word list by design
-		SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		# shellcheck disable=SC2086 # args and caseenv are word lists
+		env $caseenv SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 		FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
 		FAKE_LEDGER_DIR="$work" \
 		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
