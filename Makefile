@@ -25,20 +25,21 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 LIBS        = $(shell $(PKG_CONFIG) --libs jansson) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
-CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c \
+CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c \
 	    \
 	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c \
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
-	    probes/mechanism.c probes/topology.c probes/platform.c \
-	    report/result.c report/remedy.c report/text.c report/json.c
+	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
+	    report/result.c report/remedy.c report/text.c report/json.c \
+	    report/junit.c report/prometheus.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
-UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot
+UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie
 
-.PHONY: all clean check test unit scenarios doubles install uninstall sanitize
+.PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 
 all: gdrcheck
 
@@ -102,3 +103,62 @@ uninstall:
 clean:
 	rm -f gdrcheck $(OBJS) $(OBJS:.o=.d) $(DOUBLES) $(UNIT_TESTS)
 	rm -rf tests/out
+
+# --- fuzzing: libFuzzer + ASan + UBSan (Debian: clang, libclang-rt-dev) -------
+# Every sysfs/procfs/config-space parser family has a harness in tests/fuzz/
+# linked against the production sources, compiled again into build/fuzz/obj/
+# (never the normal build's .o files). Seeds come from the scenario fixtures
+# (tests/fuzz/make-corpus.sh). `make fuzz` runs each harness FUZZ_SECONDS;
+# `make fuzz-smoke` is the short CI pass. Crash reproducers land in
+# build/fuzz/artifacts/; rerun one with build/fuzz/HARNESS FILE.
+CC_FUZZ      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR      = build/fuzz
+FUZZ_SAN      = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS   = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
+		$(WARNFLAGS) -D_GNU_SOURCE -DGDRCHECK_VERSION='"$(VERSION)"' -I.
+FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot
+FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
+# Production sources each harness exercises.
+FUZZ_SRCS_fuzz_parse   = probes/parse.c
+FUZZ_SRCS_fuzz_pcie    = probes/pcie.c
+FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
+FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\
+	    $(foreach h,$(FUZZ_HARNESSES),tests/fuzz/$(h).c $(FUZZ_SRCS_$(h)))))
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC_FUZZ) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(FUZZ_OBJS:.o=.d)
+
+$(FUZZ_DIR)/fuzz_parse:   $(FUZZ_DIR)/obj/probes/parse.o
+$(FUZZ_DIR)/fuzz_pcie:    $(FUZZ_DIR)/obj/probes/pcie.o
+$(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o
+$(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o
+	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^
+
+# Seeds are rebuilt when a fixture changes.
+$(FUZZ_DIR)/seeds.stamp: tests/fuzz/make-corpus.sh $(wildcard \
+		tests/scenarios/mksysroot.py tests/scenarios/*/*.spec \
+		tests/scenarios/*/*.tgz tests/scenarios/*/env)
+	rm -rf $(FUZZ_DIR)/seeds
+	tests/fuzz/make-corpus.sh $(FUZZ_DIR)/seeds
+	touch $@
+
+fuzz: $(FUZZ_BINS) $(FUZZ_DIR)/seeds.stamp
+	tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_HARNESSES)
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=10
+
+.PHONY: fuzz-clean
+fuzz-clean:
+	rm -rf $(FUZZ_DIR)
+
+# --- benchmark: bench/run (not a timed test; CI only checks that it runs) ---
+# make bench                      7 repetitions, 1/8/64 GPUs x NICs, vs lspci
+# make bench BENCH_ARGS=--quick   what CI runs: 2 repetitions, 1 and 8
+BENCH_ARGS ?=
+bench: gdrcheck doubles
+	./bench/run $(BENCH_ARGS)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +35,19 @@ enum {
 	OPT_NO_ALLOC,
 	OPT_LIBPCI,
 	OPT_PCI_DUMP,
+	OPT_NO_DATAPATH,
+	OPT_REG_SIZE,
+	OPT_FORMAT,
+	OPT_ONLY,
+	OPT_SKIP,
 };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "skip", required_argument, NULL, OPT_SKIP },
 	{ "output", required_argument, NULL, 'o' },
 	{ "require", required_argument, NULL, 'r' },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
@@ -47,6 +57,8 @@ static const struct option long_opts[] = {
 	{ "pci-dump", required_argument, NULL, OPT_PCI_DUMP },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "no-alloc", no_argument, NULL, OPT_NO_ALLOC },
+	{ "no-datapath", no_argument, NULL, OPT_NO_DATAPATH },
+	{ "reg-size", required_argument, NULL, OPT_REG_SIZE },
 	{ "color", optional_argument, NULL, OPT_COLOR },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -62,7 +74,12 @@ static void usage(FILE *out)
 	      "Check whether GPUDirect RDMA works on this node, by which mechanism\n"
 	      "(DMA-BUF or nvidia-peermem), and which gate stops it if not.\n"
 	      "\n"
-	      "  -j, --json               print the report as JSON\n"
+	      "  -j, --json               print the report as JSON (--format json)\n"
+	      "      --format FORMAT      text (default), json, junit (JUnit XML for CI)\n"
+	      "                           or prometheus (node_exporter textfile)\n"
+	      "  -q, --quiet              print only the verdict line\n"
+	      "      --only LIST          run only these gates or layers (comma list)\n"
+	      "      --skip LIST          do not run these gates or layers\n"
 	      "  -o, --output FILE        write the report to FILE\n"
 	      "  -r, --require POLICY     any (default), dmabuf or peermem: which path\n"
 	      "                           must be READY for exit status 0\n"
@@ -76,7 +93,11 @@ static void usage(FILE *out)
 	      "      --pci-dump FILE      read PCI config space from an `lspci -xxxx`\n"
 	      "                           capture instead of sysfs\n"
 	      "  -t, --timeout SECONDS    limit for each vendor-library stage (default 30)\n"
-	      "      --no-alloc           allocate no GPU memory (nodes running jobs)\n"
+	      "      --no-alloc           allocate no GPU memory (nodes running jobs):\n"
+	      "                           no registration, no transfer\n"
+	      "      --no-datapath        register, but run no loopback transfer\n"
+	      "      --reg-size BYTES     GPU buffer per GPU for the registrations and\n"
+	      "                           transfers (K/M suffix; default 2M, 4K to 1G)\n"
 	      "      --color[=WHEN]       colour: auto (default), always, never\n"
 	      "      --no-color           same as --color=never\n"
 	      "  -v, --verbose            show the evidence under each result\n"
@@ -112,12 +133,43 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jo:r:t:vLhV", long_opts,
+	while ((c = getopt_long(argc, argv, ":jqo:r:t:vLhV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			o->json = true;
+			o->format = FMT_JSON;
 			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = FMT_JSON;
+			else if (!strcmp(optarg, "junit"))
+				o->format = FMT_JUNIT;
+			else if (!strcmp(optarg, "prometheus"))
+				o->format = FMT_PROMETHEUS;
+			else
+				return usage_error("invalid --format '%s' (text, "
+						   "json, junit or prometheus)",
+						   optarg);
+			break;
+		case OPT_ONLY:
+		case OPT_SKIP: {
+			const char *bad = gates_check_list(optarg);
+
+			if (bad)
+				return usage_error("unknown gate or layer '%s' in "
+						   "--%s (see --list-gates)", bad,
+						   c == OPT_ONLY ? "only" : "skip");
+			if (c == OPT_ONLY)
+				o->only = optarg;
+			else
+				o->skip = optarg;
+			break;
+		}
 		case 'o':
 			o->output = optarg;
 			break;
@@ -166,6 +218,28 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NO_ALLOC:
 			o->no_alloc = true;
 			break;
+		case OPT_NO_DATAPATH:
+			o->no_datapath = true;
+			break;
+		case OPT_REG_SIZE: {
+			unsigned long long v;
+			char *end;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (*end == 'K' || *end == 'k')
+				v <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				v <<= 20, end++;
+			else if (*end == 'G' || *end == 'g')
+				v <<= 30, end++;
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    v < 4096 || v > (1ull << 30) || v % 4096)
+				return usage_error("invalid --reg-size '%s' (4K to "
+						   "1G, a multiple of 4K)", optarg);
+			o->reg_bytes = v;
+			break;
+		}
 		case OPT_COLOR:
 			if (!optarg || !strcmp(optarg, "auto"))
 				o->color = -1;
@@ -214,6 +288,25 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	vendor_interrupted = 1;
+}
+
+/* SIGINT/SIGTERM stop the vendor stages; a partial report still comes. */
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: the worker wait must wake up. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static void fill_meta(struct report *r, const struct options *o)
 {
 	struct report_meta *m = &r->meta;
@@ -252,12 +345,21 @@ static int write_report(const struct report *r, const struct options *o)
 	if (o->color == 1)
 		ro.color = true;
 	else if (o->color == -1)
-		ro.color = !o->output && !o->json && isatty(STDOUT_FILENO) &&
+		ro.color = !o->output && isatty(STDOUT_FILENO) &&
 			   !getenv("NO_COLOR");
 	mem = open_memstream(&buf, &len);
 	if (!mem)
 		return -1;
-	ret = o->json ? render_json(r, mem) : render_text(r, &ro, mem);
+	if (o->quiet)
+		ret = render_quiet(r, mem);
+	else if (o->format == FMT_JSON)
+		ret = render_json(r, mem);
+	else if (o->format == FMT_JUNIT)
+		ret = render_junit(r, mem);
+	else if (o->format == FMT_PROMETHEUS)
+		ret = render_prometheus(r, mem);
+	else
+		ret = render_text(r, &ro, mem);
 	if (fclose(mem) || ret) {
 		free(buf);
 		return -1;
@@ -298,6 +400,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	catch_signals();
 	vf = calloc(1, sizeof(*vf));
 	if (!vf) {
 		fputs("gdrcheck: out of memory\n", stderr);
@@ -307,10 +410,42 @@ int main(int argc, char **argv)
 	vo.libibverbs = opt.libibverbs;
 	vo.stage_timeout = opt.timeout;
 	vo.no_alloc = opt.no_alloc;
+	/* Call into a vendor library only for the layers that need it. */
+	vo.skip_cuda = !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
+					1u << L_TOPOLOGY | 1u << L_PLATFORM |
+					1u << L_REGISTRATION | 1u << L_DATAPATH);
+	vo.skip_export = !layers_selected(&opt, 1u << L_MECHANISM);
+	vo.skip_verbs = !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
+					 1u << L_REGISTRATION | 1u << L_DATAPATH);
+	vo.skip_registration = !layers_selected(&opt, 1u << L_REGISTRATION |
+						1u << L_DATAPATH);
+	vo.no_datapath = opt.no_datapath;
+	vo.reg_bytes = opt.reg_bytes;
 	vendor_collect(&vo, vf);
 
 	report_init(&rep);
 	fill_meta(&rep, &opt);
+	for (int s = 0; s < WSTAGE_COUNT && s < REPORT_MAX_WORKERS; s++) {
+		static const char *const states[] = {
+			[STAGE_NOT_RUN] = NULL, [STAGE_RUNNING] = "running",
+			[STAGE_DONE] = "done", [STAGE_TIMEOUT] = "timeout",
+			[STAGE_CRASHED] = "crashed", [STAGE_FAILED] = "failed",
+			[STAGE_INTERRUPTED] = "interrupted",
+			[STAGE_SKIPPED_DEP] = "skipped",
+		};
+		const struct stage_status *st = &vf->stage[s];
+		struct worker_meta *w = &rep.meta.workers[rep.meta.nworkers];
+
+		if (!states[st->state])
+			continue;
+		w->stage = stage_name((enum worker_stage)s);
+		w->state = states[st->state];
+		w->pid = st->pid;
+		w->seconds = st->seconds;
+		w->signal = st->signal;
+		snprintf(w->call, sizeof(w->call), "%s", st->call);
+		rep.meta.nworkers++;
+	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.opt = &opt;
 	ctx.vf = vf;
@@ -323,6 +458,10 @@ int main(int argc, char **argv)
 	gates_run(&ctx);
 	verdict_fold(&rep, opt.require);
 	rep.meta.total_ms = now_ms() - t0;
+	if (vendor_interrupted) {
+		rep.meta.interrupted = true;
+		rep.exit_code = EXIT_UNDECIDED;
+	}
 
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
 	inventory_free(&ctx.inv);

@@ -13,24 +13,6 @@
 #include "access/cuda_api.h"
 #include "access/symtab.h"
 
-struct cuda_table {
-	cuInit_fn init;
-	cuDriverGetVersion_fn driver_get_version;
-	cuDeviceGetCount_fn device_get_count;
-	cuDeviceGet_fn device_get;
-	cuDeviceGetName_fn device_get_name;
-	cuDeviceGetAttribute_fn device_get_attribute;
-	cuDeviceGetPCIBusId_fn device_get_pci_bus_id;
-	cuDeviceTotalMem_fn device_total_mem;
-	cuGetErrorName_fn get_error_name;
-	cuDevicePrimaryCtxRetain_fn primary_ctx_retain;
-	cuDevicePrimaryCtxRelease_fn primary_ctx_release;
-	cuCtxSetCurrent_fn ctx_set_current;
-	cuMemAlloc_fn mem_alloc;
-	cuMemFree_fn mem_free;
-	cuMemGetHandleForAddressRange_fn mem_get_handle_for_address_range;
-	cuPointerGetAttribute_fn pointer_get_attribute;
-};
 
 #define SYM(n, field, req) { .name = n, .version = NULL, \
 	.offset = offsetof(struct cuda_table, field), .required = req }
@@ -54,12 +36,66 @@ static const struct sym_entry cuda_syms[] = {
 	SYM("cuMemGetHandleForAddressRange", mem_get_handle_for_address_range,
 	    false),
 	SYM("cuPointerGetAttribute", pointer_get_attribute, false),
+	SYM("cuMemcpyHtoD_v2", memcpy_htod, false),
+	SYM("cuMemcpyDtoH_v2", memcpy_dtoh, false),
 };
+
+static void record(struct cu_call *c, int rc, double t0);
 
 /* Process-wide state of the worker: loaded once, initialised once. */
 static struct cuda_table cu;
 static void *cuda_handle;
 static bool cuda_init_ok;
+
+/*
+ * Primary contexts are retained once per GPU for the worker's life: the
+ * export check and the registrations share them, instead of paying the
+ * driver's context creation and teardown (~0.2 s on an H200) twice.
+ */
+static struct {
+	bool held;
+	CUdevice dev;
+	CUcontext ctx;
+} primary[VF_MAX_GPUS];
+
+int cuda_primary_ctx(int ordinal, CUcontext *ctx, struct cu_call *rec,
+		     struct stage_status *st)
+{
+	double t0;
+	int rc;
+
+	if (ordinal < 0 || ordinal >= VF_MAX_GPUS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!primary[ordinal].held) {
+		snprintf(st->call, sizeof(st->call), "cuDeviceGet");
+		rc = cu.device_get(&primary[ordinal].dev, ordinal);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		snprintf(st->call, sizeof(st->call), "cuDevicePrimaryCtxRetain");
+		t0 = now_ms();
+		rc = cu.primary_ctx_retain(&primary[ordinal].ctx,
+					   primary[ordinal].dev);
+		if (rec)
+			record(rec, rc, t0);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		primary[ordinal].held = true;
+	}
+	*ctx = primary[ordinal].ctx;
+	return CUDA_SUCCESS;
+}
+
+void cuda_release_all(void)
+{
+	if (!cuda_handle)
+		return;
+	cu.ctx_set_current(NULL);
+	for (int i = 0; i < VF_MAX_GPUS; i++)
+		if (primary[i].held) {
+			cu.primary_ctx_release(primary[i].dev);
+			primary[i].held = false;
+		}
+}
 
 const char *cuda_result_name(int rc)
 {
@@ -112,6 +148,8 @@ static bool cuda_ready(const struct vendor_options *opt,
 	double t0;
 	int rc;
 
+	if (opt->cuda_poisoned)
+		return false;
 	if (cuda_handle)
 		return cuda_init_ok;
 	memset(&cf->lib, 0, sizeof(cf->lib));
@@ -190,6 +228,12 @@ void cuda_stage_query(const struct vendor_options *opt,
 		g->ordinal = i;
 		g->ptr_gdr_capable = CU_ATTR_UNKNOWN;
 		g->fd_size = -1;
+		/* Unknown until asked; recorded now so a crash mid-way still
+		 * leaves this GPU in the report. */
+		g->cc_major = g->cc_minor = CU_ATTR_UNKNOWN;
+		g->attr_gdr = g->attr_dmabuf = g->attr_flush = CU_ATTR_UNKNOWN;
+		g->attr_ordering = g->attr_vmm_gdr = CU_ATTR_UNKNOWN;
+		cf->gpus_recorded = i + 1;
 		enter(st, "cuDeviceGet");
 		if (cu.device_get(&dev, i) != CUDA_SUCCESS)
 			continue;
@@ -221,7 +265,6 @@ void cuda_stage_query(const struct vendor_options *opt,
 			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, st);
 		g->attr_vmm_gdr = query_attr(g, dev,
 			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, st);
-		cf->gpus_recorded = i + 1;
 	}
 }
 
@@ -264,22 +307,15 @@ static void export_one(struct cuda_gpu *g, struct stage_status *st)
 {
 	CUcontext ctx = NULL;
 	CUdeviceptr ptr = 0;
-	CUdevice dev;
 	double t0;
 	int rc, fd = -1;
 
-	enter(st, "cuDeviceGet");
-	if (cu.device_get(&dev, g->ordinal) != CUDA_SUCCESS)
-		return;
-	enter(st, "cuDevicePrimaryCtxRetain");
-	t0 = now_ms();
-	rc = cu.primary_ctx_retain(&ctx, dev);
-	record(&g->ctx_retain, rc, t0);
-	if (rc != CUDA_SUCCESS)
+	if (cuda_primary_ctx(g->ordinal, &ctx, &g->ctx_retain, st) !=
+	    CUDA_SUCCESS)
 		return;
 	enter(st, "cuCtxSetCurrent");
 	if (cu.ctx_set_current(ctx) != CUDA_SUCCESS)
-		goto release;
+		return;
 
 	enter(st, "cuMemAlloc_v2");
 	t0 = now_ms();
@@ -315,9 +351,18 @@ static void export_one(struct cuda_gpu *g, struct stage_status *st)
 unset:
 	enter(st, "cuCtxSetCurrent");
 	cu.ctx_set_current(NULL);
-release:
-	enter(st, "cuDevicePrimaryCtxRelease_v2");
-	cu.primary_ctx_release(dev);
+}
+
+const struct cuda_table *cuda_api(const struct vendor_options *opt,
+				  struct vendor_facts *vf,
+				  struct stage_status *st)
+{
+	return cuda_ready(opt, vf, st) ? &cu : NULL;
+}
+
+void cuda_call_record(struct cu_call *c, int rc, double t0)
+{
+	record(c, rc, t0);
 }
 
 void cuda_stage_export(const struct vendor_options *opt,

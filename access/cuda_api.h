@@ -76,5 +76,8 @@ typedef CUresult (*cuMemGetHandleForAddressRange_fn)(void *handle,
 		CUdeviceptr ptr, size_t size, int type, unsigned long long flags);
 typedef CUresult (*cuPointerGetAttribute_fn)(void *data, int attr,
 		CUdeviceptr ptr);
+typedef CUresult (*cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src,
+		size_t bytes);
+typedef CUresult (*cuMemcpyDtoH_fn)(void *dst, CUdeviceptr src, size_t bytes);
 
 #endif

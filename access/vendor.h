@@ -9,6 +9,7 @@
  * structure holds no pointers: fixed arrays only. The parent reads them
  * after the worker finished, timed out or crashed.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ enum stage_state {
 	STAGE_TIMEOUT,
 	STAGE_CRASHED,
 	STAGE_FAILED,		/* the worker could not be started */
+	STAGE_INTERRUPTED,	/* SIGINT/SIGTERM: stopped, not run further */
+	STAGE_SKIPPED_DEP,	/* not run: its library hung or crashed before */
 };
 
 struct stage_status {
@@ -32,6 +35,7 @@ struct stage_status {
 	char call[VF_NAME];	/* vendor call in progress (for hang/crash) */
 	int signal;		/* STAGE_CRASHED */
 	double seconds;		/* wall time of the stage */
+	int pid;		/* the worker that ran it */
 };
 
 /* A library loaded through a function table. */
@@ -113,10 +117,85 @@ struct verbs_facts {
 	struct verbs_nic nics[VF_MAX_NICS];
 };
 
+/* One memory registration: how it went and what it cost. */
+struct mr_result {
+	bool tried;
+	bool ok;
+	int err;		/* errno of the failed registration */
+	char call[VF_NAME];	/* which call failed (or "") */
+	double ms_cold;		/* first registration */
+	double ms_warm;		/* the same range registered again */
+	double ms_dereg;
+	unsigned int lkey, rkey;
+	bool relaxed_ordering;	/* IBV_ACCESS_RELAXED_ORDERING was asked */
+};
+
+/* The loopback RDMA transfer through one GPU MR. */
+struct dp_result {
+	bool tried;
+	bool ok;
+	char step[40];		/* where it failed: "ibv_create_qp", "WRITE" */
+	int err;		/* errno of a failed verbs call */
+	int wc_status;		/* completion status, -1 when none */
+	bool timeout;		/* no completion within the deadline */
+	bool write_ok, read_ok;
+	bool verified_read;	/* READ returned the pattern */
+	bool verified_gpu;	/* cuMemcpyDtoH saw the pattern */
+	double gbps;		/* RDMA WRITE bandwidth */
+	int iters;
+	unsigned long long bytes;
+};
+
+#define REG_MAX_PAIRS 256
+#define KMSG_MAX_LINES 8
+
+struct reg_pair {
+	int gpu;		/* CUDA ordinal */
+	char nic[64];
+	int port;		/* 0: no usable port */
+	int gid_index;		/* RoCE: the RoCE v2 GID used; -1 on IB */
+	int link_layer;		/* IBV_LINK_LAYER_* */
+	char skip[96];		/* why the pair was not tried, or "" */
+	struct cu_call export_call;	/* dma-buf export of the range */
+	struct mr_result peermem;	/* ibv_reg_mr on the GPU pointer */
+	struct mr_result dmabuf;	/* ibv_reg_dmabuf_mr on the fd */
+	struct dp_result dp_peermem;
+	struct dp_result dp_dmabuf;
+};
+
+struct reg_nic {
+	char nic[64];
+	int open_err;
+	int pd_err;
+	struct mr_result host;	/* host-memory MR: the control */
+	bool g2g_tried;		/* GPU-to-GPU RDMA WRITE between two MRs */
+	bool g2g_ok;
+	int g2g_src, g2g_dst;	/* CUDA ordinals */
+	char g2g_error[96];
+};
+
+struct reg_facts {
+	bool ran;
+	bool cuda;			/* GPUs were part of it */
+	unsigned long long bytes;	/* buffer size per GPU */
+	int gpus_allocated;
+	struct cu_call alloc_fail;	/* first failed cuMemAlloc */
+	int npairs;
+	bool pairs_truncated;		/* more pairs than REG_MAX_PAIRS */
+	struct reg_pair pairs[REG_MAX_PAIRS];
+	int nnics;
+	struct reg_nic nics[VF_MAX_NICS];
+	bool kmsg_readable;
+	int kmsg_errno;
+	int kmsg_count;			/* new lines of interest */
+	char kmsg[KMSG_MAX_LINES][160];
+};
+
 enum worker_stage {
 	WSTAGE_CUDA = 0,	/* libcuda: init, attributes */
 	WSTAGE_CUDA_EXPORT,	/* libcuda: allocate + DMA-BUF export */
 	WSTAGE_VERBS,		/* libibverbs: devices, provider probe */
+	WSTAGE_REGISTRATION,	/* both: MRs on GPU memory, loopback RDMA */
 	WSTAGE_COUNT,
 };
 
@@ -124,6 +203,7 @@ struct vendor_facts {
 	struct stage_status stage[WSTAGE_COUNT];
 	struct cuda_facts cuda;
 	struct verbs_facts verbs;
+	struct reg_facts reg;
 };
 
 /* What the worker needs to know (copied into the child before fork). */
@@ -132,11 +212,23 @@ struct vendor_options {
 	const char *libibverbs;
 	double stage_timeout;		/* seconds */
 	bool skip_cuda;
+	bool skip_export;
 	bool skip_verbs;
+	bool skip_registration;
 	bool no_alloc;
+	bool no_datapath;
+	unsigned long long reg_bytes;	/* buffer per GPU for registration */
+	/* Set by the worker supervisor once a library hung or crashed: later
+	 * stages do not call into it again (a wedged cuInit would hang each
+	 * time). */
+	bool cuda_poisoned;
+	bool verbs_poisoned;
 };
 
 const char *stage_name(enum worker_stage s);
+
+/* Set by the SIGINT/SIGTERM handler: stop the vendor stages, report. */
+extern volatile sig_atomic_t vendor_interrupted;
 
 /*
  * Run every vendor stage in one isolated worker process (restarting it past

@@ -16,25 +16,6 @@
 
 #include "access/symtab.h"
 
-struct verbs_table {
-	struct ibv_device **(*get_device_list)(int *num);
-	void (*free_device_list)(struct ibv_device **list);
-	const char *(*get_device_name)(struct ibv_device *dev);
-	struct ibv_context *(*open_device)(struct ibv_device *dev);
-	int (*close_device)(struct ibv_context *ctx);
-	int (*query_device)(struct ibv_context *ctx,
-			    struct ibv_device_attr *attr);
-	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
-	int (*dealloc_pd)(struct ibv_pd *pd);
-	int (*dereg_mr)(struct ibv_mr *mr);
-	struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *pd, void *addr,
-				       size_t len, uint64_t iova,
-				       unsigned int access);
-	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
-					size_t len, uint64_t iova, int fd,
-					int access);
-	void *query_gid_ex;	/* presence only */
-};
 
 #define VSYM(n, ver, field, req) { .name = n, .version = ver, \
 	.offset = offsetof(struct verbs_table, field), .required = req }
@@ -49,6 +30,14 @@ static const struct sym_entry verbs_syms[] = {
 	VSYM("ibv_alloc_pd", "IBVERBS_1.1", alloc_pd, true),
 	VSYM("ibv_dealloc_pd", "IBVERBS_1.1", dealloc_pd, true),
 	VSYM("ibv_dereg_mr", "IBVERBS_1.1", dereg_mr, true),
+	VSYM("ibv_reg_mr", "IBVERBS_1.1", reg_mr, true),
+	VSYM("ibv_create_cq", "IBVERBS_1.1", create_cq, true),
+	VSYM("ibv_destroy_cq", "IBVERBS_1.1", destroy_cq, true),
+	VSYM("ibv_create_qp", "IBVERBS_1.1", create_qp, true),
+	VSYM("ibv_destroy_qp", "IBVERBS_1.1", destroy_qp, true),
+	VSYM("ibv_modify_qp", "IBVERBS_1.1", modify_qp, true),
+	VSYM("ibv_query_port", "IBVERBS_1.1", query_port, true),
+	VSYM("ibv_query_gid", "IBVERBS_1.1", query_gid, true),
 	VSYM("ibv_reg_mr_iova2", "IBVERBS_1.8", reg_mr_iova2, false),
 	VSYM("_ibv_query_gid_ex", "IBVERBS_1.11", query_gid_ex, false),
 	VSYM("ibv_reg_dmabuf_mr", "IBVERBS_1.12", reg_dmabuf_mr, false),
@@ -94,12 +83,11 @@ static void probe_dmabuf(struct ibv_context *ctx, struct verbs_nic *n,
 	ibv.dealloc_pd(pd);
 }
 
-void verbs_stage_probe(const struct vendor_options *opt,
-		       struct vendor_facts *vf, struct stage_status *st)
+const struct verbs_table *verbs_api(const struct vendor_options *opt,
+				    struct vendor_facts *vf,
+				    struct stage_status *st)
 {
 	struct verbs_facts *v = &vf->verbs;
-	struct ibv_device **list;
-	int num = 0;
 
 	if (!verbs_handle) {
 		memset(&v->lib, 0, sizeof(v->lib));
@@ -108,9 +96,19 @@ void verbs_stage_probe(const struct vendor_options *opt,
 					   LIBIBVERBS_DEFAULT, verbs_syms,
 					   sizeof(verbs_syms) / sizeof(verbs_syms[0]),
 					   &ibv, &v->lib);
-		if (!verbs_handle)
-			return;
 	}
+	return verbs_handle ? &ibv : NULL;
+}
+
+void verbs_stage_probe(const struct vendor_options *opt,
+		       struct vendor_facts *vf, struct stage_status *st)
+{
+	struct verbs_facts *v = &vf->verbs;
+	struct ibv_device **list;
+	int num = 0;
+
+	if (!verbs_api(opt, vf, st))
+		return;
 	v->have_reg_dmabuf_mr = ibv.reg_dmabuf_mr != NULL;
 	v->have_reg_mr_iova2 = ibv.reg_mr_iova2 != NULL;
 	v->have_query_gid_ex = ibv.query_gid_ex != NULL;

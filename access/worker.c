@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "access/cuda.h"
+#include "access/reg.h"
 #include "access/symtab.h"
 #include "access/vendor.h"
 #include "access/verbs.h"
@@ -34,7 +35,10 @@ static const struct stage_def stages[WSTAGE_COUNT] = {
 	[WSTAGE_CUDA] = { .name = "cuda", .run = cuda_stage_query },
 	[WSTAGE_CUDA_EXPORT] = { .name = "cuda-export", .run = cuda_stage_export },
 	[WSTAGE_VERBS] = { .name = "verbs", .run = verbs_stage_probe },
+	[WSTAGE_REGISTRATION] = { .name = "registration", .run = reg_stage },
 };
+
+volatile sig_atomic_t vendor_interrupted;
 
 const char *stage_name(enum worker_stage s)
 {
@@ -47,9 +51,14 @@ static bool stage_wanted(const struct vendor_options *opt, int s)
 	case WSTAGE_CUDA:
 		return !opt->skip_cuda;
 	case WSTAGE_CUDA_EXPORT:
-		return !opt->skip_cuda && !opt->no_alloc;
+		return !opt->skip_cuda && !opt->skip_export && !opt->no_alloc &&
+		       !opt->cuda_poisoned;
 	case WSTAGE_VERBS:
 		return !opt->skip_verbs;
+	case WSTAGE_REGISTRATION:
+		/* Runs without CUDA too: the host-memory control needs verbs only. */
+		return !opt->skip_verbs && !opt->verbs_poisoned &&
+		       !opt->skip_registration && !opt->no_alloc;
 	default:
 		return false;
 	}
@@ -68,6 +77,8 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 	    int first, int fd)
 {
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	for (int s = first; s < WSTAGE_COUNT; s++) {
 		struct stage_status *st = &vf->stage[s];
 		double t0;
@@ -75,6 +86,7 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 		if (!stage_wanted(opt, s))
 			continue;
 		st->call[0] = '\0';
+		st->pid = (int)getpid();
 		st->state = STAGE_RUNNING;
 		tick(fd);
 		t0 = now_ms();
@@ -83,6 +95,7 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 		st->state = STAGE_DONE;
 		tick(fd);
 	}
+	cuda_release_all();
 	_exit(0);
 }
 
@@ -131,6 +144,18 @@ static int run_worker(const struct vendor_options *opt,
 		if (timeout_ms < 0)
 			timeout_ms = 0;
 		ret = poll(&p, 1, timeout_ms);
+		if (vendor_interrupted) {
+			/* The worker's resources die with it: the kernel and
+			 * the drivers release MRs, QPs and GPU memory. */
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			close(pipefd[0]);
+			for (int s2 = first; s2 < WSTAGE_COUNT; s2++)
+				if (stage_wanted(opt, s2) &&
+				    vf->stage[s2].state != STAGE_DONE)
+					vf->stage[s2].state = STAGE_INTERRUPTED;
+			return WSTAGE_COUNT;
+		}
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret == 0 && cur >= 0 && now_ms() >= deadline) {
@@ -168,8 +193,21 @@ fail:
 	return WSTAGE_COUNT;
 }
 
-void vendor_collect(const struct vendor_options *opt, struct vendor_facts *vf)
+/* Which libraries a stage calls into. */
+static bool uses_cuda(int s)
 {
+	return s == WSTAGE_CUDA || s == WSTAGE_CUDA_EXPORT ||
+	       s == WSTAGE_REGISTRATION;
+}
+
+static bool uses_verbs(int s)
+{
+	return s == WSTAGE_VERBS || s == WSTAGE_REGISTRATION;
+}
+
+void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
+{
+	struct vendor_options copy = *in, *opt = &copy;
 	struct vendor_facts *shared;
 	int next = 0;
 
@@ -188,7 +226,37 @@ void vendor_collect(const struct vendor_options *opt, struct vendor_facts *vf)
 			next++;
 		if (next >= WSTAGE_COUNT)
 			break;
-		next = run_worker(opt, shared, next);
+		if (vendor_interrupted) {
+			for (; next < WSTAGE_COUNT; next++)
+				if (stage_wanted(opt, next))
+					shared->stage[next].state = STAGE_INTERRUPTED;
+			break;
+		}
+		{
+			int ran = next;
+
+			next = run_worker(opt, shared, next);
+			/* A stage that hung or crashed poisons its libraries;
+			 * the registration stage is the only one using both,
+			 * so it is blamed on the call in progress. */
+			for (int s = ran; s < next; s++) {
+				const struct stage_status *st = &shared->stage[s];
+
+				if (st->state != STAGE_TIMEOUT &&
+				    st->state != STAGE_CRASHED)
+					continue;
+				if (uses_cuda(s) && (s != WSTAGE_REGISTRATION ||
+						     !strncmp(st->call, "cu", 2)))
+					opt->cuda_poisoned = true;
+				if (uses_verbs(s) && (s != WSTAGE_REGISTRATION ||
+						      strncmp(st->call, "cu", 2)))
+					opt->verbs_poisoned = true;
+			}
+			for (int s = next; s < WSTAGE_COUNT; s++)
+				if (shared->stage[s].state == STAGE_NOT_RUN &&
+				    !stage_wanted(opt, s) && stage_wanted(in, s))
+					shared->stage[s].state = STAGE_SKIPPED_DEP;
+		}
 	}
 	memcpy(vf, shared, sizeof(*vf));
 	munmap(shared, sizeof(*shared));

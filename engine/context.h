@@ -16,10 +16,21 @@ enum require_policy {
 	REQUIRE_PEERMEM,
 };
 
+enum out_format {
+	FMT_TEXT = 0,
+	FMT_JSON,
+	FMT_JUNIT,
+	FMT_PROMETHEUS,
+};
+
 struct options {
-	bool json;
+	enum out_format format;
+	bool quiet;
+	const char *only;		/* comma list of gate ids / layers */
+	const char *skip;
 	bool verbose;
 	bool no_alloc;
+	bool no_datapath;
 	bool list_gates;
 	int color;			/* -1 auto, 0 never, 1 always */
 	const char *output;
@@ -29,6 +40,7 @@ struct options {
 	const char *libpci;
 	const char *pci_dump;		/* lspci -xxxx capture to read */
 	double timeout;			/* seconds per vendor stage */
+	unsigned long long reg_bytes;	/* GPU buffer for registrations */
 	enum require_policy require;
 };
 
@@ -87,10 +99,19 @@ struct target {
 
 struct gate;
 
-/* Config space of a tree node: len bytes, or -errno when unreadable. */
+/*
+ * What was read once per tree node: config space (len bytes, or -errno),
+ * the ACS registers decoded from it (bridges), and the link from sysfs.
+ * Gates over GPU x NIC pairs look these up instead of re-reading.
+ */
 struct pci_cfg {
 	int len;
 	uint8_t bytes[PCI_CFG_MAX];
+	struct acs_regs acs;
+	char acs_unreadable[96];	/* why ACS cannot be decoded, or "" */
+	bool link_known;
+	char cur_speed[32], max_speed[32];
+	int cur_width, max_width;
 };
 
 struct gdr_ctx {

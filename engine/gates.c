@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "access/symtab.h"
 #include "engine/gates.h"
@@ -10,6 +11,8 @@
 
 #define GATE(i, l, s, p, t, fn) { .id = i, .layer = l, .scope = s, \
 	.paths = p, .title = t, .run = fn }
+#define PROOF(i, l, s, p, t, fn) { .id = i, .layer = l, .scope = s, \
+	.paths = p, .title = t, .run = fn, .proof = true }
 
 const struct gate gate_table[] = {
 	GATE("host.kernel", L_HOST, SCOPE_HOST, P_DMABUF,
@@ -104,12 +107,41 @@ const struct gate gate_table[] = {
 	GATE("platform.iommu", L_PLATFORM, SCOPE_HOST, P_BOTH,
 	     "IOMMU presence and the GPU's and NIC's group domain types",
 	     gate_platform_iommu),
+	GATE("platform.bridges", L_PLATFORM, SCOPE_HOST, P_NONE,
+	     "every bridge on a GPU-NIC path: port type, ACS registers, link",
+	     gate_platform_bridges),
 	GATE("platform.acs", L_PLATFORM, SCOPE_PAIR, P_BOTH,
 	     "ACS control of every bridge on the GPU-NIC path (config space)",
 	     gate_platform_acs),
 	GATE("platform.link", L_PLATFORM, SCOPE_PAIR, P_NONE,
 	     "PCIe link width/speed of GPU, NIC and bridges on the path",
 	     gate_platform_link),
+
+	GATE("reg.plan", L_REGISTRATION, SCOPE_HOST, P_NONE,
+	     "what the proof allocates: GPU memory per GPU, pairs tried",
+	     gate_reg_plan),
+	GATE("reg.host_mr", L_REGISTRATION, SCOPE_NIC, P_BOTH,
+	     "control: ibv_reg_mr on host memory (verbs and memlock work)",
+	     gate_reg_host_mr),
+	PROOF("reg.peermem", L_REGISTRATION, SCOPE_PAIR, P_PEERMEM,
+	      "ibv_reg_mr on a cuMemAlloc pointer (the peermem path)",
+	      gate_reg_peermem),
+	PROOF("reg.dmabuf", L_REGISTRATION, SCOPE_PAIR, P_DMABUF,
+	      "CUDA dma-buf export + ibv_reg_dmabuf_mr (the DMA-BUF path)",
+	      gate_reg_dmabuf),
+
+	PROOF("data.peermem", L_DATAPATH, SCOPE_PAIR, P_PEERMEM,
+	      "loopback RC: RDMA WRITE into / READ from the peermem MR, verified",
+	      gate_data_peermem),
+	PROOF("data.dmabuf", L_DATAPATH, SCOPE_PAIR, P_DMABUF,
+	      "loopback RC: RDMA WRITE into / READ from the DMA-BUF MR, verified",
+	      gate_data_dmabuf),
+	GATE("data.gpu_to_gpu", L_DATAPATH, SCOPE_NIC, P_NONE,
+	     "RDMA WRITE from one GPU's MR into another's through the NIC",
+	     gate_data_gpu_to_gpu),
+	GATE("data.kmsg", L_DATAPATH, SCOPE_HOST, P_NONE,
+	     "new IOMMU/DMAR/AMD-Vi/AER lines in the kernel log meanwhile",
+	     gate_data_kmsg),
 };
 
 const size_t gate_count = sizeof(gate_table) / sizeof(gate_table[0]);
@@ -131,8 +163,66 @@ struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 		       "%s", reason ? reason : "(out of memory)");
 	free(reason);
 	r->duration_ms = now - ctx->mark_ms;
+	r->proof = g->proof;
 	ctx->mark_ms = now;
 	return r;
+}
+
+static bool in_list(const char *list, const struct gate *g)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if ((strlen(g->id) == n && !strncmp(g->id, p, n)) ||
+		    (strlen(layer_name(g->layer)) == n &&
+		     !strncmp(layer_name(g->layer), p, n)))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+bool gate_selected(const struct options *o, const struct gate *g)
+{
+	if (o->only && !in_list(o->only, g))
+		return false;
+	return !(o->skip && in_list(o->skip, g));
+}
+
+const char *gates_check_list(const char *list)
+{
+	static char bad[64];
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		bool known = false;
+
+		for (size_t i = 0; i < gate_count && !known; i++)
+			known = (strlen(gate_table[i].id) == n &&
+				 !strncmp(gate_table[i].id, p, n)) ||
+				(strlen(layer_name(gate_table[i].layer)) == n &&
+				 !strncmp(layer_name(gate_table[i].layer), p, n));
+		if (!known) {
+			snprintf(bad, sizeof(bad), "%.*s", (int)(n < 60 ? n : 60), p);
+			return bad;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+bool layers_selected(const struct options *o, unsigned int mask)
+{
+	for (size_t i = 0; i < gate_count; i++)
+		if ((mask & (1u << gate_table[i].layer)) &&
+		    gate_selected(o, &gate_table[i]))
+			return true;
+	return false;
 }
 
 static const char *const scope_names[] = {
@@ -142,10 +232,13 @@ static const char *const scope_names[] = {
 
 static void skip_no_subject(struct gdr_ctx *ctx, const struct gate *g)
 {
-	emit(ctx, ctx->host, ST_SKIP, "NO_SUBJECT",
-	     "no %s to check", g->scope == SCOPE_GPU ? "GPU" :
-	     g->scope == SCOPE_NIC ? "RDMA device" :
-	     g->scope == SCOPE_PAIR ? "GPU x RDMA device pair" : "RDMA port");
+	struct result *r = emit(ctx, ctx->host, ST_SKIP, "NO_SUBJECT",
+		"no %s to check", g->scope == SCOPE_GPU ? "GPU" :
+		g->scope == SCOPE_NIC ? "RDMA device" :
+		g->scope == SCOPE_PAIR ? "GPU x RDMA device pair" : "RDMA port");
+
+	/* Nothing to prove: the missing subject is decided by other gates. */
+	r->waived = true;
 }
 
 void gates_run(struct gdr_ctx *ctx)
@@ -157,6 +250,14 @@ void gates_run(struct gdr_ctx *ctx)
 
 		ctx->gate = g;
 		ctx->mark_ms = now_ms();
+		if (!gate_selected(ctx->opt, g)) {
+			struct result *r = emit(ctx, ctx->host, ST_SKIP, "EXCLUDED",
+						"excluded by --only/--skip");
+
+			/* Leaving out the transfer is the user's call. */
+			r->waived = g->layer == L_DATAPATH;
+			continue;
+		}
 		switch (g->scope) {
 		case SCOPE_HOST:
 			g->run(ctx, &t);

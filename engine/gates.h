@@ -21,10 +21,20 @@ struct gate {
 	unsigned int paths;	/* which paths a BLOCKED here closes */
 	const char *title;
 	void (*run)(struct gdr_ctx *ctx, const struct target *t);
+	bool proof;		/* must PASS for a READY path (see result.h) */
 };
 
 extern const struct gate gate_table[];
 extern const size_t gate_count;
+
+/*
+ * --only/--skip: is the gate selected? Lists are comma separated gate ids
+ * or layer names. gates_check_list() returns the first unknown token.
+ */
+bool gate_selected(const struct options *o, const struct gate *g);
+const char *gates_check_list(const char *list);
+/* Does any selected gate belong to one of the layers in mask (1 << L_*)? */
+bool layers_selected(const struct options *o, unsigned int mask);
 
 /* Run every gate in order over its subjects. */
 void gates_run(struct gdr_ctx *ctx);

@@ -115,22 +115,29 @@ static int cmp_port(const void *a, const void *b)
 	       ((const struct inv_port *)b)->num;
 }
 
+/*
+ * The PCI function a sysfs link leads to: the deepest BDF in its realpath
+ * (a netdev's "device" may be a virtio device below the PCI function).
+ */
 static bool realpath_bdf(const char *link, char *out, size_t len)
 {
 	char real[1024];
-	const char *base;
 	unsigned int d, b, s, f;
 	char tail;
 
 	if (sysroot_realpath(link, real, sizeof(real)))
 		return false;
-	base = strrchr(real, '/');
-	base = base ? base + 1 : real;
-	if (sscanf(base, "%x:%x:%x.%x%c", &d, &b, &s, &f, &tail) != 4 ||
-	    strlen(base) >= len)
-		return false;
-	memcpy(out, base, strlen(base) + 1);
-	return true;
+	for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
+		const char *comp = slash + 1;
+
+		if (sscanf(comp, "%x:%x:%x.%x%c", &d, &b, &s, &f, &tail) == 4 &&
+		    strlen(comp) < len) {
+			memcpy(out, comp, strlen(comp) + 1);
+			return true;
+		}
+		*slash = '\0';
+	}
+	return false;
 }
 
 /*

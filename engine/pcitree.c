@@ -65,6 +65,52 @@ static void place(const char *real, const char *bdf, char *root, size_t rlen,
 	}
 }
 
+static int link_attr(const char *bdf, const char *attr, char *buf, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), PCI_DEVICES "/%s/%s", bdf, attr);
+	return sysroot_read_line(p, buf, len);
+}
+
+static void read_link(const char *bdf, struct pci_cfg *c)
+{
+	char cw[16], mw[16];
+
+	c->link_known = !link_attr(bdf, "current_link_speed", c->cur_speed,
+				   sizeof(c->cur_speed)) &&
+			!link_attr(bdf, "max_link_speed", c->max_speed,
+				   sizeof(c->max_speed)) &&
+			!link_attr(bdf, "current_link_width", cw, sizeof(cw)) &&
+			!link_attr(bdf, "max_link_width", mw, sizeof(mw));
+	if (c->link_known) {
+		c->cur_width = atoi(cw);
+		c->max_width = atoi(mw);
+	}
+}
+
+/* Decode ACS once; say why when it cannot be. */
+static void decode_acs(struct pci_cfg *c)
+{
+	int ret;
+
+	if (c->len < 0) {
+		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
+			 "config space unreadable: %s", strerror(-c->len));
+	} else if (c->len <= 64) {
+		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
+			 "only %d bytes of config space", c->len);
+	} else if (c->len < 0x104) {
+		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
+			 "no extended config space (%d bytes)", c->len);
+	} else {
+		ret = pcie_read_acs(c->bytes, (size_t)c->len, &c->acs);
+		if (ret)
+			snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
+				 "%s", pcie_walk_error(ret));
+	}
+}
+
 void pcitree_build(struct gdr_ctx *ctx)
 {
 	struct pcitree *t = &ctx->tree;
@@ -112,12 +158,14 @@ void pcitree_build(struct gdr_ctx *ctx)
 		struct pci_cfg *c = &ctx->cfg[i];
 
 		t->n[i].parent = parents[i][0] ? pcitree_find(t, parents[i]) : -1;
+		read_link(t->n[i].bdf, c);
 		if (!t->n[i].bridge)
 			continue;
 		c->len = pci_config_read(t->n[i].bdf, c->bytes, sizeof(c->bytes));
 		if (c->len > 0)
 			t->n[i].port_type = pcie_port_type(c->bytes,
 							   (size_t)c->len);
+		decode_acs(c);
 	}
 	pcitree_infer_types(t);
 	free(parents);

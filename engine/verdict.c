@@ -15,9 +15,9 @@
 #include "engine/gates.h"
 
 enum fold {
-	F_OK = 0,
-	F_ERROR,
-	F_BLOCKED,
+	FOLD_OK = 0,
+	FOLD_ERROR,
+	FOLD_BLOCKED,
 };
 
 struct subject_state {
@@ -28,15 +28,25 @@ struct subject_state {
 
 static void state_add(struct subject_state *s, const struct result *r, int idx)
 {
+	/* An unproven proof gate leaves the path undecided. */
+	bool unproven = r->proof && r->status == ST_SKIP && !r->waived;
+
+	if (unproven) {
+		if (s->first_error < 0)
+			s->first_error = idx;
+		if (s->state == FOLD_OK)
+			s->state = FOLD_ERROR;
+		return;
+	}
 	if (r->status == ST_BLOCKED) {
 		if (s->first_blocked < 0)
 			s->first_blocked = idx;
-		s->state = F_BLOCKED;
+		s->state = FOLD_BLOCKED;
 	} else if (r->status == ST_ERROR) {
 		if (s->first_error < 0)
 			s->first_error = idx;
-		if (s->state == F_OK)
-			s->state = F_ERROR;
+		if (s->state == FOLD_OK)
+			s->state = FOLD_ERROR;
 	}
 }
 
@@ -83,7 +93,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 {
 	struct path_verdict *pv = &r->path[p];
 	unsigned int mask = 1u << p;
-	struct subject_state *ss, host = { F_OK, -1, -1 };
+	struct subject_state *ss, host = { FOLD_OK, -1, -1 };
 	int decisive = -1, error = -1, candidates = 0, blocked = 0;
 	bool ready = false;
 
@@ -93,7 +103,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 		exit(3);
 	}
 	for (size_t i = 0; i < r->nsubj; i++)
-		ss[i] = (struct subject_state){ F_OK, -1, -1 };
+		ss[i] = (struct subject_state){ FOLD_OK, -1, -1 };
 
 	free(pv->blockers);
 	pv->blockers = NULL;
@@ -141,7 +151,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 					has_port |= r->subj[j].parent == (int)q;
 				/* A device without ports can close the
 				 * path, never open it. */
-				if (has_port || ss[q].state != F_BLOCKED)
+				if (has_port || ss[q].state != FOLD_BLOCKED)
 					continue;
 				nic = (int)q;
 			} else {
@@ -155,7 +165,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 			if (pair >= 0)
 				merge(&c, &ss[pair]);
 			candidates++;
-			if (c.state == F_OK) {
+			if (c.state == FOLD_OK) {
 				int (*nr)[2] = realloc(pv->ready, (pv->nready + 1) *
 						       sizeof(*pv->ready));
 
@@ -168,7 +178,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 				pv->ready[pv->nready][1] = (int)q;
 				pv->nready++;
 				ready = true;
-			} else if (c.state == F_BLOCKED) {
+			} else if (c.state == FOLD_BLOCKED) {
 				int rk = gate_rank(r, c.first_blocked);
 
 				blocked++;
@@ -183,9 +193,36 @@ static void fold_path(struct report *r, enum gdr_path p)
 			}
 		}
 	}
-	if (!candidates && host.state == F_BLOCKED) {
-		decisive = host.first_blocked;
-		blocked = 1;
+	if (!candidates) {
+		/* No GPU or no port to pair: the path is closed when the host,
+		 * every port or every GPU is. */
+		int port_dec = -1, gpu_dec = -1, nports = 0, ngpus = 0;
+		bool ports_closed = true, gpus_closed = true;
+
+		for (size_t i = 0; i < r->nsubj; i++) {
+			struct subject_state st = ss[i];
+
+			if (r->subj[i].kind == SUBJ_PORT) {
+				if (r->subj[i].parent >= 0)
+					merge(&st, &ss[r->subj[i].parent]);
+				nports++;
+				ports_closed &= st.state == FOLD_BLOCKED;
+				if (st.state == FOLD_BLOCKED)
+					port_dec = min_idx(port_dec, st.first_blocked);
+			} else if (r->subj[i].kind == SUBJ_GPU) {
+				ngpus++;
+				gpus_closed &= st.state == FOLD_BLOCKED;
+				if (st.state == FOLD_BLOCKED)
+					gpu_dec = min_idx(gpu_dec, st.first_blocked);
+			}
+		}
+		if (host.state == FOLD_BLOCKED)
+			decisive = host.first_blocked;
+		if (nports && ports_closed)
+			decisive = min_idx(decisive, port_dec);
+		if (ngpus && gpus_closed)
+			decisive = min_idx(decisive, gpu_dec);
+		blocked = decisive >= 0;
 	}
 
 	if (ready) {

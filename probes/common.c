@@ -27,6 +27,14 @@ enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 	case STAGE_FAILED:
 		snprintf(buf, len, "could not start the isolated worker");
 		return ST_ERROR;
+	case STAGE_SKIPPED_DEP:
+		snprintf(buf, len, "not run: the vendor library hung or "
+			 "crashed in an earlier stage");
+		return ST_ERROR;
+	case STAGE_INTERRUPTED:
+		snprintf(buf, len, "interrupted (SIGINT/SIGTERM)%s%s",
+			 st->call[0] ? " in " : "", st->call);
+		return ST_ERROR;
 	case STAGE_RUNNING:
 		snprintf(buf, len, "stage did not finish (in %s)", call);
 		return ST_ERROR;

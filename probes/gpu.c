@@ -172,6 +172,11 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, ctx->host, ST_BLOCKED, "NO_CUDA_GPU",
 			 "CUDA sees no GPU; %zu NVIDIA GPU(s) on the PCI bus", pci);
 		result_remedy(r, "%s", cuinit_remedy(CUDA_ERROR_NO_DEVICE));
+	} else if ((size_t)cf->count > pci) {
+		r = emit(ctx, ctx->host, ST_WARN, "PCI_GPUS_MISSING",
+			 "CUDA sees %d GPU(s) but the PCI bus shows %zu NVIDIA "
+			 "GPU(s): sysfs incomplete, or a sysroot from another "
+			 "node?", cf->count, pci);
 	} else if ((size_t)cf->count < pci) {
 		r = emit(ctx, ctx->host, ST_WARN, "GPUS_HIDDEN",
 			 "CUDA sees %d of the %zu NVIDIA GPUs on the PCI bus",
@@ -192,6 +197,7 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
 	struct result *r;
+	char cc[24];
 
 	if (!g) {
 		if (!cuda_usable(ctx)) {
@@ -205,13 +211,17 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 			      "GPU list and `dmesg | grep NVRM` for this GPU");
 		return;
 	}
+	if (g->cc_major == CU_ATTR_UNKNOWN || g->cc_minor == CU_ATTR_UNKNOWN)
+		snprintf(cc, sizeof(cc), "unknown");
+	else
+		snprintf(cc, sizeof(cc), "%d.%d", g->cc_major, g->cc_minor);
 	r = emit(ctx, ig->subject, ST_PASS, "GPU_VISIBLE",
-		 "CUDA device %d: %s, compute capability %d.%d", g->ordinal,
-		 g->name, g->cc_major, g->cc_minor);
+		 "CUDA device %d: %s, compute capability %s", g->ordinal,
+		 g->name[0] ? g->name : "(name unknown)", cc);
 	ev_int(r, "cuda_ordinal", g->ordinal);
 	ev_str(r, "name", "%s", g->name);
 	ev_str(r, "pci", "%s", g->pci);
-	ev_str(r, "compute_capability", "%d.%d", g->cc_major, g->cc_minor);
+	ev_str(r, "compute_capability", "%s", cc);
 	ev_int(r, "total_mem_bytes", (long long)g->total_mem);
 	ev_bool(r, "in_sysfs", ig->in_sysfs);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access/ibsysfs.h"
 #include "access/sysroot.h"
 #include "probes/parse.h"
 #include "probes/probes.h"
@@ -125,31 +126,63 @@ void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "verbs_devices", v->count);
 }
 
-/* The uverbs node that belongs to ibdev, found by its ibdev attribute. */
-static int find_uverbs(const char *ibdev, char *out, size_t len)
+/* uverbsN -> ibdev, read once per run (one listing, not one per NIC). */
+static struct {
+	bool loaded;
+	char sysroot[512];
+	size_t n;
+	char (*node)[32];
+	char (*ibdev)[64];
+} uverbs_map;
+
+static void uverbs_map_load(void)
 {
 	char **names;
 	size_t n;
-	int ret = sysroot_list(UVERBS_CLASS, &names, &n);
 
-	if (ret)
-		return ret;
-	ret = -ENOENT;
+	if (uverbs_map.loaded && !strcmp(uverbs_map.sysroot, sysroot_get()))
+		return;
+	free(uverbs_map.node);
+	free(uverbs_map.ibdev);
+	memset(&uverbs_map, 0, sizeof(uverbs_map));
+	uverbs_map.loaded = true;
+	snprintf(uverbs_map.sysroot, sizeof(uverbs_map.sysroot), "%s",
+		 sysroot_get());
+	if (sysroot_list(UVERBS_CLASS, &names, &n))
+		return;
+	uverbs_map.node = calloc(n ? n : 1, sizeof(*uverbs_map.node));
+	uverbs_map.ibdev = calloc(n ? n : 1, sizeof(*uverbs_map.ibdev));
+	if (!uverbs_map.node || !uverbs_map.ibdev) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		exit(3);
+	}
 	for (size_t i = 0; i < n; i++) {
-		char p[256], dev[64];
+		char p[256];
+		size_t k = uverbs_map.n;
 
-		if (strncmp(names[i], "uverbs", 6))
+		if (strncmp(names[i], "uverbs", 6) ||
+		    strlen(names[i]) >= sizeof(uverbs_map.node[0]))
 			continue;
 		snprintf(p, sizeof(p), UVERBS_CLASS "/%s/ibdev", names[i]);
-		if (sysroot_read_line(p, dev, sizeof(dev)) == 0 &&
-		    !strcmp(dev, ibdev)) {
-			snprintf(out, len, "%s", names[i]);
-			ret = 0;
-			break;
-		}
+		if (sysroot_read_line(p, uverbs_map.ibdev[k],
+				      sizeof(uverbs_map.ibdev[0])))
+			continue;
+		strcpy(uverbs_map.node[k], names[i]);
+		uverbs_map.n++;
 	}
 	sysroot_free_list(names, n);
-	return ret;
+}
+
+/* The uverbs node that belongs to ibdev, found by its ibdev attribute. */
+static int find_uverbs(const char *ibdev, char *out, size_t len)
+{
+	uverbs_map_load();
+	for (size_t i = 0; i < uverbs_map.n; i++)
+		if (!strcmp(uverbs_map.ibdev[i], ibdev)) {
+			snprintf(out, len, "%s", uverbs_map.node[i]);
+			return 0;
+		}
+	return -ENOENT;
 }
 
 static void nic_identity(struct result *r, const struct inv_nic *nic)
@@ -286,10 +319,10 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
 	const struct inv_port *pt = &nic->ports[t->port];
-	char ll[32] = "", dir[256], **names;
-	int v2 = -1, v1 = -1, populated = 0;
+	struct gid_scan gs;
+	char ll[32] = "";
 	struct result *r;
-	size_t n;
+	int v2, v1, populated;
 
 	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
 	if (strcmp(ll, "Ethernet")) {
@@ -297,32 +330,16 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 		     "link layer %s: no RoCE GID needed", ll[0] ? ll : "unknown");
 		return;
 	}
-	snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports/%d/gids", nic->name,
-		 pt->num);
-	if (sysroot_list(dir, &names, &n) || n == 0) {
+	ib_scan_gids(nic->name, pt->num, &gs);
+	if (gs.err) {
 		emit(ctx, pt->subject, ST_ERROR, "GID_TABLE_UNREADABLE",
-		     "cannot list %s", dir);
+		     "cannot list the GID table of %s port %d: %s", nic->name,
+		     pt->num, strerror(-gs.err));
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		char p[320], gid[128], type[32];
-		bool zero;
-
-		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		if (sysroot_read_line(p, gid, sizeof(gid)) ||
-		    parse_gid(gid, &zero) || zero)
-			continue;
-		populated++;
-		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/types/%s",
-			 nic->name, pt->num, names[i]);
-		if (sysroot_read_line(p, type, sizeof(type)))
-			continue;
-		if (!strcmp(type, "RoCE v2") && v2 < 0)
-			v2 = atoi(names[i]);
-		else if (!strcmp(type, "IB/RoCE v1") && v1 < 0)
-			v1 = atoi(names[i]);
-	}
-	sysroot_free_list(names, n);
+	v2 = gs.v2;
+	v1 = gs.v1;
+	populated = gs.populated;
 
 	if (v2 >= 0) {
 		char p[256], ndev[64] = "";

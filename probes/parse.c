@@ -264,6 +264,70 @@ struct classified classify_dmabuf_probe(int err)
 	}
 }
 
+struct classified classify_reg_errno(int err, bool dmabuf)
+{
+	switch (err) {
+	case EFAULT:
+		return dmabuf ?
+			(struct classified){ ST_BLOCKED, "DMABUF_EFAULT",
+				"the kernel could not map the dma-buf (EFAULT)" } :
+			(struct classified){ ST_BLOCKED, "NO_PEER_MEMORY_CLIENT",
+				"EFAULT: no peer-memory client claims GPU addresses "
+				"(nvidia_peermem not loaded)" };
+	case ENOMEM:
+		return (struct classified){ ST_BLOCKED, "PIN_LIMIT",
+			"ENOMEM: RLIMIT_MEMLOCK or the pinnable memory (BAR1) "
+			"is exhausted" };
+	case EPERM:
+	case EACCES:
+		return (struct classified){ ST_BLOCKED, "REG_PERMISSION",
+			"permission denied (memlock limit without CAP_IPC_LOCK?)" };
+	case EOPNOTSUPP:
+		return (struct classified){ ST_BLOCKED, dmabuf ?
+			"PROVIDER_LACKS_DMABUF" : "REG_NOT_SUPPORTED",
+			"EOPNOTSUPP: the provider does not support this "
+			"registration" };
+	case EPROTONOSUPPORT:
+		return (struct classified){ ST_BLOCKED, "KERNEL_LACKS_DMABUF",
+			"EPROTONOSUPPORT: the kernel lacks dma-buf MRs" };
+	case EINVAL:
+		return (struct classified){ ST_BLOCKED, dmabuf ?
+			"DMABUF_OFFSETS_REJECTED" : "REG_EINVAL",
+			dmabuf ? "EINVAL: offset, length or iova rejected" :
+			"EINVAL: range or access flags rejected" };
+	case EBADF:
+		return (struct classified){ ST_BLOCKED, "DMABUF_BAD_FD",
+			"EBADF: the exported fd is not a usable dma-buf" };
+	default:
+		return (struct classified){ ST_ERROR, "REG_UNEXPECTED",
+			"unexpected registration error" };
+	}
+}
+
+struct classified classify_wc_status(int status)
+{
+	switch (status) {
+	case 4: /* IBV_WC_LOC_PROT_ERR */
+		return (struct classified){ ST_BLOCKED, "WC_LOC_PROT_ERR",
+			"local protection error: the NIC could not DMA the "
+			"memory (IOMMU or ACS blocking peer traffic, or a bad MR)" };
+	case 10: /* IBV_WC_REM_ACCESS_ERR */
+		return (struct classified){ ST_BLOCKED, "WC_REM_ACCESS_ERR",
+			"remote access error: the GPU MR's rkey or access "
+			"rights were refused" };
+	case 12: /* IBV_WC_RETRY_EXC_ERR */
+		return (struct classified){ ST_BLOCKED, "WC_RETRY_EXC_ERR",
+			"retries exceeded: no answer (link, GID or routing, or "
+			"a DMA fault on the responder)" };
+	case 5: /* IBV_WC_WR_FLUSH_ERR */
+		return (struct classified){ ST_ERROR, "WC_FLUSH_ERR",
+			"flushed: the QP was already in error" };
+	default:
+		return (struct classified){ ST_BLOCKED, "WC_ERROR",
+			"the RDMA operation completed with an error" };
+	}
+}
+
 struct classified classify_open_errno(int err)
 {
 	switch (err) {

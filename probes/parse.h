@@ -77,6 +77,12 @@ struct classified {
 /* ibv_reg_dmabuf_mr(pd, 0, 0, 0, fd = -1, 0): NCCL's provider probe. */
 struct classified classify_dmabuf_probe(int err);
 
+/* A failed GPU memory registration (dmabuf: ibv_reg_dmabuf_mr). */
+struct classified classify_reg_errno(int err, bool dmabuf);
+
+/* A failed RDMA completion (ibv_wc_status). */
+struct classified classify_wc_status(int status);
+
 /* ibv_open_device failure. */
 struct classified classify_open_errno(int err);
 

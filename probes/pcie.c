@@ -194,13 +194,16 @@ int parse_gdr_level(const char *s, enum nccl_path *level)
 	char *end;
 	long v;
 
+	/* NCCL reads a number only when the value starts with a digit. */
 	for (int p = NCCL_LOC; p <= NCCL_SYS; p++)
 		if (!strcasecmp(s, nccl_path_name((enum nccl_path)p))) {
 			*level = (enum nccl_path)p;
 			return 0;
 		}
+	if (*s < '0' || *s > '9')
+		return -1;
 	v = strtol(s, &end, 10);
-	if (end == s || *end || v < 0 || v > 5)
+	if (*end || v > 5)
 		return -1;
 	*level = old[v];
 	return 0;
@@ -294,10 +297,10 @@ void pcitree_path(const struct pcitree *t, int a, int b, struct pcipath *p)
 				break;
 			}
 	if (ia >= 0) {
-		/* Up from a to the turn, then down to b. */
-		for (int i = 0; i <= ia; i++)
+		/* Up from a to the turn, then down to b (bounded). */
+		for (int i = 0; i <= ia && p->nbridges < PCIPATH_MAX; i++)
 			p->bridges[p->nbridges++] = ca[i];
-		for (int j = ib - 1; j >= 0; j--)
+		for (int j = ib - 1; j >= 0 && p->nbridges < PCIPATH_MAX; j--)
 			p->bridges[p->nbridges++] = cb[j];
 		p->turn = ca[ia];
 		for (int i = 0; i < p->nbridges; i++) {

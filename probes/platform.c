@@ -26,8 +26,11 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	int reg, ret;
 
 	if (!ig->in_sysfs) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", ig->pci);
 		emit(ctx, ig->subject, ST_SKIP, "NOT_IN_SYSFS",
-		     "GPU %s not found under /sys/bus/pci/devices", ig->pci);
+		     "%s is %s: BAR1 unknown", ig->pci,
+		     sysroot_exists(path) ? "in sysfs but not an NVIDIA "
+		     "display/3D function" : "not under /sys/bus/pci/devices");
 		return;
 	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", ig->pci);
@@ -186,38 +189,11 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 
 /* --- ACS on the GPU-NIC path -------------------------------------------- */
 
-/* Why a bridge's ACS cannot be read, or NULL when it can. */
-static const char *acs_unreadable(const struct pci_cfg *c, char *buf,
-				  size_t len)
-{
-	struct acs_regs acs;
-	int ret;
-
-	if (c->len < 0) {
-		snprintf(buf, len, "config space unreadable: %s", strerror(-c->len));
-		return buf;
-	}
-	if (c->len <= 64) {
-		snprintf(buf, len, "only %d bytes of config space", c->len);
-		return buf;
-	}
-	if (c->len < 0x104) {
-		snprintf(buf, len, "no extended config space (%d bytes)", c->len);
-		return buf;
-	}
-	ret = pcie_read_acs(c->bytes, (size_t)c->len, &acs);
-	if (ret) {
-		snprintf(buf, len, "%s", pcie_walk_error(ret));
-		return buf;
-	}
-	return NULL;
-}
-
 void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct pcipath *p = &pr->path;
-	char bits[128], key[64], why[128], redir[512] = "", bad[512] = "";
+	char redir[512] = "", bad[512] = "", key[64];
 	int redirect = 0, header_only = 0, unreadable = 0, with_acs = 0;
 	size_t used = 0, bused = 0;
 	struct result *r;
@@ -242,22 +218,21 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 	for (int i = 0; i < p->nbridges; i++) {
 		const struct pcinode *n = &ctx->tree.n[p->bridges[i]];
 		const struct pci_cfg *c = &ctx->cfg[p->bridges[i]];
-		struct acs_regs acs;
 
-		if (acs_unreadable(c, why, sizeof(why))) {
+		if (c->acs_unreadable[0]) {
 			unreadable++;
 			header_only += c->len == 64;
 			if (bused < sizeof(bad))
 				bused += (size_t)snprintf(bad + bused,
 					sizeof(bad) - bused, "%s%s: %s",
-					bused ? "; " : "", n->bdf, why);
+					bused ? "; " : "", n->bdf,
+					c->acs_unreadable);
 			continue;
 		}
-		pcie_read_acs(c->bytes, (size_t)c->len, &acs);
-		if (!acs.present)
+		if (!c->acs.present)
 			continue;
 		with_acs++;
-		if ((acs.ctrl & ACS_REDIRECTS) && used < sizeof(redir)) {
+		if ((c->acs.ctrl & ACS_REDIRECTS) && used < sizeof(redir)) {
 			redirect++;
 			used += (size_t)snprintf(redir + used, sizeof(redir) - used,
 						 "%s%s (%s)", used ? ", " : "",
@@ -292,44 +267,96 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 			 "no ACS redirect on the %d bridge(s) of the path (%d "
 			 "with an ACS capability)", p->nbridges, with_acs);
 	}
+	/* Per-bridge registers are in platform.bridges; here the findings. */
+	ev_int(r, "bridges", p->nbridges);
+	ev_int(r, "with_acs", with_acs);
 	for (int i = 0; i < p->nbridges; i++) {
-		const struct pcinode *n = &ctx->tree.n[p->bridges[i]];
 		const struct pci_cfg *c = &ctx->cfg[p->bridges[i]];
-		struct acs_regs acs;
 
-		snprintf(key, sizeof(key), "acs_%s", n->bdf);
-		if (acs_unreadable(c, why, sizeof(why))) {
-			ev_str(r, key, "unreadable: %s", why);
+		if (!c->acs_unreadable[0] && !(c->acs.present &&
+					       (c->acs.ctrl & ACS_REDIRECTS)))
 			continue;
-		}
-		pcie_read_acs(c->bytes, (size_t)c->len, &acs);
-		if (!acs.present) {
-			ev_str(r, key, "no ACS capability");
-			continue;
-		}
-		acs_bits_string(acs.ctrl, bits, sizeof(bits));
-		ev_str(r, key, "ctl 0x%04x cap 0x%04x: %s", acs.ctrl, acs.cap, bits);
+		snprintf(key, sizeof(key), "acs_%s", ctx->tree.n[p->bridges[i]].bdf);
+		if (c->acs_unreadable[0])
+			ev_str(r, key, "unreadable: %s", c->acs_unreadable);
+		else
+			ev_str(r, key, "ctl 0x%04x", c->acs.ctrl);
 	}
 }
 
-/* --- link health ------------------------------------------------------- */
+/* --- every bridge on a GPU-NIC path, once ----------------------------- */
 
-static int link_attr(const char *bdf, const char *attr, char *buf, size_t len)
+void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t)
 {
-	char p[256];
+	bool *on = calloc(ctx->tree.count ? ctx->tree.count : 1, sizeof(*on));
+	int bridges = 0, with_acs = 0, redirect = 0, unreadable = 0;
+	char key[64], bits[128];
+	struct result *r;
 
-	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/%s", bdf, attr);
-	return sysroot_read_line(p, buf, len);
+	if (!on) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		exit(3);
+	}
+	for (size_t i = 0; i < ctx->inv.npair; i++)
+		for (int b = 0; b < ctx->inv.pair[i].path.nbridges; b++)
+			on[ctx->inv.pair[i].path.bridges[b]] = true;
+	for (size_t i = 0; i < ctx->tree.count; i++) {
+		const struct pci_cfg *c = &ctx->cfg[i];
+
+		if (!on[i])
+			continue;
+		bridges++;
+		unreadable += c->acs_unreadable[0] != '\0';
+		with_acs += c->acs.present;
+		redirect += c->acs.present && (c->acs.ctrl & ACS_REDIRECTS);
+	}
+	if (!bridges)
+		r = emit(ctx, ctx->host, ST_SKIP, "NO_PATH_BRIDGES",
+			 "no PCIe bridge lies on a GPU-NIC path");
+	else
+		r = emit(ctx, ctx->host, ST_PASS, "PATH_BRIDGES",
+			 "%d bridge(s) on GPU-NIC paths: %d with ACS, %d "
+			 "redirecting, %d unreadable (verdicts per pair in "
+			 "platform.acs)", bridges, with_acs, redirect, unreadable);
+	for (size_t i = 0; i < ctx->tree.count; i++) {
+		const struct pcinode *n = &ctx->tree.n[i];
+		const struct pci_cfg *c = &ctx->cfg[i];
+
+		if (!on[i])
+			continue;
+		snprintf(key, sizeof(key), "acs_%s", n->bdf);
+		if (c->acs_unreadable[0]) {
+			ev_str(r, key, "unreadable: %s", c->acs_unreadable);
+		} else if (!c->acs.present) {
+			ev_str(r, key, "no ACS capability");
+		} else {
+			acs_bits_string(c->acs.ctrl, bits, sizeof(bits));
+			ev_str(r, key, "ctl 0x%04x cap 0x%04x: %s", c->acs.ctrl,
+			       c->acs.cap, bits);
+		}
+		snprintf(key, sizeof(key), "type_%s", n->bdf);
+		ev_str(r, key, "%s%s", pcie_port_type_name(n->port_type),
+		       n->type_inferred ? " (inferred)" : "");
+		if (c->link_known) {
+			snprintf(key, sizeof(key), "link_%s", n->bdf);
+			ev_str(r, key, "%s x%d (max %s x%d)", c->cur_speed,
+			       c->cur_width, c->max_speed, c->max_width);
+		}
+	}
+	free(on);
 }
+
+/* --- link health ------------------------------------------------------- */
 
 void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct pcipath *p = &pr->path;
-	char degraded[512] = "", key[64];
 	int nodes[PCIPATH_MAX + 2], n = 0, checked = 0;
+	char degraded[512] = "";
+	bool down[PCIPATH_MAX + 2];
 	size_t used = 0;
-	struct result *r = NULL;
+	struct result *r;
 
 	if (!p->known) {
 		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
@@ -340,53 +367,42 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 	for (int i = 0; i < p->nbridges; i++)
 		nodes[n++] = p->bridges[i];
 	nodes[n++] = pr->node_nic;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			if (!checked)
-				r = emit(ctx, pr->subject, ST_SKIP, "NO_LINK_INFO",
-					 "no link speed/width in sysfs for the "
-					 "path (virtual or legacy PCI)");
-			else if (degraded[0])
-				r = emit(ctx, pr->subject, ST_WARN, "LINK_DEGRADED",
-					 "trained below its maximum: %s", degraded);
-			else
-				r = emit(ctx, pr->subject, ST_PASS, "LINKS_AT_MAX",
-					 "%d link(s) on the path at their maximum "
-					 "width (GPU link speed drops when idle)",
-					 checked);
-			if (degraded[0])
-				result_remedy(r, "reseat the card or riser, check "
-					      "the slot's wiring and BIOS link "
-					      "settings; `lspci -vv` shows LnkSta");
-		}
-		for (int i = 0; i < n; i++) {
-			const char *bdf = ctx->tree.n[nodes[i]].bdf;
-			char cs[32], ms[32], cw[16], mw[16];
-			bool is_gpu = i == 0, is_nic = i == n - 1;
-			bool width_down, speed_down;
+	for (int i = 0; i < n; i++) {
+		const struct pci_cfg *c = &ctx->cfg[nodes[i]];
+		bool is_gpu = i == 0, is_nic = i == n - 1;
 
-			if (link_attr(bdf, "current_link_speed", cs, sizeof(cs)) ||
-			    link_attr(bdf, "max_link_speed", ms, sizeof(ms)) ||
-			    link_attr(bdf, "current_link_width", cw, sizeof(cw)) ||
-			    link_attr(bdf, "max_link_width", mw, sizeof(mw)))
-				continue;
-			width_down = atoi(cw) > 0 && atoi(cw) < atoi(mw);
-			/* GPUs drop link speed when idle: only width counts. */
-			speed_down = is_nic && strcmp(cs, ms) &&
-				     strtod(cs, NULL) < strtod(ms, NULL);
-			if (pass == 0) {
-				checked++;
-				if ((width_down || speed_down) && used < sizeof(degraded))
-					used += (size_t)snprintf(degraded + used,
-						sizeof(degraded) - used,
-						"%s%s %s at %s x%s (max %s x%s)",
-						used ? "; " : "",
-						is_gpu ? "GPU" : is_nic ? "NIC" : "bridge",
-						bdf, cs, cw, ms, mw);
-				continue;
-			}
-			snprintf(key, sizeof(key), "link_%s", bdf);
-			ev_str(r, key, "%s x%s (max %s x%s)", cs, cw, ms, mw);
-		}
+		down[i] = false;
+		if (!c->link_known)
+			continue;
+		checked++;
+		/* GPUs drop link speed when idle: only width counts there. */
+		down[i] = (c->cur_width > 0 && c->cur_width < c->max_width) ||
+			  (is_nic && strtod(c->cur_speed, NULL) <
+			   strtod(c->max_speed, NULL));
+		if (down[i] && used < sizeof(degraded))
+			used += (size_t)snprintf(degraded + used,
+				sizeof(degraded) - used, "%s%s %s at %s x%d (max %s x%d)",
+				used ? "; " : "",
+				is_gpu ? "GPU" : is_nic ? "NIC" : "bridge",
+				ctx->tree.n[nodes[i]].bdf, c->cur_speed,
+				c->cur_width, c->max_speed, c->max_width);
 	}
+	if (!checked) {
+		emit(ctx, pr->subject, ST_SKIP, "NO_LINK_INFO",
+		     "no link speed/width in sysfs for the path (virtual or "
+		     "legacy PCI)");
+		return;
+	}
+	if (degraded[0]) {
+		r = emit(ctx, pr->subject, ST_WARN, "LINK_DEGRADED",
+			 "trained below its maximum: %s", degraded);
+		result_remedy(r, "reseat the card or riser, check the slot's "
+			      "wiring and BIOS link settings; `lspci -vv` shows "
+			      "LnkSta");
+	} else {
+		r = emit(ctx, pr->subject, ST_PASS, "LINKS_AT_MAX",
+			 "%d link(s) on the path at their maximum width (GPU "
+			 "link speed drops when idle)", checked);
+	}
+	ev_int(r, "links_checked", checked);
 }

@@ -51,6 +51,17 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t);
+
+/* registration and datapath */
+void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);
+void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t);
+void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t);
+void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_peermem(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_dmabuf(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t);
 
 /* Shared helpers (probes/common.c). */
 

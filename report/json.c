@@ -28,6 +28,7 @@ static json_t *evidence_object(const struct result *res)
 		const struct evidence *ev = &res->ev[e];
 		json_t *v = ev->type == EV_STR ? json_string(ev->s) :
 			    ev->type == EV_INT ? json_integer(ev->i) :
+			    ev->type == EV_REAL ? json_real(round3(ev->d)) :
 			    json_boolean(ev->b);
 
 		/* Invalid UTF-8 from a file must not drop the whole report. */
@@ -43,6 +44,23 @@ static json_t *string_checked(const char *s)
 	json_t *v = json_string(s);
 
 	return v ? v : json_string("<not valid UTF-8>");
+}
+
+static json_t *result_object(const struct report *r, const struct result *res)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "gate", json_string(res->gate));
+	json_object_set_new(o, "layer", json_string(layer_name(res->layer)));
+	json_object_set_new(o, "subject", string_checked(r->subj[res->subject].id));
+	json_object_set_new(o, "status", json_string(status_name(res->status)));
+	json_object_set_new(o, "reason_code", json_string(res->code));
+	json_object_set_new(o, "reason", string_checked(res->reason));
+	json_object_set_new(o, "remediation", res->remediation ?
+			    string_checked(res->remediation) : json_null());
+	json_object_set_new(o, "evidence", evidence_object(res));
+	json_object_set_new(o, "duration_ms", json_real(round3(res->duration_ms)));
+	return o;
 }
 
 static json_t *build(const struct report *r)
@@ -64,6 +82,21 @@ static json_t *build(const struct report *r)
 	json_object_set_new(o, "sysroot", string_checked(r->meta.sysroot));
 	json_object_set_new(root, "host", o);
 	json_object_set_new(root, "require", json_string(r->meta.require));
+	json_object_set_new(root, "interrupted", json_boolean(r->meta.interrupted));
+	a = json_array();
+	for (int i = 0; i < r->meta.nworkers; i++) {
+		const struct worker_meta *w = &r->meta.workers[i];
+
+		o = json_object();
+		json_object_set_new(o, "stage", json_string(w->stage));
+		json_object_set_new(o, "state", json_string(w->state));
+		json_object_set_new(o, "pid", json_integer(w->pid));
+		json_object_set_new(o, "duration_ms", json_real(round3(w->seconds * 1e3)));
+		json_object_set_new(o, "call", string_checked(w->call));
+		json_object_set_new(o, "signal", json_integer(w->signal));
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(root, "workers", a);
 
 	a = json_array();
 	for (size_t i = 0; i < r->nsubj; i++) {
@@ -83,28 +116,8 @@ static json_t *build(const struct report *r)
 	}
 	json_object_set_new(root, "subjects", a);
 
-	a = json_array();
-	for (size_t i = 0; i < r->nres; i++) {
-		const struct result *res = &r->res[i];
-
-		o = json_object();
-		json_object_set_new(o, "gate", json_string(res->gate));
-		json_object_set_new(o, "layer", json_string(layer_name(res->layer)));
-		json_object_set_new(o, "subject",
-				    string_checked(r->subj[res->subject].id));
-		json_object_set_new(o, "status",
-				    json_string(status_name(res->status)));
-		json_object_set_new(o, "reason_code", json_string(res->code));
-		json_object_set_new(o, "reason", string_checked(res->reason));
-		json_object_set_new(o, "remediation", res->remediation ?
-				    string_checked(res->remediation) :
-				    json_null());
-		json_object_set_new(o, "evidence", evidence_object(res));
-		json_object_set_new(o, "duration_ms",
-				    json_real(round3(res->duration_ms)));
-		json_array_append_new(a, o);
-	}
-	json_object_set_new(root, "results", a);
+	/* Streamed one by one by render_json: they are most of the report. */
+	json_object_set_new(root, "results", json_null());
 
 	paths = json_object();
 	for (int p = 0; p < PATH_COUNT; p++) {
@@ -178,20 +191,69 @@ static json_t *build(const struct report *r)
 	return root;
 }
 
-int render_json(const struct report *r, FILE *out)
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | \
+		    JSON_REAL_PRECISION(10) | JSON_ENCODE_ANY)
+
+/* Dump v as jansson would at this depth: nested lines shifted by indent. */
+static int dump_at(FILE *out, json_t *v, int indent)
 {
-	json_t *root = build(r);
-	char *text;
+	char *text = json_dumps(v, DUMP_FLAGS);
+	const char *p, *nl;
 	int ret = 0;
 
-	/* Render fully before writing: never a partial document. */
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-			  JSON_REAL_PRECISION(10));
-	json_decref(root);
 	if (!text)
 		return -1;
-	if (fputs(text, out) == EOF || fputc('\n', out) == EOF)
+	for (p = text; !ret && (nl = strchr(p, '\n')); p = nl + 1)
+		if (fwrite(p, 1, (size_t)(nl - p) + 1, out) != (size_t)(nl - p) + 1 ||
+		    fprintf(out, "%*s", indent, "") < 0)
+			ret = -1;
+	if (!ret && fputs(p, out) == EOF)
 		ret = -1;
 	free(text);
+	return ret;
+}
+
+/*
+ * The document is written member by member and the results one by one, so
+ * a report with thousands of GPU x NIC results never exists twice in
+ * memory. The bytes are the same as dumping one tree with JSON_INDENT(2).
+ */
+int render_json(const struct report *r, FILE *out)
+{
+	json_t *root = build(r), *v;
+	const char *key;
+	size_t n = 0, total = json_object_size(root);
+	int ret = fputs("{\n", out) == EOF ? -1 : 0;
+
+	json_object_foreach(root, key, v) {
+		json_t *ks = json_string(key);
+		char *k = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
+
+		json_decref(ks);
+		if (ret || !k) {
+			free(k);
+			ret = -1;
+			break;
+		}
+		fprintf(out, "  %s: ", k);
+		free(k);
+		if (!strcmp(key, "results")) {
+			fputs(r->nres ? "[\n" : "[]", out);
+			for (size_t i = 0; i < r->nres && !ret; i++) {
+				json_t *o = result_object(r, &r->res[i]);
+
+				fputs("    ", out);
+				ret = dump_at(out, o, 4);
+				json_decref(o);
+				fputs(i + 1 < r->nres ? ",\n" : "\n  ]", out);
+			}
+		} else {
+			ret = dump_at(out, v, 2);
+		}
+		fputs(++n < total ? ",\n" : "\n", out);
+	}
+	json_decref(root);
+	if (fputs("}\n", out) == EOF || ferror(out))
+		ret = -1;
 	return ret;
 }

@@ -157,6 +157,11 @@ void ev_bool(struct result *res, const char *key, bool val)
 	ev_new(res, key, EV_BOOL)->b = val;
 }
 
+void ev_real(struct result *res, const char *key, double val)
+{
+	ev_new(res, key, EV_REAL)->d = val;
+}
+
 const char *status_name(enum gdr_status st)
 {
 	static const char *const names[] = {

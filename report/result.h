@@ -64,6 +64,7 @@ enum ev_type {
 	EV_STR = 0,
 	EV_INT,
 	EV_BOOL,
+	EV_REAL,	/* measurements: times, bandwidths */
 };
 
 struct evidence {
@@ -72,6 +73,7 @@ struct evidence {
 	char *s;
 	long long i;
 	bool b;
+	double d;
 };
 
 struct result {
@@ -86,6 +88,13 @@ struct result {
 	struct evidence *ev;
 	size_t nev;
 	double duration_ms;
+	/*
+	 * Proof gates (real registrations, real transfers): a path is READY
+	 * only when they PASS; their SKIP leaves it undecided unless waived
+	 * by the user (--no-datapath).
+	 */
+	bool proof;
+	bool waived;
 };
 
 enum verdict {
@@ -104,7 +113,21 @@ struct path_verdict {
 	char summary[256];
 };
 
+/* How each isolated vendor stage ended (for the report and for tests). */
+struct worker_meta {
+	const char *stage;
+	const char *state;	/* "done", "timeout", "crashed", ... */
+	int pid;
+	double seconds;
+	char call[96];
+	int signal;
+};
+
+#define REPORT_MAX_WORKERS 8
+
 struct report_meta {
+	struct worker_meta workers[REPORT_MAX_WORKERS];
+	int nworkers;
 	char tool_version[32];
 	char hostname[128];
 	char kernel[128];
@@ -112,6 +135,7 @@ struct report_meta {
 	char generated_at[32];
 	const char *require;
 	double total_ms;
+	bool interrupted;	/* SIGINT/SIGTERM: the report is partial */
 };
 
 struct report {
@@ -144,6 +168,7 @@ void ev_str(struct result *res, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ev_int(struct result *res, const char *key, long long val);
 void ev_bool(struct result *res, const char *key, bool val);
+void ev_real(struct result *res, const char *key, double val);
 
 const char *status_name(enum gdr_status st);
 const char *layer_name(enum gdr_layer l);
@@ -170,5 +195,9 @@ struct render_opts {
 int render_text(const struct report *r, const struct render_opts *o,
 		FILE *out);
 int render_json(const struct report *r, FILE *out);
+int render_junit(const struct report *r, FILE *out);
+int render_prometheus(const struct report *r, FILE *out);
+/* One line: the overall verdict and each path's. */
+int render_quiet(const struct report *r, FILE *out);
 
 #endif

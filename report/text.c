@@ -42,6 +42,8 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
 			snprintf(val, sizeof(val), "%s", ev->s);
 		else if (ev->type == EV_INT)
 			snprintf(val, sizeof(val), "%lld", ev->i);
+		else if (ev->type == EV_REAL)
+			snprintf(val, sizeof(val), "%.3f", ev->d);
 		else
 			snprintf(val, sizeof(val), "%s", ev->b ? "yes" : "no");
 		len = (int)(strlen(ev->key) + strlen(val) + 2);
@@ -137,6 +139,23 @@ static void print_matrix(const struct report *r, FILE *out)
 	      "acs?: not readable.\n", out);
 }
 
+int render_quiet(const struct report *r, FILE *out)
+{
+	fprintf(out, "gdrcheck: %s (--require %s)", verdict_name(r->overall),
+		r->meta.require);
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const struct path_verdict *pv = &r->path[p];
+
+		fprintf(out, "; %s %s", path_name((enum gdr_path)p),
+			verdict_name(pv->verdict));
+		if (pv->decisive >= 0)
+			fprintf(out, " at %s (%s)", r->res[pv->decisive].gate,
+				r->subj[r->res[pv->decisive].subject].id);
+	}
+	fprintf(out, "%s\n", r->meta.interrupted ? "; INTERRUPTED" : "");
+	return ferror(out) ? -1 : 0;
+}
+
 int render_text(const struct report *r, const struct render_opts *o,
 		FILE *out)
 {
@@ -158,6 +177,9 @@ int render_text(const struct report *r, const struct render_opts *o,
 		o->color ? C_RESET : "", r->meta.hostname, r->meta.kernel);
 	if (strcmp(r->meta.sysroot, "/"))
 		fprintf(out, "sysroot %s\n", r->meta.sysroot);
+	if (r->meta.interrupted)
+		fputs("INTERRUPTED: stopped by a signal, this report is partial\n",
+		      out);
 
 	fputs("\nsubjects\n", out);
 	for (size_t i = 0; i < r->nsubj; i++) {

@@ -3,7 +3,7 @@
 # test needs (CI runs this on a fresh machine). Idempotent; needs root.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgs="build-essential clang pkg-config libibverbs-dev libpci-dev libjansson-dev \
+pkgs="build-essential clang libclang-rt-dev pkg-config libibverbs-dev libpci-dev libjansson-dev \
 libcmocka-dev python3 python3-jsonschema man-db groff-base \
 pciutils"
 missing=

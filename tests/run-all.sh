@@ -6,7 +6,8 @@
 #   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
 #   4. docs      every option and gate is in the man page
 #      examples  committed real reports still match the schema
-#   5. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
+#   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
+#   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
 # Ends with "N passed, N failed" over all layers; exits non-zero on failure.
 set -u
 
@@ -67,10 +68,20 @@ done
 suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 suite docs tests/check-docs.sh
-suite examples sh -c 'n=0; for f in examples/*/*.json; do
-	if python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f"; then
-		n=$((n + 1)); else echo "invalid: $f"; bad=1; fi; done
-	echo "examples: $n passed, ${bad:-0} failed"'
+suite examples sh -c 'n=0; bad=0
+	for f in examples/*/*.json; do
+		if python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f"; then
+			n=$((n + 1)); else echo "invalid: $f"; bad=$((bad + 1)); fi
+	done
+	for j in examples/*/*.junit.xml; do
+		[ -f "$j" ] || continue
+		base=${j%.junit.xml}
+		if python3 tests/validate-formats.py "$base.json" "$j" "$base.prom"; then
+			n=$((n + 1)); else echo "inconsistent: $j"; bad=$((bad + 1)); fi
+	done
+	echo "examples: $n passed, $bad failed"'
+# A short libFuzzer pass over the parsers (make fuzz runs longer).
+suite fuzz make -s fuzz-smoke
 if [ "${GDRCHECK_SKIP_VM:-0}" = 1 ]; then
 	echo "== vm: skipped because GDRCHECK_SKIP_VM=1 (not a pass)"
 	total_fail=$((total_fail + 1))

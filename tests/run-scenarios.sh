@@ -28,7 +28,8 @@ with open(sys.argv[1]) as f:
     doc = json.load(f)
 def walk(v):
     if isinstance(v, dict):
-        return {k: (0 if k == "duration_ms" or k.endswith("_ms") and isinstance(x, (int, float)) else walk(x))
+        return {k: (0 if (k.endswith("_ms") or k.endswith("_gbps"))
+                    and isinstance(x, (int, float)) else walk(x))
                 for k, x in v.items()}
     if isinstance(v, list):
         return [walk(x) for x in v]
@@ -58,13 +59,19 @@ run_case() {
 	[ -f "$dir/cuda.conf" ] && cuda_conf="$dir/cuda.conf"
 	[ -f "$dir/verbs.conf" ] && verbs_conf="$dir/verbs.conf"
 	ok=0
-	for fmt in txt json; do
-		flag=""
-		[ "$fmt" = json ] && flag=--json
+	for fmt in txt json junit prom quiet; do
+		case $fmt in
+		txt) flag=--format=text ;;
+		json) flag=--json ;;
+		junit) flag=--format=junit ;;
+		prom) flag=--format=prometheus ;;
+		quiet) flag=--quiet ;;
+		esac
+		mkdir -p "$work/ledger.$fmt"
 		# shellcheck disable=SC2086 # args and caseenv are word lists
 		env $caseenv SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 		FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
-		FAKE_LEDGER_DIR="$work" \
+		FAKE_LEDGER_DIR="$work/ledger.$fmt" \
 		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
 		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
 			"$top/gdrcheck" --sysroot "$work/sysroot" $flag $args \
@@ -73,8 +80,22 @@ run_case() {
 		# Goldens must not depend on where the checkout lives.
 		sed -i "s|$top|@TOP@|g" "$work/out.$fmt"
 	done
-	if [ "$(cat "$work/rc.txt")" != "$(cat "$work/rc.json")" ]; then
-		echo "FAIL $name: text exit $(cat "$work/rc.txt") != json exit $(cat "$work/rc.json")"
+	for fmt in json junit prom quiet; do
+		if [ "$(cat "$work/rc.txt")" != "$(cat "$work/rc.$fmt")" ]; then
+			echo "FAIL $name: text exit $(cat "$work/rc.txt") != $fmt exit $(cat "$work/rc.$fmt")"
+			ok=1
+		fi
+	done
+	if ! python3 "$top/tests/validate-formats.py" "$work/out.json" \
+		"$work/out.junit" "$work/out.prom" >"$work/formats.log" 2>&1; then
+		echo "FAIL $name: JUnit/Prometheus output disagrees with the JSON:"
+		cat "$work/formats.log"
+		ok=1
+	fi
+	if [ "$(wc -l <"$work/out.quiet")" != 1 ] ||
+		! grep -q "^gdrcheck: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"]["status"])' "$work/out.json") " "$work/out.quiet"; then
+		echo "FAIL $name: --quiet is not the one verdict line:"
+		cat "$work/out.quiet"
 		ok=1
 	fi
 	if ! normalise_json "$work/out.json" >"$work/norm.json" 2>"$work/json.err"; then
@@ -87,13 +108,22 @@ run_case() {
 		cat "$work/schema.log"
 		ok=1
 	fi
-	if [ -s "$work/stderr.txt" ]; then
-		echo "FAIL $name: gdrcheck wrote to stderr"; cat "$work/stderr.txt"
-		ok=1
-	fi
-	# The doubles count what the tool acquired and released.
-	for l in "$work"/cuda.* "$work"/verbs.*; do
+	for fmt in txt json junit prom quiet; do
+		if [ -s "$work/stderr.$fmt" ]; then
+			echo "FAIL $name: gdrcheck wrote to stderr ($fmt)"
+			cat "$work/stderr.$fmt"
+			ok=1
+		fi
+	done
+	# The doubles count what the tool acquired and released. A worker the
+	# watchdog killed (the report names its pid) is exempt: the kernel
+	# releases what a killed process held.
+	killed=$(python3 -c 'import json,sys
+print(" ".join(str(w["pid"]) for w in json.load(open(sys.argv[1]))["workers"]
+               if w["state"] in ("timeout", "crashed", "interrupted")))' "$work/out.json")
+	for l in "$work"/ledger.json/cuda.* "$work"/ledger.json/verbs.*; do
 		[ -f "$l" ] || continue
+		case " $killed " in *" ${l##*.} "*) continue ;; esac
 		if awk '$2 != $3 { bad = 1 } END { exit !bad }' "$l"; then
 			echo "FAIL $name: unbalanced resources in $(basename "$l"):"
 			cat "$l"

@@ -1,9 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
  * Scenario-driven test double of libcuda.so.1: the subset in
- * access/cuda_api.h plus cuMemcpy{HtoD,DtoH}_v2. "GPU memory" is host
- * memory (or a reserved, inaccessible range); dma-buf export hands out a
- * memfd, which gdrcheck's /proc/self/fd check must see through.
+ * access/cuda_api.h plus cuMemcpy{HtoD,DtoH}_v2. "GPU memory" is a memfd
+ * ("fake-dmabuf") per allocation, mapped MAP_SHARED at the device pointer
+ * (mem = host) or only at a hidden address behind an inaccessible
+ * reservation (mem = unmapped). dma-buf export hands out a memfd sharing
+ * that storage, which gdrcheck's /proc/self/fd check must see through: data
+ * the libibverbs double writes through a dma-buf MR (it mmaps the fd) shows
+ * in cuMemcpyDtoH and at the pointer, as with real GPU memory.
+ *
+ * Export of [ptr, ptr + size): from the allocation's base it is a dup of
+ * the allocation's memfd (so offset 0 is the base, fstat's size is the
+ * allocation's page-rounded size); NCCL and gdrcheck export so and register
+ * with offset = buffer - base. A range starting past the base gets a memfd of
+ * exactly that range whose pages replace the allocation's there (contents
+ * kept), so its offset 0 is ptr, as in a real sub-range dma-buf. The same
+ * range exported again shares the same storage. Overlapping but unequal
+ * exports (except several from the base) are not modelled: NOT_SUPPORTED
+ * and a note on stderr.
  *
  * Scenario (env FAKE_CUDA_SCENARIO), keys [defaults]; I = device ordinal:
  *   init [0]              CUresult of cuInit; until it succeeded every call
@@ -29,6 +43,7 @@
  * double notices at its next cuMemFree/cuCtxSetCurrent/ctx release).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,12 +128,22 @@ struct CUctx_st {
 	int refs;
 };
 
+#define MAX_SEGS 8
+
 struct alloc {
 	CUdeviceptr ptr;	/* what the caller sees */
 	size_t size;		/* requested */
 	size_t span;		/* reserved at ptr, GRAN multiple */
-	void *backing;		/* where memcpy really goes */
+	char *backing;		/* where memcpy really goes */
 	size_t backing_len;	/* non-zero: backing is a separate mapping */
+	int memfd;		/* storage of backing[0, mlen) */
+	size_t mlen;		/* size rounded up to PAGE */
+	size_t base_exported;	/* longest export from the base */
+	struct {
+		size_t off, len;
+		int fd;		/* storage of backing[off, off + len) */
+	} seg[MAX_SEGS];	/* sub-range exports */
+	int nseg;
 	int dev;
 	struct alloc *next;
 };
@@ -451,6 +476,25 @@ static void *map_aligned(size_t span, int prot)
 	return (void *)al;
 }
 
+/* A memfd named like the exports, @len bytes; -1 on failure. */
+static int new_memfd(size_t len)
+{
+	int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+
+	if (fd >= 0 && ftruncate(fd, (off_t)len)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Map @fd's first @len bytes over @at (already reserved). */
+static bool map_over(void *at, size_t len, int fd)
+{
+	return mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		    fd, 0) != MAP_FAILED;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 {
 	struct alloc *a;
@@ -466,16 +510,22 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a->size = bytes;
 	a->span = ALIGN_UP(bytes, GRAN);
+	a->mlen = ALIGN_UP(bytes, PAGE);
+	a->memfd = new_memfd(a->mlen);
+	if (a->memfd < 0)
+		goto oom;
 	/*
 	 * "unmapped": the address is reserved PROT_NONE, as the real driver
 	 * reserves its UVA window: every CPU or kernel access (write(2) from
 	 * it, get_user_pages for ibv_reg_mr) gets EFAULT, and nothing else
-	 * can be mapped there later. Copies go to a hidden backing buffer.
+	 * can be mapped there later. Copies go to a hidden backing mapping.
+	 * Either way the first mlen bytes of the backing are the memfd; the
+	 * rest of the GRAN-sized span is anonymous.
 	 */
 	p = map_aligned(a->span, mem_unmapped ? PROT_NONE :
 					       PROT_READ | PROT_WRITE);
 	if (!p)
-		goto oom;
+		goto oom_fd;
 	a->ptr = (CUdeviceptr)(uintptr_t)p;
 	a->backing = p;
 	if (mem_unmapped) {
@@ -485,8 +535,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 				  -1, 0);
 		if (a->backing == MAP_FAILED) {
 			munmap(p, a->span);
-			goto oom;
+			goto oom_fd;
 		}
+	}
+	if (!map_over(a->backing, a->mlen, a->memfd)) {
+		munmap(p, a->span);
+		if (a->backing_len)
+			munmap(a->backing, a->backing_len);
+		goto oom_fd;
 	}
 	a->dev = cur->dev;
 	a->next = allocs;
@@ -494,6 +550,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 	*ptr = a->ptr;
 	fake_ledger_acquire(L_MEM);
 	return CUDA_SUCCESS;
+oom_fd:
+	close(a->memfd);
 oom:
 	free(a);
 	return CUDA_ERROR_OUT_OF_MEMORY;
@@ -514,14 +572,69 @@ CUresult cuMemFree_v2(CUdeviceptr ptr)
 	munmap((void *)(uintptr_t)a->ptr, a->span);
 	if (a->backing_len)
 		munmap(a->backing, a->backing_len);
+	/* dma-buf MRs keep their own mappings, hence the storage. */
+	close(a->memfd);
+	for (int i = 0; i < a->nseg; i++)
+		close(a->seg[i].fd);
 	free(a);
 	fake_ledger_release(L_MEM);
 	return CUDA_SUCCESS;
 }
 
+static bool overlaps(size_t o1, size_t l1, size_t o2, size_t l2)
+{
+	return o1 < o2 + l2 && o2 < o1 + l1;
+}
+
+/*
+ * An fd whose offset 0 is backing[off] and which shares its storage
+ * (see the header); -1 with *rc set otherwise.
+ */
+static int export_fd(struct alloc *a, size_t off, size_t len, CUresult *rc)
+{
+	int fd;
+
+	*rc = CUDA_ERROR_OPERATING_SYSTEM;
+	for (int i = 0; i < a->nseg; i++) {
+		if (a->seg[i].off == off && a->seg[i].len == len)
+			return dup(a->seg[i].fd);
+		if (overlaps(off, len, a->seg[i].off, a->seg[i].len))
+			goto overlap;
+	}
+	if (off == 0) {
+		if (len > a->base_exported)
+			a->base_exported = len;
+		return dup(a->memfd);
+	}
+	if (overlaps(off, len, 0, a->base_exported) || a->nseg == MAX_SEGS)
+		goto overlap;
+	fd = new_memfd(len);
+	if (fd < 0)
+		return -1;
+	/* Keep the contents, then let the new file back the range. */
+	if (pwrite(fd, a->backing + off, len, 0) != (ssize_t)len ||
+	    !map_over(a->backing + off, len, fd)) {
+		close(fd);
+		return -1;
+	}
+	a->seg[a->nseg].off = off;
+	a->seg[a->nseg].len = len;
+	a->seg[a->nseg].fd = fd;
+	a->nseg++;
+	return dup(fd);
+overlap:
+	fprintf(stderr, "fake libcuda: dma-buf export of [+%#zx, +%#zx) "
+		"overlaps an earlier, different one: not modelled\n",
+		off, off + len);
+	*rc = CUDA_ERROR_NOT_SUPPORTED;
+	return -1;
+}
+
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 		size_t size, int type, unsigned long long flags)
 {
+	struct alloc *a;
+	CUresult err;
 	long long rc;
 	int fd;
 
@@ -532,19 +645,19 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	/* The H200 answered the PCIe-mapping flag with 801. */
 	if (flags)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (!find_alloc(ptr, size))
+	a = find_alloc(ptr, size);
+	if (!a)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = fake_get_ll("export", CUDA_SUCCESS);
 	if (rc != CUDA_SUCCESS)
 		return (CUresult)rc;
+	/* Release closed exports first: a dup may reuse their number. */
+	sweep_fds();
 	/* Not a dma-buf: gdrcheck's /proc/self/fd check must notice. */
-	fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+	fd = export_fd(a, (size_t)(ptr - a->ptr), size, &err);
 	if (fd < 0)
-		return CUDA_ERROR_OPERATING_SYSTEM;
-	if (ftruncate(fd, (off_t)size)) {
-		close(fd);
-		return CUDA_ERROR_OPERATING_SYSTEM;
-	}
+		return err;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	*(int *)handle = fd;
 	track_fd(fd);
 	return CUDA_SUCCESS;
@@ -583,7 +696,7 @@ static CUresult copy(CUdeviceptr dptr, size_t n, void *to_host,
 	a = find_alloc(dptr, n);
 	if (!a)
 		return CUDA_ERROR_INVALID_VALUE;
-	d = (char *)a->backing + (dptr - a->ptr);
+	d = a->backing + (dptr - a->ptr);
 	if (from_host)
 		memcpy(d, from_host, n);
 	else

@@ -7,10 +7,46 @@
  *
  * Modelled: device list, open/close, query device/port/gid, PD, host and
  * dma-buf MR registration (including the kernel's EFAULT for inaccessible
- * memory and EBUSY for a PD with live MRs), CQ/QP lifetime and the QP state
- * machine. Not modelled: the data path. The context's post_send, post_recv,
- * post_srq_recv, req_notify_cq and poll_cq fail with EOPNOTSUPP; no
- * completions ever appear.
+ * memory, EINVAL for REMOTE_WRITE without LOCAL_WRITE or for an iova whose
+ * page offset differs from the address's / dma-buf offset's, EBUSY for a PD
+ * with live MRs), CQ/QP lifetime, the QP state machine with the kernel's
+ * required/optional attribute masks (ib_modify_qp_is_ok) and an RC data
+ * path for a QP connected to itself (NCCL's flush QP, gdrcheck's loopback).
+ *
+ * Data path (RC only): post_send takes IBV_WR_RDMA_WRITE and
+ * IBV_WR_RDMA_READ with 0..max_send_sge SGEs (IBV_SEND_INLINE for WRITE),
+ * runs them at post time with memcpy and queues completions in order on the
+ * send CQ; poll_cq hands them out. As on hardware: posting outside RTS/ERR
+ * is EINVAL, more outstanding WRs than max_send_wr is ENOMEM (a WR's slot is
+ * freed when its own or a later CQE of the QP is polled), only
+ * IBV_SEND_SIGNALED WRs (or all with sq_sig_all) complete successfully
+ * with a CQE while errors always do, the first error moves the QP to ERR and
+ * every later WR completes with IBV_WC_WR_FLUSH_ERR. Checks, in order:
+ *   port not ACTIVE, dest_qp_num != own qp_num, or an address that does not
+ *   lead back to this port (IB: dlid != port lid; GRH: dgid not one of the
+ *   port's GIDs)                                      -> IBV_WC_RETRY_EXC_ERR
+ *   message > max_msg_sz (1 GiB)                      -> IBV_WC_LOC_LEN_ERR
+ *   local SGE: lkey not an MR of the QP's PD, range outside it, READ into an
+ *   MR without LOCAL_WRITE                            -> IBV_WC_LOC_PROT_ERR
+ *   responder: QP without REMOTE_WRITE (WRITE) or REMOTE_READ (READ), READ
+ *   with max_dest_rd_atomic 0 (rxe's behaviour)       -> IBV_WC_REM_INV_REQ_ERR
+ *   remote: rkey not an MR of the PD, range outside it, MR without
+ *   REMOTE_WRITE / REMOTE_READ                        -> IBV_WC_REM_ACCESS_ERR
+ * MR address spaces: ibv_reg_mr: the virtual address; ibv_reg_mr_iova2 and
+ * ibv_reg_dmabuf_mr: the iova (lkey- and rkey-relative addresses are both
+ * iova-based). The bytes live at addr for host MRs (re-checked with the
+ * pipe trick before each access: memory unmapped under a live MR gives a
+ * protection error, not a crash) and, for dma-buf MRs, in the double's own
+ * MAP_SHARED mmap of the fd at @offset made at registration, so the caller
+ * may close the fd at once. mr->addr of a dma-buf MR is @offset, as
+ * rdma-core sets it. Modify to RESET drops the QP's CQEs and outstanding
+ * WRs (as mlx5 cleans the CQ); modify to ERR flushes outstanding WRs.
+ * A CQ that overflows loses that CQE and every later one (HW stops
+ * writing), with a note on stderr.
+ * Not modelled: SEND/receive, atomics, UC/UD traffic (EOPNOTSUPP), SRQs,
+ * req_notify_cq/completion channels (EOPNOTSUPP), SQD/SQE states, two
+ * distinct QPs talking to each other, transport timing (RETRY_EXC_ERR is
+ * immediate), the initiator depth (max_rd_atomic 0 still reads).
  *
  * Scenario (env FAKE_VERBS_SCENARIO), keys [defaults]; I = device index,
  * P = 1-based port number, G = gid index:
@@ -22,17 +58,33 @@
  *   devI.fw_ver ["28.39.1002"], devI.vendor_id [0x02c9],
  *   devI.vendor_part_id [4129]
  *   devI.portP.state [4]      IBV_PORT_ACTIVE
- *   devI.portP.link_layer [2] 2 Ethernet, 1 InfiniBand
+ *   devI.portP.link_layer [2] 2 Ethernet, 1 InfiniBand (lid = I + 1)
  *   devI.portP.active_mtu [IB 5, Ethernet 3], devI.portP.active_width [2],
  *   devI.portP.active_speed [64], devI.portP.phys_state [5 if ACTIVE, else 3]
  *   devI.portP.gid_tbl_len [16]
- *   devI.portP.gidG           IPv6-style text [gid0: fe80::..., others ::]
+ *   devI.portP.gidG           IPv6-style text [gid0: fe80::0e42:a1ff:fe00:IIPP;
+ *                             on Ethernet ports gid1: the RoCE v2 GID
+ *                             ::ffff:10.0.I.P; others ::]; "::" empties one
  *   devI.reg_mr_errno [0]     ibv_reg_mr / ibv_reg_mr_iova2
  *   devI.dmabuf_errno [9]     ibv_reg_dmabuf_mr with fd < 0; 0 = an MR
  *   devI.dmabuf_reg_errno [0] ibv_reg_dmabuf_mr with a real fd
  *   devI.dmabuf_check_real [0] 1: a fd that is not "/dmabuf:" is EINVAL
+ *   devI.wc_status [0]        every RDMA WR on device I completes with this
+ *                             ibv_wc_status (4 LOC_PROT_ERR, 10
+ *                             REM_ACCESS_ERR, 12 RETRY_EXC_ERR, ...) and
+ *                             moves no data; the QP goes to ERR
+ *   devI.wc_corrupt [0]       1: WRs complete successfully but every byte
+ *                             they deposit is XORed (0xff by a WRITE, 0x55
+ *                             by a READ, so a round trip cannot cancel out)
+ *   devI.wc_drop [0]          1: WRs vanish: no data, no CQE, and the RC
+ *                             send queue stalls behind them (later WRs never
+ *                             complete either) until modify to ERR flushes
+ *                             them or RESET/destroy discards them
  * Fault keys (fake_scenario.h): fail/hang/crash/exit.NAME[.I]; I is the
  * device the call is about (via its device, context, PD, MR, CQ or QP).
+ * The data path's names are "ibv_post_send" (fail.: that return value, the
+ * WR is rejected through *bad_wr, errno untouched as in rdma-core's
+ * providers) and "ibv_poll_cq" (fail.ibv_poll_cq = V: returns -V).
  * Ledger rows: devlist, device, pd, mr, cq, qp.
  */
 #include <arpa/inet.h>
@@ -40,9 +92,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +107,12 @@
 
 #define FAKE_MAGIC 0x66616b65u	/* catches objects not made by this double */
 #define PAGE 4096ul
+#define MAX_SGE 30
+#define MAX_QP_WR (1 << 15)
+#define MAX_CQE ((1 << 22) - 1)
+#define MAX_INLINE 512
+#define MAX_RD_ATOM 16
+#define MAX_MSG (1u << 30)
 
 enum { L_DEVLIST, L_DEVICE, L_PD, L_MR, L_CQ, L_QP };
 static const char *const ledger_rows[] = {
@@ -81,6 +141,21 @@ struct fake_mr {
 	struct ibv_mr mr;
 	unsigned int magic;
 	struct fake_pd *pd;
+	int access;
+	uint64_t iova;		/* what lkey/rkey-relative addresses refer to */
+	char *bytes;		/* host address of iova; NULL: no storage */
+	bool user_mem;		/* bytes is the caller's: check before use */
+	void *map;		/* dma-buf: our own mapping of the fd */
+	size_t map_len;
+	struct fake_mr *next;
+};
+
+/* A completion waiting in a CQ. */
+struct fake_cqe {
+	struct ibv_wc wc;
+	struct fake_qp *qp;
+	uint64_t seq;		/* the WR's position in its QP's send queue */
+	struct fake_cqe *next;
 };
 
 struct fake_cq {
@@ -88,6 +163,16 @@ struct fake_cq {
 	unsigned int magic;
 	int idx;
 	int users;	/* QPs */
+	struct fake_cqe *head, *tail;
+	int count;
+	bool overrun;
+};
+
+/* A WR swallowed by wc_drop (or stalled behind one). */
+struct fake_pending {
+	uint64_t wr_id, seq;
+	enum ibv_wc_opcode opcode;
+	struct fake_pending *next;
 };
 
 struct fake_qp {
@@ -96,6 +181,21 @@ struct fake_qp {
 	int idx;
 	struct fake_pd *pd;
 	struct fake_cq *scq, *rcq;
+	/* caps */
+	uint32_t max_send_wr, max_send_sge, max_inline;
+	bool sig_all;
+	/* attributes, from modify_qp */
+	unsigned int port;
+	uint16_t pkey_index;
+	unsigned int access;
+	enum ibv_mtu path_mtu;
+	uint32_t dest_qpn;
+	struct ibv_ah_attr ah;
+	uint8_t max_dest_rd_atomic, max_rd_atomic;
+	/* send queue */
+	uint64_t posted, retired;	/* outstanding = posted - retired */
+	bool stalled;
+	struct fake_pending *pend_head, *pend_tail;
 };
 
 /* Internal names: .symver gives them their public, versioned ones. */
@@ -160,6 +260,9 @@ SYMVER(fake_reg_dmabuf_mr, ibv_reg_dmabuf_mr, "IBVERBS_1.12");
 static int ndev;
 static struct fake_dev *devs;
 static uint32_t next_key = 0x1000, next_qpn = 0x100;
+/* MR table, CQ contents and send queues; one lock, as nothing here is hot. */
+static pthread_mutex_t dp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_mr *mrs;
 
 static void __attribute__((noreturn)) bad_scenario(const char *what)
 {
@@ -287,14 +390,11 @@ const char *fake_get_device_name(struct ibv_device *dev)
 	return dev->name;
 }
 
-/* The data path is not modelled: say so instead of pretending. */
-static int no_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			struct ibv_send_wr **bad)
-{
-	*bad = wr;
-	return EOPNOTSUPP;
-}
+static int dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad);
+static int dp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 
+/* Receives, SRQs and completion events are not modelled. */
 static int no_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad)
 {
@@ -307,11 +407,6 @@ static int no_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 {
 	*bad = wr;
 	return EOPNOTSUPP;
-}
-
-static int no_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
-{
-	return -EOPNOTSUPP;
 }
 
 static int no_req_notify_cq(struct ibv_cq *cq, int solicited_only)
@@ -342,10 +437,10 @@ struct ibv_context *fake_open_device(struct ibv_device *dev)
 	fc->ctx.num_comp_vectors = 1;
 	pthread_mutex_init(&fc->ctx.mutex, NULL);
 	/* abi_compat stays NULL: not a verbs_context, no extended ops. */
-	fc->ctx.ops.post_send = no_post_send;
+	fc->ctx.ops.post_send = dp_post_send;
 	fc->ctx.ops.post_recv = no_post_recv;
 	fc->ctx.ops.post_srq_recv = no_post_srq_recv;
-	fc->ctx.ops.poll_cq = no_poll_cq;
+	fc->ctx.ops.poll_cq = dp_poll_cq;
 	fc->ctx.ops.req_notify_cq = no_req_notify_cq;
 	fake_ledger_acquire(L_DEVICE);
 	return &fc->ctx;
@@ -388,10 +483,13 @@ int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 	attr->vendor_part_id =
 		(uint32_t)fake_getf_ll(4129, "dev%d.vendor_part_id", i);
 	attr->max_qp = 1 << 17;
-	attr->max_qp_wr = 1 << 15;
-	attr->max_sge = 30;
+	attr->max_qp_wr = MAX_QP_WR;
+	attr->max_sge = MAX_SGE;
+	attr->max_qp_rd_atom = MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = MAX_RD_ATOM;
+	attr->max_res_rd_atom = MAX_RD_ATOM << 17;
 	attr->max_cq = 1 << 24;
-	attr->max_cqe = (1 << 22) - 1;
+	attr->max_cqe = MAX_CQE;
 	attr->max_mr = 1 << 24;
 	attr->max_pd = 1 << 24;
 	attr->phys_port_cnt = (uint8_t)fake_getf_ll(1, "dev%d.ports", i);
@@ -434,7 +532,7 @@ int fake_query_port(struct ibv_context *ctx, uint8_t port,
 		ll == IBV_LINK_LAYER_INFINIBAND ? IBV_MTU_4096 : IBV_MTU_1024,
 		"dev%d.port%u.active_mtu", i, port);
 	attr->gid_tbl_len = gid_tbl_len(i, port);
-	attr->max_msg_sz = 1u << 30;
+	attr->max_msg_sz = MAX_MSG;
 	attr->pkey_tbl_len = 128;
 	if (ll == IBV_LINK_LAYER_INFINIBAND) {
 		attr->lid = (uint16_t)(i + 1);
@@ -467,7 +565,38 @@ static void gid_value(int i, unsigned int port, int index, union ibv_gid *gid)
 		gid->raw[1] = 0x80;
 		gid->global.interface_id =
 			htobe64(0x0c42a1fffe000000ull | (uint64_t)(i << 8) | port);
+	} else if (index == 1 && link_layer(i, port) == IBV_LINK_LAYER_ETHERNET) {
+		/* RoCE v2 over IPv4: ::ffff:10.0.I.P */
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		gid->raw[12] = 10;
+		gid->raw[13] = 0;
+		gid->raw[14] = (uint8_t)i;
+		gid->raw[15] = (uint8_t)port;
 	}
+}
+
+static bool gid_zero(const union ibv_gid *gid)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(gid, &zero, sizeof(zero));
+}
+
+/* Is @gid one of port's populated GIDs? */
+static bool gid_is_ours(int i, unsigned int port, const union ibv_gid *gid)
+{
+	union ibv_gid g;
+	int n = gid_tbl_len(i, port);
+
+	if (gid_zero(gid))
+		return false;
+	for (int k = 0; k < n; k++) {
+		gid_value(i, port, k, &g);
+		if (!memcmp(&g, gid, sizeof(g)))
+			return true;
+	}
+	return false;
 }
 
 int fake_query_gid(struct ibv_context *ctx, uint8_t port, int index,
@@ -488,7 +617,6 @@ int fake_query_gid_ex(struct ibv_context *ctx, uint32_t port,
 		      uint32_t index, struct ibv_gid_entry *entry,
 		      uint32_t flags, size_t entry_size)
 {
-	static const union ibv_gid zero;
 	struct fake_ctx *fc = to_ctx(ctx);
 
 	FAULT_INT("_ibv_query_gid_ex", CTX_IDX(ctx));
@@ -499,7 +627,7 @@ int fake_query_gid_ex(struct ibv_context *ctx, uint32_t port,
 	memset(entry, 0, sizeof(*entry));
 	gid_value(fc->idx, port, (int)index, &entry->gid);
 	/* rdma-core reports an empty table slot as ENODATA. */
-	if (!memcmp(&entry->gid, &zero, sizeof(zero)))
+	if (gid_zero(&entry->gid))
 		FAIL_INT(ENODATA);
 	entry->gid_index = index;
 	entry->port_num = port;
@@ -543,43 +671,72 @@ int fake_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-static struct ibv_mr *new_mr(struct fake_pd *fp, void *addr, size_t len)
+/* ib_check_mr_access: remote write or atomic needs local write. */
+static bool access_ok(int access)
+{
+	return !(access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) ||
+	       (access & IBV_ACCESS_LOCAL_WRITE);
+}
+
+/*
+ * @bytes: where iova's bytes live (NULL: none). Takes ownership of @map.
+ * Caller holds no lock.
+ */
+static struct ibv_mr *new_mr(struct fake_pd *fp, void *addr, size_t len,
+			     int access, uint64_t iova, char *bytes,
+			     bool user_mem, void *map, size_t map_len)
 {
 	struct fake_mr *m = calloc(1, sizeof(*m));
 
-	if (!m)
+	if (!m) {
+		if (map)
+			munmap(map, map_len);
 		FAIL_PTR(ENOMEM);
+	}
 	m->magic = FAKE_MAGIC;
 	m->pd = fp;
+	m->access = access;
+	m->iova = iova;
+	m->bytes = bytes;
+	m->user_mem = user_mem;
+	m->map = map;
+	m->map_len = map_len;
 	m->mr.context = fp->pd.context;
 	m->mr.pd = &fp->pd;
 	m->mr.addr = addr;
 	m->mr.length = len;
+	pthread_mutex_lock(&dp_lock);
 	m->mr.handle = next_key;
 	m->mr.lkey = next_key;
 	m->mr.rkey = next_key++;
+	m->next = mrs;
+	mrs = m;
 	fp->users++;
+	pthread_mutex_unlock(&dp_lock);
 	fake_ledger_acquire(L_MR);
 	return &m->mr;
 }
 
 /*
- * Can the kernel pin [addr, addr + len)? A pipe write copies from user
- * memory, so it fails with EFAULT exactly where get_user_pages would.
+ * Can the kernel pin [addr, addr + len) (for writing, if @write)? A pipe
+ * copies from user memory on write(2) and to it on read(2), so it fails
+ * with EFAULT exactly where get_user_pages would. For @write each probed
+ * byte is read back into place: its value does not change.
  */
-static bool user_range_ok(const void *addr, size_t len)
+static bool user_range_ok(const void *addr, size_t len, bool write_too)
 {
 	uintptr_t p = (uintptr_t)addr, end = p + len;
 	bool ok = true;
 	int fds[2];
-	char c;
 
 	if (pipe2(fds, O_CLOEXEC))
 		return true;	/* cannot tell: do not invent a failure */
 	while (p < end && ok) {
+		char c;
+
 		ok = write(fds[1], (const void *)p, 1) == 1;
-		if (ok && read(fds[0], &c, 1) != 1)
-			ok = false;
+		if (ok)
+			ok = read(fds[0], write_too ? (void *)p : &c, 1) == 1;
 		p = (p & ~(PAGE - 1)) + PAGE;
 	}
 	close(fds[0]);
@@ -587,42 +744,54 @@ static bool user_range_ok(const void *addr, size_t len)
 	return ok;
 }
 
+static bool access_writes(int access)
+{
+	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC);
+}
+
 static struct ibv_mr *reg_host(const char *name, struct ibv_pd *pd,
-			       void *addr, size_t len)
+			       void *addr, size_t len, uint64_t iova,
+			       int access)
 {
 	struct fake_pd *fp = to_pd(pd);
 	long long e;
 
 	FAULT_PTR(name, PD_IDX(pd));
-	if (!fp || !len || (uintptr_t)addr + len < (uintptr_t)addr)
+	/* uverbs: start and hca_va must share their offset in the page. */
+	if (!fp || !len || (uintptr_t)addr + len < (uintptr_t)addr ||
+	    iova + len < iova || !access_ok(access) ||
+	    ((uintptr_t)addr ^ iova) % PAGE)
 		FAIL_PTR(EINVAL);
 	e = fake_getf_ll(0, "dev%d.reg_mr_errno", fp->idx);
 	if (e)
 		FAIL_PTR((int)e);
-	if (!user_range_ok(addr, len))
+	if (!user_range_ok(addr, len, access_writes(access)))
 		FAIL_PTR(EFAULT);
-	return new_mr(fp, addr, len);
+	return new_mr(fp, addr, len, access, iova, addr, true, NULL, 0);
 }
 
 struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			   int access)
 {
-	return reg_host("ibv_reg_mr", pd, addr, len);
+	return reg_host("ibv_reg_mr", pd, addr, len, (uintptr_t)addr, access);
 }
 
 struct ibv_mr *fake_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len,
 				 uint64_t iova, unsigned int access)
 {
-	return reg_host("ibv_reg_mr_iova2", pd, addr, len);
+	return reg_host("ibv_reg_mr_iova2", pd, addr, len, iova, (int)access);
 }
 
 #ifndef FAKE_VERBS_OLD
 /*
  * Not in the -old build (rdma-core < 34).
- * fd < 0 is NCCL's probe: devI.dmabuf_errno says how the provider answers.
+ * fd < 0 is NCCL's probe: devI.dmabuf_errno says how the provider answers
+ * (an MR made so has no storage: every access to it is a protection error).
  * fd >= 0: the fd must be open (EBADF) and cover offset + len (EINVAL);
  * it need not be a real dma-buf unless devI.dmabuf_check_real = 1, because
- * the libcuda double exports memfds.
+ * the libcuda double exports memfds. The double maps [offset, offset + len)
+ * of the fd MAP_SHARED for the MR's lifetime: the caller may close the fd.
  */
 struct ibv_mr *fake_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				  size_t len, uint64_t iova, int fd,
@@ -630,22 +799,26 @@ struct ibv_mr *fake_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 {
 	struct fake_pd *fp = to_pd(pd);
 	char path[64], link[64];
+	uint64_t delta;
 	struct stat sb;
+	void *map;
 	long long e;
 	ssize_t n;
 
 	FAULT_PTR("ibv_reg_dmabuf_mr", PD_IDX(pd));
-	if (!fp)
+	if (!fp || !access_ok(access))
 		FAIL_PTR(EINVAL);
 	if (fd < 0) {
 		e = fake_getf_ll(EBADF, "dev%d.dmabuf_errno", fp->idx);
 		if (e)
 			FAIL_PTR((int)e);
-		return new_mr(fp, (void *)(uintptr_t)iova, len);
+		return new_mr(fp, (void *)(uintptr_t)offset, len, access, iova,
+			      NULL, false, NULL, 0);
 	}
 	if (fstat(fd, &sb))
 		FAIL_PTR(EBADF);
-	if (offset + len < offset || offset + len > (uint64_t)sb.st_size)
+	if (!len || offset + len < offset || iova + len < iova ||
+	    offset + len > (uint64_t)sb.st_size || (offset ^ iova) % PAGE)
 		FAIL_PTR(EINVAL);
 	if (fake_getf_ll(0, "dev%d.dmabuf_check_real", fp->idx)) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -657,22 +830,45 @@ struct ibv_mr *fake_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	e = fake_getf_ll(0, "dev%d.dmabuf_reg_errno", fp->idx);
 	if (e)
 		FAIL_PTR((int)e);
-	return new_mr(fp, (void *)(uintptr_t)iova, len);
+	delta = offset % PAGE;
+	map = mmap(NULL, len + delta, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)(offset - delta));
+	if (map == MAP_FAILED) {
+		e = errno;
+		fprintf(stderr, "fake libibverbs: cannot map dma-buf fd %d: %s\n",
+			fd, strerror((int)e));
+		FAIL_PTR((int)e);
+	}
+	return new_mr(fp, (void *)(uintptr_t)offset, len, access, iova,
+		      (char *)map + delta, false, map, len + delta);
 }
 
 #endif
 
-int fake_dereg_mr(struct ibv_mr *mr)
+static struct fake_mr *to_mr(struct ibv_mr *mr)
 {
 	struct fake_mr *m = (struct fake_mr *)mr;
 
-	if (m && m->magic != FAKE_MAGIC)
-		m = NULL;
+	return m && m->magic == FAKE_MAGIC ? m : NULL;
+}
+
+int fake_dereg_mr(struct ibv_mr *mr)
+{
+	struct fake_mr *m = to_mr(mr), **pp;
+
 	FAULT_INT("ibv_dereg_mr", m ? m->pd->idx : -1);
 	if (!m)
 		FAIL_INT(EINVAL);
+	pthread_mutex_lock(&dp_lock);
+	for (pp = &mrs; *pp && *pp != m; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = m->next;
 	m->pd->users--;
 	m->magic = 0;
+	pthread_mutex_unlock(&dp_lock);
+	if (m->map)
+		munmap(m->map, m->map_len);
 	free(m);
 	fake_ledger_release(L_MR);
 	return 0;
@@ -687,7 +883,7 @@ struct ibv_cq *fake_create_cq(struct ibv_context *ctx, int cqe,
 	struct fake_cq *c;
 
 	FAULT_PTR("ibv_create_cq", CTX_IDX(ctx));
-	if (!fc || cqe < 1 || comp_vector < 0 ||
+	if (!fc || cqe < 1 || cqe > MAX_CQE || comp_vector < 0 ||
 	    comp_vector >= ctx->num_comp_vectors)
 		FAIL_PTR(EINVAL);
 	c = calloc(1, sizeof(*c));
@@ -698,10 +894,12 @@ struct ibv_cq *fake_create_cq(struct ibv_context *ctx, int cqe,
 	c->cq.context = ctx;
 	c->cq.channel = channel;
 	c->cq.cq_context = cq_context;
-	c->cq.handle = next_key++;
 	c->cq.cqe = cqe;
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
+	pthread_mutex_lock(&dp_lock);
+	c->cq.handle = next_key++;
+	pthread_mutex_unlock(&dp_lock);
 	fake_ledger_acquire(L_CQ);
 	return &c->cq;
 }
@@ -716,13 +914,22 @@ static struct fake_cq *to_cq(struct ibv_cq *cq)
 int fake_destroy_cq(struct ibv_cq *cq)
 {
 	struct fake_cq *c = to_cq(cq);
+	struct fake_cqe *e;
 
 	FAULT_INT("ibv_destroy_cq", c ? c->idx : -1);
 	if (!c)
 		FAIL_INT(EINVAL);
-	if (c->users)
+	pthread_mutex_lock(&dp_lock);
+	if (c->users) {
+		pthread_mutex_unlock(&dp_lock);
 		FAIL_INT(EBUSY);
+	}
 	c->magic = 0;
+	while ((e = c->head)) {
+		c->head = e->next;
+		free(e);
+	}
+	pthread_mutex_unlock(&dp_lock);
 	pthread_mutex_destroy(&c->cq.mutex);
 	pthread_cond_destroy(&c->cq.cond);
 	free(c);
@@ -735,6 +942,7 @@ struct ibv_qp *fake_create_qp(struct ibv_pd *pd,
 {
 	struct fake_pd *fp = to_pd(pd);
 	struct fake_cq *scq, *rcq;
+	struct ibv_qp_cap *cap;
 	struct fake_qp *q;
 
 	FAULT_PTR("ibv_create_qp", PD_IDX(pd));
@@ -742,24 +950,34 @@ struct ibv_qp *fake_create_qp(struct ibv_pd *pd,
 		FAIL_PTR(EINVAL);
 	scq = to_cq(init->send_cq);
 	rcq = to_cq(init->recv_cq);
+	cap = &init->cap;
 	/* SRQs are not modelled. */
 	if (!scq || !rcq || init->srq)
 		FAIL_PTR(EINVAL);
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
 	    init->qp_type != IBV_QPT_UD)
 		FAIL_PTR(EOPNOTSUPP);
+	if (cap->max_send_wr > MAX_QP_WR || cap->max_recv_wr > MAX_QP_WR ||
+	    cap->max_send_sge > MAX_SGE || cap->max_recv_sge > MAX_SGE ||
+	    cap->max_inline_data > MAX_INLINE)
+		FAIL_PTR(EINVAL);
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		FAIL_PTR(ENOMEM);
+	/* A send WQE always has room for one data segment. */
+	if (!cap->max_send_sge)
+		cap->max_send_sge = 1;
 	q->magic = FAKE_MAGIC;
 	q->idx = fp->idx;
+	q->max_send_wr = cap->max_send_wr;
+	q->max_send_sge = cap->max_send_sge;
+	q->max_inline = cap->max_inline_data;
+	q->sig_all = init->sq_sig_all != 0;
 	q->qp.context = pd->context;
 	q->qp.qp_context = init->qp_context;
 	q->qp.pd = pd;
 	q->qp.send_cq = init->send_cq;
 	q->qp.recv_cq = init->recv_cq;
-	q->qp.handle = next_key++;
-	q->qp.qp_num = next_qpn++;
 	q->qp.state = IBV_QPS_RESET;
 	q->qp.qp_type = init->qp_type;
 	pthread_mutex_init(&q->qp.mutex, NULL);
@@ -767,9 +985,13 @@ struct ibv_qp *fake_create_qp(struct ibv_pd *pd,
 	q->pd = fp;
 	q->scq = scq;
 	q->rcq = rcq;
+	pthread_mutex_lock(&dp_lock);
+	q->qp.handle = next_key++;
+	q->qp.qp_num = next_qpn++;
 	fp->users++;
 	scq->users++;
 	rcq->users++;
+	pthread_mutex_unlock(&dp_lock);
 	fake_ledger_acquire(L_QP);
 	return &q->qp;
 }
@@ -781,6 +1003,41 @@ static struct fake_qp *to_qp(struct ibv_qp *qp)
 	return q && q->magic == FAKE_MAGIC ? q : NULL;
 }
 
+/* Drop @q's CQEs from @c (mlx5 cleans the CQ on QP reset/destroy). */
+static void cq_clean(struct fake_cq *c, struct fake_qp *q)
+{
+	struct fake_cqe **pp = &c->head, *e;
+
+	c->tail = NULL;
+	while ((e = *pp)) {
+		if (e->qp == q) {
+			*pp = e->next;
+			c->count--;
+			free(e);
+			continue;
+		}
+		c->tail = e;
+		pp = &e->next;
+	}
+}
+
+/* Forget the send queue: CQEs, swallowed WRs, counters. Lock held. */
+static void sq_discard(struct fake_qp *q)
+{
+	struct fake_pending *p;
+
+	cq_clean(q->scq, q);
+	if (q->rcq != q->scq)
+		cq_clean(q->rcq, q);
+	while ((p = q->pend_head)) {
+		q->pend_head = p->next;
+		free(p);
+	}
+	q->pend_tail = NULL;
+	q->posted = q->retired = 0;
+	q->stalled = false;
+}
+
 int fake_destroy_qp(struct ibv_qp *qp)
 {
 	struct fake_qp *q = to_qp(qp);
@@ -788,10 +1045,13 @@ int fake_destroy_qp(struct ibv_qp *qp)
 	FAULT_INT("ibv_destroy_qp", q ? q->idx : -1);
 	if (!q)
 		FAIL_INT(EINVAL);
+	pthread_mutex_lock(&dp_lock);
+	sq_discard(q);
 	q->pd->users--;
 	q->scq->users--;
 	q->rcq->users--;
 	q->magic = 0;
+	pthread_mutex_unlock(&dp_lock);
 	pthread_mutex_destroy(&q->qp.mutex);
 	pthread_cond_destroy(&q->qp.cond);
 	free(q);
@@ -799,42 +1059,451 @@ int fake_destroy_qp(struct ibv_qp *qp)
 	return 0;
 }
 
+/* --- completions ---------------------------------------------------------- */
+
+/* Queue a CQE on the send CQ. Lock held. */
+static void cq_push(struct fake_qp *q, uint64_t wr_id, uint64_t seq,
+		    enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		    uint32_t byte_len)
+{
+	struct fake_cq *c = q->scq;
+	struct fake_cqe *e;
+
+	if (c->overrun)
+		return;
+	if (c->count >= c->cq.cqe) {
+		/* Hardware stops writing: this and every later CQE are lost. */
+		c->overrun = true;
+		fprintf(stderr, "fake libibverbs: CQ overrun (cqe %d): "
+			"completions lost from now on\n", c->cq.cqe);
+		return;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		c->overrun = true;
+		return;
+	}
+	e->qp = q;
+	e->seq = seq;
+	e->wc.wr_id = wr_id;
+	e->wc.status = status;
+	e->wc.opcode = opcode;
+	e->wc.byte_len = byte_len;
+	e->wc.qp_num = q->qp.qp_num;
+	/* mlx5 reports a syndrome with every error. */
+	e->wc.vendor_err = status == IBV_WC_SUCCESS ? 0 : 0x80u + status;
+	if (c->tail)
+		c->tail->next = e;
+	else
+		c->head = e;
+	c->tail = e;
+	c->count++;
+}
+
+/* To ERR: swallowed WRs complete with IBV_WC_WR_FLUSH_ERR. Lock held. */
+static void qp_to_err(struct fake_qp *q)
+{
+	struct fake_pending *p;
+
+	q->qp.state = IBV_QPS_ERR;
+	q->stalled = false;
+	while ((p = q->pend_head)) {
+		q->pend_head = p->next;
+		cq_push(q, p->wr_id, p->seq, IBV_WC_WR_FLUSH_ERR, p->opcode, 0);
+		free(p);
+	}
+	q->pend_tail = NULL;
+}
+
+static int dp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct fake_cq *c = to_cq(cq);
+	struct fake_cqe *e;
+	long long v;
+	int got = 0;
+
+	if (fake_fault("ibv_poll_cq", c ? c->idx : -1, &v))
+		return v > 0 ? (int)-v : (int)v;
+	if (!c || n < 0 || (n && !wc))
+		return -EINVAL;
+	pthread_mutex_lock(&dp_lock);
+	while (got < n && (e = c->head)) {
+		c->head = e->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->count--;
+		wc[got++] = e->wc;
+		/* Polling a CQE frees its WR's send-queue slot and earlier ones. */
+		if (e->qp->retired < e->seq + 1)
+			e->qp->retired = e->seq + 1;
+		free(e);
+	}
+	pthread_mutex_unlock(&dp_lock);
+	return got;
+}
+
+/* --- RC data path ------------------------------------------------------------ */
+
+static long long dev_key(int i, const char *what)
+{
+	return fake_getf_ll(0, "dev%d.%s", i, what);
+}
+
+/* MR of @pd with @key holding [addr, addr + len), or NULL. Lock held. */
+static struct fake_mr *mr_lookup(struct fake_pd *pd, uint32_t key,
+				 uint64_t addr, uint64_t len)
+{
+	for (struct fake_mr *m = mrs; m; m = m->next) {
+		if (m->pd != pd || m->mr.lkey != key)
+			continue;
+		if (addr < m->iova || len > m->mr.length ||
+		    addr - m->iova > m->mr.length - len)
+			return NULL;
+		return m;
+	}
+	return NULL;
+}
+
+/* Host address of [addr, addr + len) in @m, if it can be touched now. */
+static char *mr_bytes(struct fake_mr *m, uint64_t addr, uint64_t len,
+		      bool write_too)
+{
+	char *p;
+
+	if (!m->bytes)
+		return NULL;
+	p = m->bytes + (addr - m->iova);
+	if (m->user_mem && !user_range_ok(p, len, write_too)) {
+		fprintf(stderr, "fake libibverbs: MR 0x%x: memory at %p is no "
+			"longer mapped\n", m->mr.lkey, (void *)p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Does the QP's address vector lead back to its own port? */
+static bool reaches_self(const struct fake_qp *q)
+{
+	if (q->dest_qpn != q->qp.qp_num)
+		return false;	/* nobody else answers */
+	if (link_layer(q->idx, q->port) == IBV_LINK_LAYER_INFINIBAND) {
+		if (q->ah.dlid != (uint16_t)(q->idx + 1))
+			return false;
+		if (!q->ah.is_global)
+			return true;
+	}
+	return gid_is_ours(q->idx, q->port, &q->ah.grh.dgid);
+}
+
 /*
- * Only the state machine is modelled (RESET -> INIT -> RTR -> RTS, any ->
- * RESET/ERR, INIT->INIT, RTS->RTS); attributes are not checked. A call
- * without IBV_QP_STATE is EINVAL here, not a silent success.
+ * Run one RDMA WR on an RTS QP; returns its completion status. Data moves
+ * only on success. Lock held.
+ */
+static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *wr,
+				  uint64_t total)
+{
+	bool rd = wr->opcode == IBV_WR_RDMA_READ;
+	bool inl = !rd && (wr->send_flags & IBV_SEND_INLINE);
+	char *local[MAX_SGE], *remote;
+	struct fake_mr *m;
+	long long st;
+	uint8_t mask;
+
+	st = dev_key(q->idx, "wc_status");
+	if (st)
+		return (enum ibv_wc_status)st;
+	if (fake_getf_ll(IBV_PORT_ACTIVE, "dev%d.port%u.state", q->idx,
+			 q->port) != IBV_PORT_ACTIVE || !reaches_self(q))
+		return IBV_WC_RETRY_EXC_ERR;
+	if (total > MAX_MSG)
+		return IBV_WC_LOC_LEN_ERR;
+	/* Requester: the local SGEs. */
+	for (int k = 0; k < wr->num_sge; k++) {
+		const struct ibv_sge *sg = &wr->sg_list[k];
+
+		local[k] = NULL;
+		if (!sg->length)
+			continue;
+		if (inl) {
+			local[k] = (char *)(uintptr_t)sg->addr;
+			continue;
+		}
+		m = mr_lookup(q->pd, sg->lkey, sg->addr, sg->length);
+		if (!m || (rd && !(m->access & IBV_ACCESS_LOCAL_WRITE)))
+			return IBV_WC_LOC_PROT_ERR;
+		local[k] = mr_bytes(m, sg->addr, sg->length, rd);
+		if (!local[k])
+			return IBV_WC_LOC_PROT_ERR;
+	}
+	/* Responder (the same QP): is the operation enabled at all? */
+	if (!(q->access & (rd ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE)) ||
+	    (rd && !q->max_dest_rd_atomic))
+		return IBV_WC_REM_INV_REQ_ERR;
+	/* A zero-length RDMA op checks no rkey. */
+	if (!total)
+		return IBV_WC_SUCCESS;
+	m = mr_lookup(q->pd, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, total);
+	if (!m || !(m->access & (rd ? IBV_ACCESS_REMOTE_READ :
+				      IBV_ACCESS_REMOTE_WRITE)))
+		return IBV_WC_REM_ACCESS_ERR;
+	remote = mr_bytes(m, wr->wr.rdma.remote_addr, total, !rd);
+	if (!remote)
+		return IBV_WC_REM_ACCESS_ERR;
+	mask = dev_key(q->idx, "wc_corrupt") ? (rd ? 0x55 : 0xff) : 0;
+	for (int k = 0; k < wr->num_sge; k++) {
+		uint32_t len = wr->sg_list[k].length;
+		char *dst = rd ? local[k] : remote;
+
+		if (!len)
+			continue;
+		memmove(dst, rd ? remote : local[k], len);
+		if (mask)
+			for (uint32_t b = 0; b < len; b++)
+				dst[b] = (char)(dst[b] ^ mask);
+		remote += len;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+/* Validate and run one WR; 0 or the errno post_send returns. Lock held. */
+static int post_one(struct fake_qp *q, const struct ibv_send_wr *wr)
+{
+	enum ibv_wc_opcode op;
+	enum ibv_wc_status st;
+	struct fake_pending *p;
+	uint64_t total = 0, seq;
+	bool sig;
+
+	/* rdma-core's providers: EINVAL below RTS; ERR flushes. */
+	if (q->qp.state != IBV_QPS_RTS && q->qp.state != IBV_QPS_ERR)
+		return EINVAL;
+	if (q->qp.qp_type != IBV_QPT_RC)
+		return EOPNOTSUPP;	/* UC/UD traffic is not modelled */
+	if (wr->opcode == IBV_WR_RDMA_WRITE)
+		op = IBV_WC_RDMA_WRITE;
+	else if (wr->opcode == IBV_WR_RDMA_READ)
+		op = IBV_WC_RDMA_READ;
+	else
+		return EOPNOTSUPP;	/* sends, atomics: not modelled */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->max_send_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return EINVAL;
+	for (int k = 0; k < wr->num_sge; k++)
+		total += wr->sg_list[k].length;
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    (op == IBV_WC_RDMA_READ || total > q->max_inline))
+		return EINVAL;
+	if (q->posted - q->retired >= q->max_send_wr)
+		return ENOMEM;	/* send queue full */
+	seq = q->posted++;
+	sig = q->sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	if (q->qp.state == IBV_QPS_ERR) {
+		cq_push(q, wr->wr_id, seq, IBV_WC_WR_FLUSH_ERR, op, 0);
+		return 0;
+	}
+	if (q->stalled || dev_key(q->idx, "wc_drop")) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return ENOMEM;
+		p->wr_id = wr->wr_id;
+		p->seq = seq;
+		p->opcode = op;
+		if (q->pend_tail)
+			q->pend_tail->next = p;
+		else
+			q->pend_head = p;
+		q->pend_tail = p;
+		q->stalled = true;
+		return 0;
+	}
+	st = execute(q, wr, total);
+	if (st != IBV_WC_SUCCESS) {
+		cq_push(q, wr->wr_id, seq, st, op, 0);
+		qp_to_err(q);
+	} else if (sig) {
+		cq_push(q, wr->wr_id, seq, st, op, (uint32_t)total);
+	}
+	return 0;
+}
+
+static int dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad)
+{
+	struct fake_qp *q = to_qp(qp);
+	long long v;
+	int rc = 0;
+
+	if (fake_fault("ibv_post_send", q ? q->idx : -1, &v)) {
+		*bad = wr;
+		return (int)v;
+	}
+	if (!q) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_mutex_lock(&dp_lock);
+	for (; wr; wr = wr->next) {
+		rc = post_one(q, wr);
+		if (rc) {
+			*bad = wr;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dp_lock);
+	return rc;
+}
+
+/* --- QP state machine ------------------------------------------------------ */
+
+/*
+ * Required and optional attributes of a transition, after the kernel's
+ * qp_state_table (ib_modify_qp_is_ok) for RC, UC and UD. False: invalid.
+ */
+static bool transition(enum ibv_qp_type t, enum ibv_qp_state from,
+		       enum ibv_qp_state to, int *req, int *opt)
+{
+	bool rc = t == IBV_QPT_RC, ud = t == IBV_QPT_UD;
+
+	*req = *opt = 0;
+	if (to == IBV_QPS_RESET || to == IBV_QPS_ERR)
+		return from <= IBV_QPS_ERR;
+	switch (from) {
+	case IBV_QPS_RESET:
+		if (to != IBV_QPS_INIT)
+			return false;
+		*req = IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		       (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+		return true;
+	case IBV_QPS_INIT:
+		if (to == IBV_QPS_INIT) {
+			*opt = IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			       (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+			return true;
+		}
+		if (to != IBV_QPS_RTR)
+			return false;
+		if (ud) {
+			*opt = IBV_QP_PKEY_INDEX | IBV_QP_QKEY;
+			return true;
+		}
+		*req = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		       IBV_QP_RQ_PSN;
+		if (rc)
+			*req |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		*opt = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+		       IBV_QP_PKEY_INDEX;
+		return true;
+	case IBV_QPS_RTR:
+		if (to != IBV_QPS_RTS)
+			return false;
+		*req = IBV_QP_SQ_PSN;
+		if (rc)
+			*req |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+		*opt = IBV_QP_CUR_STATE | (ud ? IBV_QP_QKEY :
+			IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+			IBV_QP_PATH_MIG_STATE | (rc ? IBV_QP_MIN_RNR_TIMER : 0));
+		return true;
+	case IBV_QPS_RTS:
+		if (to != IBV_QPS_RTS)
+			return false;
+		*opt = IBV_QP_CUR_STATE | (ud ? IBV_QP_QKEY :
+			IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+			IBV_QP_PATH_MIG_STATE | (rc ? IBV_QP_MIN_RNR_TIMER : 0));
+		return true;
+	default:
+		return false;	/* SQD, SQE: not modelled */
+	}
+}
+
+static bool port_ok(const struct fake_qp *q, unsigned int port)
+{
+	return port >= 1 && port <= fake_getf_ll(1, "dev%d.ports", q->idx);
+}
+
+/* The address vector, as uverbs + the provider check it at RTR. */
+static bool av_ok(const struct fake_qp *q, const struct ibv_ah_attr *ah)
+{
+	union ibv_gid g;
+	unsigned int port = ah->port_num;
+
+	if (!port_ok(q, port))
+		return false;	/* uverbs: dest.port_num must be valid */
+	if (link_layer(q->idx, port) == IBV_LINK_LAYER_ETHERNET &&
+	    !ah->is_global)
+		return false;	/* RoCE needs a GRH */
+	if (!ah->is_global)
+		return true;
+	if (ah->grh.sgid_index >= gid_tbl_len(q->idx, port))
+		return false;
+	gid_value(q->idx, port, ah->grh.sgid_index, &g);
+	return !gid_zero(&g);
+}
+
+/*
+ * The kernel's checks: the transition, its required and allowed attribute
+ * masks, then the values (port, P_Key index, path MTU, AV, RD atomics).
+ * A mask without IBV_QP_STATE modifies within the current state.
  */
 int fake_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct fake_qp *q = to_qp(qp);
 	enum ibv_qp_state from, to;
-	bool ok;
+	int req, opt, have;
 
 	FAULT_INT("ibv_modify_qp", q ? q->idx : -1);
-	if (!q || !attr || !(mask & IBV_QP_STATE))
+	if (!q || !attr)
 		FAIL_INT(EINVAL);
+	pthread_mutex_lock(&dp_lock);
 	from = qp->state;
-	to = attr->qp_state;
-	switch (to) {
-	case IBV_QPS_RESET:
-	case IBV_QPS_ERR:
-		ok = true;
-		break;
-	case IBV_QPS_INIT:
-		ok = from == IBV_QPS_RESET || from == IBV_QPS_INIT;
-		break;
-	case IBV_QPS_RTR:
-		ok = from == IBV_QPS_INIT;
-		break;
-	case IBV_QPS_RTS:
-		ok = from == IBV_QPS_RTR || from == IBV_QPS_RTS;
-		break;
-	default:
-		ok = false;
-		break;
-	}
-	if (!ok)
+	to = mask & IBV_QP_STATE ? attr->qp_state : from;
+	have = mask & ~IBV_QP_STATE;
+	if (!transition(qp->qp_type, from, to, &req, &opt) ||
+	    (have & req) != req || (have & ~(req | opt)) ||
+	    ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != from) ||
+	    ((mask & IBV_QP_PORT) && !port_ok(q, attr->port_num)) ||
+	    ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= 128) ||
+	    ((mask & IBV_QP_PATH_MTU) && (attr->path_mtu < IBV_MTU_256 ||
+					  attr->path_mtu > IBV_MTU_4096)) ||
+	    ((mask & IBV_QP_AV) && !av_ok(q, &attr->ah_attr)) ||
+	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	     attr->max_dest_rd_atomic > MAX_RD_ATOM) ||
+	    ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	     attr->max_rd_atomic > MAX_RD_ATOM)) {
+		pthread_mutex_unlock(&dp_lock);
 		FAIL_INT(EINVAL);
-	qp->state = to;
+	}
+	if (mask & IBV_QP_PORT)
+		q->port = attr->port_num;
+	if (mask & IBV_QP_PKEY_INDEX)
+		q->pkey_index = attr->pkey_index;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		q->access = attr->qp_access_flags;
+	if (mask & IBV_QP_PATH_MTU)
+		q->path_mtu = attr->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)
+		q->dest_qpn = attr->dest_qp_num;
+	if (mask & IBV_QP_AV)
+		q->ah = attr->ah_attr;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = attr->max_rd_atomic;
+	if (to == IBV_QPS_RESET) {
+		sq_discard(q);
+		q->port = 0;
+		q->pkey_index = 0;
+		q->access = 0;
+		q->path_mtu = 0;
+		q->dest_qpn = 0;
+		memset(&q->ah, 0, sizeof(q->ah));
+		q->max_dest_rd_atomic = q->max_rd_atomic = 0;
+		qp->state = IBV_QPS_RESET;
+	} else if (to == IBV_QPS_ERR) {
+		qp_to_err(q);
+	} else {
+		qp->state = to;
+	}
+	pthread_mutex_unlock(&dp_lock);
 	return 0;
 }

@@ -8,9 +8,12 @@
 #   /init                    tests/vm/guest/init
 #   /etc/vm/modules          kernel modules to insmod, dependency order
 #   /opt/vm/lib.sh           helpers for case scripts
+#   /opt/vm/*.jq             jq modules for lib.sh report_valid (schema, report)
 #   /opt/vm/cases/*.sh       tests/vm/cases/*.sh
 #   /opt/gdrcheck/gdrcheck   ./gdrcheck from the repo root, when built
 #   /opt/gdrcheck/doubles/   tests/doubles/*.so, when built
+#   /opt/gdrcheck/gdrcheck-report.schema.json   report/'s (VM_REPORT_SCHEMA)
+#   /etc/passwd              root and gdrtest (uid/gid 1000, for non-root cases)
 #   /bin/sh                  dash (so PATH lookups reach iproute2's ip, lspci,
 #                            ...: busybox's own sh would run its applets first)
 set -eu
@@ -24,6 +27,8 @@ MULTIARCH=x86_64-linux-gnu
 # Project artifacts (overridable, e.g. to test the harness with a stand-in).
 GDRCHECK_BIN=${VM_GDRCHECK:-$ROOT/gdrcheck}
 DOUBLES_DIR=${VM_DOUBLES_DIR:-$ROOT/tests/doubles}
+# The report schema that belongs to that binary (lib.sh report_valid).
+SCHEMA=${VM_REPORT_SCHEMA:-$ROOT/report/gdrcheck-report.schema.json}
 
 # Modules to load in the guest; dependencies are added from modules.dep.
 MODULES="crc32_generic virtio_pci virtio_net veth ib_core ib_uverbs \
@@ -32,7 +37,7 @@ udp_tunnel ip6_udp_tunnel rdma_rxe"
 # Userspace binaries (real ones, not busybox applets).
 BINS="/bin/dash /usr/sbin/ip /usr/bin/rdma /usr/bin/lspci /usr/bin/setpci \
 /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ibv_rc_pingpong \
-/usr/bin/ibv_ud_pingpong /usr/bin/jq"
+/usr/bin/ibv_ud_pingpong /usr/bin/jq /usr/bin/setpriv /usr/bin/od"
 
 log() { printf 'build-initramfs: %s\n' "$*"; }
 die() { printf 'build-initramfs: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -175,7 +180,11 @@ for s in "$ROOT"/*.schema.json "$ROOT"/schema/*.json; do
 		copy_file "$s" "/opt/gdrcheck/${s##*/}"
 	fi
 done
+if [ -r "$SCHEMA" ]; then
+	copy_file "$SCHEMA" /opt/gdrcheck/gdrcheck-report.schema.json
+fi
 cp "$VM_DIR/guest/lib.sh" "$STAGE/opt/vm/lib.sh"
+cp "$VM_DIR"/guest/*.jq "$STAGE/opt/vm/"
 for c in "$VM_DIR"/cases/*.sh; do
 	if [ -e "$c" ]; then
 		cp "$c" "$STAGE/opt/vm/cases/"
@@ -185,8 +194,9 @@ cp "$VM_DIR/guest/init" "$STAGE/init"
 chmod 0755 "$STAGE/init" "$STAGE"/opt/vm/cases/* 2>/dev/null || true
 
 # --- /etc -----------------------------------------------------------------------------
-printf 'root:x:0:0:root:/root:/bin/sh\n' >"$STAGE/etc/passwd"
-printf 'root:x:0:\n' >"$STAGE/etc/group"
+# gdrtest: the unprivileged user of the non-root cases (lib.sh as_user).
+printf 'root:x:0:0:root:/root:/bin/sh\ngdrtest:x:1000:1000:gdrcheck test user:/tmp:/bin/sh\n' >"$STAGE/etc/passwd"
+printf 'root:x:0:\ngdrtest:x:1000:\n' >"$STAGE/etc/group"
 printf '127.0.0.1 localhost\n' >"$STAGE/etc/hosts"
 printf '/lib/%s\n/usr/lib/%s\n/usr/lib\n' "$MULTIARCH" "$MULTIARCH" >"$STAGE/etc/ld.so.conf"
 ldconfig -r "$STAGE" 2>/dev/null || log "note: ldconfig -r failed; relying on default paths"

@@ -7,6 +7,10 @@
 #       '.results[] | select(.gate=="nic.port" and .status=="PASS")'
 #   need_gdrcheck            # exit 77 (SKIP) when the tool is not in the image
 #
+# More: jq_checks (many checks, one jq run), run_json/check_rc,
+# report_checks/report_valid, gpu_scenario, nvidia_proc_fake/_restore, rxe_up/rxe_down,
+# as_user, no_gdrcheck_left, wait_until (tests/vm/README.md has a table).
+#
 # Exit status of a case: 0 pass, 77 skip, anything else fail.
 # Facts about the guest (from /run/vm/env, already in the environment):
 #   VM_NETDEV VM_RXE VM_NIC_BDF VM_NIC_DN_BDF VM_NIC_UP_BDF VM_NIC_RP_BDF
@@ -62,6 +66,123 @@ jq_check() {
 	fi
 }
 
+# jq_checks FILE [JQ-ARGS...] <<'CHECKS': many jq_check-style checks on
+# FILE in a single jq run (one jq start costs ~0.3 s under TCG). The list:
+# a line that does not start with a tab is a check's description, the
+# tab-indented lines after it its jq filter (joined with spaces, so no jq
+# comments). A check passes when its filter yields at least one output and
+# the last one is neither false nor null, like jq -e. JQ-ARGS (--arg NAME
+# VALUE, --argjson ...) define $NAME for the filters, so the list can be a
+# quoted here-document. All checks are printed; the case fails after the
+# list if any failed (the file is dumped once).
+jq_checks() {
+	_jq_checks plain "$@"
+}
+
+# report_checks FILE [JQ-ARGS...] <<'CHECKS': for a gdrcheck --json report,
+# in the same single jq run: print its results and verdicts (one line
+# each), check that it is a valid, complete report (valid against the
+# schema the tool ships, guest/schema.jq; consistent with itself and with a
+# result for every gate of --list-gates, guest/report.jq), then run the
+# listed checks as jq_checks does.
+report_checks() {
+	[ -r "$GDRCHECK_SCHEMA" ] || fail "no $GDRCHECK_SCHEMA in the image"
+	_rc_gates=$(mktemp)
+	"$GDRCHECK" --list-gates >"$_rc_gates" || fail "gdrcheck --list-gates failed"
+	_jq_checks report "$@"
+	rm -f "$_rc_gates"
+}
+
+# report_valid FILE: report_checks without further checks.
+report_valid() {
+	report_checks "$1" </dev/null
+}
+
+_jq_checks() {
+	_jc_mode=$1
+	_jc_file=$2
+	shift 2
+	_jc_list=$(mktemp)
+	cat >"$_jc_list"
+	{
+		if [ "$_jc_mode" = report ]; then
+			# shellcheck disable=SC2016 # jq's $variables
+			printf '%s\n' 'include "schema"; include "report";' \
+				'(try summary_lines catch "(summary: \(.))" | "S\t\(.)"),' \
+				'(try schema_errors($gdr_schema[0]) catch "validation stopped: \(.)" | "E\tschema: \(.)"),' \
+				'(try consistency_errors catch "consistency checks stopped: \(.)" | "E\t\(.)"),' \
+				'(try completeness_errors($gdr_gates) catch "gate list check stopped: \(.)" | "E\t\(.)"),'
+		fi
+		awk -v descs="$_jc_list.desc" '
+			/^\t/ { sub(/^\t+/, ""); f[n] = f[n] " " $0; next }
+			/^[[:space:]]*$/ { next }
+			{ n++; d[n] = $0; f[n] = "" }
+			END {
+				printf "" > descs
+				print "(["
+				for (i = 1; i <= n; i++) {
+					print d[i] > descs
+					printf "%s(try ([%s] | if length > 0 and .[-1] != false and .[-1] != null then \"ok\" else \"FAIL\" end) catch \"ERROR \\(.)\")\n", (i > 1 ? ", " : ""), f[i]
+				}
+				print "] | .[] | \"C\\t\\(.)\")"
+			}' "$_jc_list"
+	} >"$_jc_list.jq"
+	if [ "$_jc_mode" = report ]; then
+		set -- -L "${VM_JQ_LIB:-/opt/vm}" --slurpfile gdr_schema "$GDRCHECK_SCHEMA" --rawfile gdr_gates "$_rc_gates" "$@"
+	fi
+	if ! jq -r "$@" -f "$_jc_list.jq" "$_jc_file" >"$_jc_list.out" 2>&1; then
+		cat "$_jc_list.out" "$_jc_list.jq" "$_jc_file"
+		rm -f "$_jc_list" "$_jc_list".*
+		fail "jq could not run the checks on $_jc_file (not JSON?)"
+	fi
+	awk '/^S\t/ { sub(/^S\t/, ""); print }' "$_jc_list.out"
+	awk '/^E\t/ { sub(/^E\t/, ""); print }' "$_jc_list.out" >"$_jc_list.problems"
+	awk '/^C\t/ { sub(/^C\t/, ""); print }' "$_jc_list.out" >"$_jc_list.results"
+	_jc_bad=0
+	_jc_n=0
+	: >"$_jc_list.failed"
+	if [ "$_jc_mode" = report ]; then
+		if [ -s "$_jc_list.problems" ]; then
+			say "FAIL: $_jc_file is not a valid, complete report:"
+			sed 's/^/  /' "$_jc_list.problems"
+			_jc_bad=1
+		else
+			say "ok: $_jc_file validates against $GDRCHECK_SCHEMA, is consistent (subjects," \
+				"blockers, verdict, exit code) and has a result for each of the" \
+				"$(grep -c '^  [a-z]*\.[a-z0-9_]* ' "$_rc_gates") gates of --list-gates"
+		fi
+	fi
+	while IFS= read -r _jc_d <&3 && IFS= read -r _jc_r <&4; do
+		_jc_n=$((_jc_n + 1))
+		case $_jc_r in
+		ok) say "ok: $_jc_d" ;;
+		*)
+			say "FAIL: $_jc_d ($_jc_r)"
+			echo "$_jc_n" >>"$_jc_list.failed"
+			_jc_bad=$((_jc_bad + 1))
+			;;
+		esac
+	done 3<"$_jc_list.desc" 4<"$_jc_list.results"
+	if [ "$(wc -l <"$_jc_list.desc")" -ne "$(wc -l <"$_jc_list.results")" ]; then
+		cat "$_jc_list.out"
+		_jc_bad=$((_jc_bad + 1))
+	fi
+	if [ "$_jc_bad" -gt 0 ]; then
+		say "--- the failed checks' filters:"
+		# The N-th check is the N-th "(try ([...": print those lines.
+		grep -E '^(, )?\(try \(\[' "$_jc_list.jq" |
+			awk 'NR == FNR { want[$1] = 1; next } want[FNR]' "$_jc_list.failed" - |
+			sed -e 's/^, //' -e 's/^(try (\[ *//' -e 's/\] | if length > 0 and .*$//' -e 's/^/  /'
+		say "--- $_jc_file, compacted (one line per result, then the rest):"
+		if ! jq -c '.results[]?, del(.results)' "$_jc_file" 2>/dev/null; then
+			cat "$_jc_file"
+		fi
+		rm -f "$_jc_list" "$_jc_list".*
+		fail "$_jc_bad of the checks on $_jc_file failed (FAIL lines above)"
+	fi
+	rm -f "$_jc_list" "$_jc_list".*
+}
+
 need_gdrcheck() {
 	[ -x "$GDRCHECK" ] || skip "gdrcheck not built (no $GDRCHECK in the image)"
 }
@@ -84,4 +205,194 @@ ecap_offset() {
 		[ "$_off" -ge $((0x100)) ] || return 0
 		_n=$((_n + 1))
 	done
+}
+
+# wait_until SECS CMD [ARGS...]: run CMD every 0.1 s until it succeeds;
+# returns 1 if it still fails after SECS seconds.
+wait_until() {
+	_wu_n=$(($1 * 10))
+	shift
+	until "$@"; do
+		[ "$_wu_n" -gt 0 ] || return 1
+		_wu_n=$((_wu_n - 1))
+		sleep 0.1
+	done
+}
+
+# ------------------------------------------------------------ soft-RoCE
+# uverbs_of IBDEV: the uverbsN interface that belongs to IBDEV (by its
+# ibdev attribute); fails when there is none.
+uverbs_of() {
+	for _uo in /sys/class/infiniband_verbs/uverbs*; do
+		[ -r "$_uo/ibdev" ] || continue
+		if [ "$(cat "$_uo/ibdev")" = "$1" ]; then
+			printf '%s\n' "${_uo##*/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# roce_v2_ipv4_gid IBDEV [PORT]: lowest index of a RoCE v2 GID that maps an
+# IPv4 address (::ffff:a.b.c.d); fails when there is none. (One grep over
+# the 1024-entry table: the types of unused entries do not read.)
+roce_v2_ipv4_gid() {
+	_rg_i=$(cd "/sys/class/infiniband/$1/ports/${2:-1}" 2>/dev/null &&
+		grep -l '^RoCE v2$' gid_attrs/types/* 2>/dev/null | while read -r _rg; do
+			_rg=${_rg##*/}
+			if grep -q '^0000:0000:0000:0000:0000:ffff:' "gids/$_rg" 2>/dev/null; then
+				echo "$_rg"
+			fi
+		done | sort -n | head -n 1)
+	[ -n "$_rg_i" ] || return 1
+	printf '%s\n' "$_rg_i"
+}
+
+# rxe_ready IBDEV: the state guest/init leaves soft-RoCE in: the uverbs
+# node exists, port 1 is ACTIVE and has a RoCE v2 IPv4 GID.
+rxe_ready() {
+	_rr_u=$(uverbs_of "$1") || return 1
+	[ -c "/dev/infiniband/$_rr_u" ] || return 1
+	case $(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null) in
+	*ACTIVE*) ;;
+	*) return 1 ;;
+	esac
+	roce_v2_ipv4_gid "$1" >/dev/null
+}
+
+# rxe_up [NETDEV [IBDEV]]: `rdma link add IBDEV type rxe netdev NETDEV`
+# (defaults $VM_NETDEV, rxe0) and wait up to 10 s for rxe_ready. Used by
+# guest/init at boot and by cases that take the device down.
+rxe_up() {
+	_ru_net=${1:-$VM_NETDEV}
+	_ru_ib=${2:-rxe0}
+	if ! rdma link add "$_ru_ib" type rxe netdev "$_ru_net"; then
+		echo "rdma link add $_ru_ib type rxe netdev $_ru_net failed"
+		return 1
+	fi
+	if ! wait_until 10 rxe_ready "$_ru_ib"; then
+		echo "$_ru_ib not ready after 10 s: port 1 $(cat "/sys/class/infiniband/$_ru_ib/ports/1/state" 2>/dev/null || echo absent)," \
+			"uverbs $(uverbs_of "$_ru_ib" || echo none)," \
+			"RoCE v2 IPv4 GID $(roce_v2_ipv4_gid "$_ru_ib" || echo none)"
+		return 1
+	fi
+	echo "$_ru_ib port 1: $(cat "/sys/class/infiniband/$_ru_ib/ports/1/state")," \
+		"/dev/infiniband/$(uverbs_of "$_ru_ib")," \
+		"RoCE v2 IPv4 GID index $(roce_v2_ipv4_gid "$_ru_ib")"
+}
+
+# rxe_down [IBDEV]: `rdma link delete IBDEV` (default rxe0) and wait up to
+# 10 s until the device and its uverbs interface are gone.
+rxe_down() {
+	_rd_ib=${1:-rxe0}
+	if ! rdma link delete "$_rd_ib"; then
+		echo "rdma link delete $_rd_ib failed"
+		return 1
+	fi
+	if ! wait_until 10 rxe_gone "$_rd_ib"; then
+		echo "$_rd_ib still registered 10 s after rdma link delete"
+		return 1
+	fi
+}
+
+rxe_gone() {
+	[ ! -e "/sys/class/infiniband/$1" ] && ! uverbs_of "$1" >/dev/null
+}
+
+# ------------------------------------------------------------ gdrcheck runs
+export GDRCHECK_SCHEMA=/opt/gdrcheck/gdrcheck-report.schema.json
+export LIBCUDA_FAKE=$GDRCHECK_DOUBLES/libcuda-fake.so
+# The unprivileged account in the image (build-initramfs.sh /etc/passwd).
+export VM_USER=gdrtest VM_USER_UID=1000 VM_USER_GID=1000
+
+need_libcuda_fake() {
+	[ -r "$LIBCUDA_FAKE" ] || skip "libcuda double not built (no $LIBCUDA_FAKE in the image: make doubles)"
+}
+
+# as_user CMD [ARGS...]: run CMD as $VM_USER (no capabilities, no
+# supplementary groups); the environment is kept.
+as_user() {
+	setpriv --reuid="$VM_USER_UID" --regid="$VM_USER_GID" --clear-groups -- "$@"
+}
+
+# gpu_scenario FILE: the libcuda double's scenario for one GPU reported at
+# the stand-in's address ($VM_GPU_BDF): compute capability 9.0,
+# GPU_DIRECT_RDMA_SUPPORTED (116) and DMA_BUF_SUPPORTED (124) = 1, and
+# "GPU memory" the kernel cannot pin (mem = unmapped: a PROT_NONE
+# reservation), as real GPU memory without nvidia_peermem: with mem = host
+# the real rxe would register it with plain ibv_reg_mr. Cases append their
+# own keys (faults) to FILE.
+gpu_scenario() {
+	cat >"$1" <<-SCENARIO
+		device_count = 1
+		gpu0.name = VM stand-in GPU (libcuda double)
+		gpu0.pci = $VM_GPU_BDF
+		gpu0.cc = 9.0
+		gpu0.total_mem = 85899345920
+		gpu0.attr.116 = 1
+		gpu0.attr.124 = 1
+		mem = unmapped
+	SCENARIO
+}
+
+# nvidia_proc_fake: make /proc/driver/nvidia/version say that the open
+# NVIDIA kernel module is loaded, so gpu.driver passes and the verdict is
+# decided by the gates under test (the libcuda double plays the rest of the
+# GPU). A tmpfs over /proc/driver (procfs itself cannot be written);
+# nvidia_proc_restore unmounts it. gdrcheck only reads nvidia/version there.
+NV_FAKE_FS=vm-fake-nvidia
+nvidia_proc_fake() {
+	mount -t tmpfs -o mode=0755,size=64k "$NV_FAKE_FS" /proc/driver || return 1
+	mkdir /proc/driver/nvidia
+	printf '%s\n' \
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (vm-fake@tests-vm)  Thu Jan  1 00:00:00 UTC 2026" \
+		"GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)" >/proc/driver/nvidia/version
+	chmod 0444 /proc/driver/nvidia/version
+}
+nvidia_proc_restore() {
+	if awk -v fs="$NV_FAKE_FS" '$1 == fs && $2 == "/proc/driver" { f = 1 } END { exit !f }' /proc/mounts; then
+		umount /proc/driver
+	fi
+}
+
+# run_json OUT CMD [ARGS...]: run CMD (a gdrcheck --json command line) with
+# stdout to OUT and stderr to OUT.stderr; sets $rc and $secs (wall seconds,
+# 0.01 resolution). report_checks OUT then prints the results.
+run_json() {
+	_rj_out=$1
+	shift
+	_rj_t0=$(cut -d' ' -f1 /proc/uptime)
+	rc=0
+	"$@" >"$_rj_out" 2>"$_rj_out.stderr" || rc=$?
+	_rj_t1=$(cut -d' ' -f1 /proc/uptime)
+	secs=$(awk -v a="$_rj_t0" -v b="$_rj_t1" 'BEGIN { printf "%.2f", b - a }')
+	say "\$ $* >$_rj_out"
+	say "exit status $rc after ${secs}s"
+	if [ -s "$_rj_out.stderr" ]; then
+		say "--- stderr:"
+		cat "$_rj_out.stderr"
+	fi
+}
+
+# check_rc DESCRIPTION EXPECTED: the $rc of the last run_json.
+check_rc() {
+	check_eq "$1 (exit status)" "$2" "$rc"
+}
+
+# no_gdrcheck_left: no gdrcheck process (the tool or a vendor worker,
+# zombies included) exists any more.
+gdrcheck_pids() {
+	for _gp in /proc/[0-9]*; do
+		if [ "$(cat "$_gp/comm" 2>/dev/null)" = gdrcheck ]; then
+			printf '%s ' "${_gp#/proc/}"
+		fi
+	done
+}
+no_gdrcheck_left() {
+	_ng=$(gdrcheck_pids)
+	if [ -n "$_ng" ]; then
+		ps -o pid,ppid,stat,comm,args 2>/dev/null || ps
+		fail "gdrcheck processes still exist: $_ng"
+	fi
+	say "ok: no gdrcheck process (tool or worker) is left"
 }

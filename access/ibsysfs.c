@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#include "access/ibsysfs.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/sysroot.h"
+#include "probes/parse.h"
+
+#define IB_CLASS "/sys/class/infiniband"
+
+void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
+{
+	char dir[256], **names;
+	size_t n;
+
+	g->v2 = g->v1 = -1;
+	g->populated = 0;
+	snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports/%d/gids", dev, port);
+	g->err = sysroot_list(dir, &names, &n);
+	if (g->err)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char p[320], gid[128], type[32], *end;
+		long idx = strtol(names[i], &end, 10);
+		bool zero;
+
+		if (*end || idx < 0 || idx > 65535)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (sysroot_read_line(p, gid, sizeof(gid)) ||
+		    parse_gid(gid, &zero) || zero)
+			continue;
+		g->populated++;
+		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/types/%s",
+			 dev, port, names[i]);
+		if (sysroot_read_line(p, type, sizeof(type)))
+			continue;
+		/* The lowest index of each type, as NCCL picks by default. */
+		if (!strcmp(type, "RoCE v2") && (g->v2 < 0 || idx < g->v2))
+			g->v2 = (int)idx;
+		else if (!strcmp(type, "IB/RoCE v1") && (g->v1 < 0 || idx < g->v1))
+			g->v1 = (int)idx;
+	}
+	sysroot_free_list(names, n);
+}
+
+int ib_port_state(const char *dev, int port)
+{
+	char p[256], line[64], name[32];
+	int num, ret;
+
+	snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/state", dev, port);
+	ret = sysroot_read_line(p, line, sizeof(line));
+	if (ret)
+		return ret;
+	if (parse_num_name(line, &num, name, sizeof(name)))
+		return -22;
+	return num;
+}

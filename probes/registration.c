@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Layers 6 and 7: the proof. Real registrations of GPU memory with the NIC
+ * (peermem: ibv_reg_mr on the CUDA pointer; DMA-BUF: the exported fd into
+ * ibv_reg_dmabuf_mr) and a verified loopback RDMA transfer through each
+ * MR. The worker did the work (access/reg.c); these gates read its facts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "access/cuda_api.h"
+#include "access/reg.h"
+#include "probes/parse.h"
+#include "probes/probes.h"
+
+static const struct reg_nic *reg_nic_of(const struct gdr_ctx *ctx, int nic)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+
+	for (int i = 0; i < rf->nnics; i++)
+		if (!strcmp(rf->nics[i].nic, ctx->inv.nic[nic].name))
+			return &rf->nics[i];
+	return NULL;
+}
+
+static const struct reg_pair *reg_pair_of(const struct gdr_ctx *ctx,
+					  const struct inv_pair *pr)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
+
+	if (!g)
+		return NULL;
+	for (int i = 0; i < rf->npairs; i++)
+		if (rf->pairs[i].gpu == g->ordinal &&
+		    !strcmp(rf->pairs[i].nic, ctx->inv.nic[pr->nic].name))
+			return &rf->pairs[i];
+	return NULL;
+}
+
+/*
+ * Why the registration stage has nothing for this subject: a SKIP (the
+ * user's choice or an earlier gate), or an ERROR when the stage itself
+ * failed. Returns true when a result was emitted.
+ */
+static bool stage_missing_gpu(struct gdr_ctx *ctx, int subject,
+			      const char *what, bool needs_gpu)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	char why[256];
+
+	if (ctx->opt->no_alloc) {
+		emit(ctx, subject, ST_SKIP, "NO_ALLOC",
+		     "--no-alloc: no GPU memory allocated, %s not tried", what);
+		return true;
+	}
+	if (stage_problem(ctx, WSTAGE_REGISTRATION, why, sizeof(why))) {
+		emit(ctx, subject, ST_ERROR, "REGISTRATION_PROBE_FAILED",
+		     "%s: %s", what, why);
+		return true;
+	}
+	if (!rf->ran || (needs_gpu && !rf->cuda)) {
+		emit(ctx, subject, ST_SKIP, "VENDOR_UNAVAILABLE",
+		     "%s not tried: %s unusable (see the %s layer)", what,
+		     rf->ran ? "libcuda" : "libibverbs", rf->ran ? "gpu" : "nic");
+		return true;
+	}
+	return false;
+}
+
+static bool stage_missing(struct gdr_ctx *ctx, int subject, const char *what)
+{
+	return stage_missing_gpu(ctx, subject, what, true);
+}
+
+static void mr_evidence(struct result *r, const struct mr_result *m,
+			unsigned long long bytes, bool keys)
+{
+	ev_int(r, "bytes", (long long)bytes);
+	ev_real(r, "cold_ms", m->ms_cold);
+	ev_real(r, "warm_ms", m->ms_warm);
+	ev_real(r, "dereg_ms", m->ms_dereg);
+	ev_bool(r, "relaxed_ordering", m->relaxed_ordering);
+	ev_bool(r, "keys_present", m->lkey || m->rkey);
+	if (keys) {
+		ev_str(r, "lkey", "0x%x", m->lkey);
+		ev_str(r, "rkey", "0x%x", m->rkey);
+	}
+}
+
+void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	char per[32], all[32];
+	struct result *r;
+
+	if (stage_missing(ctx, ctx->host, "registration"))
+		return;
+	format_bytes(rf->bytes, per, sizeof(per));
+	format_bytes(rf->bytes * (unsigned long long)rf->gpus_allocated, all,
+		     sizeof(all));
+	if (rf->alloc_fail.called) {
+		r = emit(ctx, ctx->host, ST_ERROR, "GPU_ALLOC_FAILED",
+			 "cuMemAlloc(%s) failed on %d GPU(s): %s", per,
+			 ctx->vf->cuda.gpus_recorded - rf->gpus_allocated,
+			 rf->alloc_fail.name);
+		result_remedy(r, "the GPU may be full (busy node?): rerun with "
+			      "--no-alloc, a smaller --reg-size, or when idle");
+	} else {
+		r = emit(ctx, ctx->host, ST_PASS, "REG_PLAN",
+			 "%s of GPU memory per GPU on %d GPU(s) (%s in all, freed "
+			 "again), %d GPU x RDMA device pair(s)%s", per,
+			 rf->gpus_allocated, all, rf->npairs,
+			 rf->pairs_truncated ? " (more were not tried)" : "");
+	}
+	ev_int(r, "bytes_per_gpu", (long long)rf->bytes);
+	ev_int(r, "gpus", rf->gpus_allocated);
+	ev_int(r, "pairs", rf->npairs);
+	ev_bool(r, "pairs_truncated", rf->pairs_truncated);
+}
+
+void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct reg_nic *rn;
+	struct classified c;
+	struct result *r;
+
+	if (stage_missing_gpu(ctx, nic->subject, "the host-memory MR", false))
+		return;
+	rn = reg_nic_of(ctx, t->nic);
+	if (!rn || rn->open_err || rn->pd_err) {
+		emit(ctx, nic->subject, ST_SKIP, "DEVICE_NOT_OPENED",
+		     "device not usable through libibverbs (see nic.uverbs)%s%s",
+		     rn && rn->pd_err ? ": ibv_alloc_pd " : "",
+		     rn && rn->pd_err ? strerror(rn->pd_err) : "");
+		return;
+	}
+	if (rn->host.ok) {
+		r = emit(ctx, nic->subject, ST_PASS, "HOST_MR_OK",
+			 "host memory registers (the verbs control)");
+		mr_evidence(r, &rn->host, 2 * ctx->vf->reg.bytes,
+			    ctx->opt->verbose);
+		return;
+	}
+	c = classify_reg_errno(rn->host.err, false);
+	if (rn->host.err == ENOMEM) {
+		r = emit(ctx, nic->subject, ST_BLOCKED, "MEMLOCK_TOO_SMALL",
+			 "%s of %llu bytes of host memory failed with ENOMEM: "
+			 "RLIMIT_MEMLOCK is too small", rn->host.call,
+			 2 * ctx->vf->reg.bytes);
+		result_remedy(r, "raise the memlock limit (`ulimit -l "
+			      "unlimited`, LimitMEMLOCK=infinity, `--ulimit "
+			      "memlock=-1:-1` for containers)");
+	} else {
+		r = emit(ctx, nic->subject, c.status, c.code,
+			 "%s on host memory failed: %s (%s)", rn->host.call,
+			 strerror(rn->host.err), c.meaning);
+	}
+	ev_int(r, "errno", rn->host.err);
+}
+
+void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct reg_pair *pp;
+	struct classified c;
+	struct result *r;
+
+	if (stage_missing(ctx, pr->subject, "ibv_reg_mr on GPU memory"))
+		return;
+	pp = reg_pair_of(ctx, pr);
+	if (!pp || pp->skip[0] || !pp->peermem.tried) {
+		emit(ctx, pr->subject, ST_SKIP, "PAIR_NOT_TESTABLE",
+		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
+		     "GPU or RDMA device not usable (see earlier layers)");
+		return;
+	}
+	if (pp->peermem.ok) {
+		r = emit(ctx, pr->subject, ST_PASS, "PEERMEM_MR_OK",
+			 "%s accepted GPU memory: lkey/rkey issued",
+			 pp->peermem.relaxed_ordering ? "ibv_reg_mr_iova2" :
+			 "ibv_reg_mr");
+		mr_evidence(r, &pp->peermem, ctx->vf->reg.bytes,
+			    ctx->opt->verbose);
+		return;
+	}
+	c = classify_reg_errno(pp->peermem.err, false);
+	r = emit(ctx, pr->subject, c.status, c.code, "%s on GPU memory: %s",
+		 pp->peermem.call, c.meaning);
+	if (pp->peermem.err == EFAULT)
+		result_remedy(r, "modprobe nvidia_peermem (with an ib_core that "
+			      "has peer-memory support), or use the DMA-BUF path");
+	else if (pp->peermem.err == ENOMEM)
+		result_remedy(r, "raise RLIMIT_MEMLOCK (`ulimit -l unlimited`) "
+			      "and check BAR1 use (nvidia-smi -q -d MEMORY)");
+	ev_int(r, "errno", pp->peermem.err);
+	ev_str(r, "call", "%s", pp->peermem.call);
+}
+
+void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct reg_pair *pp;
+	struct classified c;
+	struct result *r;
+
+	if (stage_missing(ctx, pr->subject, "ibv_reg_dmabuf_mr on GPU memory"))
+		return;
+	pp = reg_pair_of(ctx, pr);
+	if (!pp || pp->skip[0]) {
+		emit(ctx, pr->subject, ST_SKIP, "PAIR_NOT_TESTABLE",
+		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
+		     "GPU or RDMA device not usable (see earlier layers)");
+		return;
+	}
+	if (!pp->export_call.called) {
+		emit(ctx, pr->subject, ST_SKIP, "NO_DMABUF_API",
+		     "not tried: libcuda lacks the export or libibverbs lacks "
+		     "ibv_reg_dmabuf_mr (see mech.dmabuf_verbs)");
+		return;
+	}
+	if (pp->export_call.rc != CUDA_SUCCESS) {
+		r = emit(ctx, pr->subject, ST_BLOCKED, "EXPORT_FAILED",
+			 "cuMemGetHandleForAddressRange(DMA_BUF_FD) failed: %s",
+			 pp->export_call.name);
+		ev_str(r, "error", "%s", pp->export_call.name);
+		return;
+	}
+	if (pp->dmabuf.ok) {
+		r = emit(ctx, pr->subject, ST_PASS, "DMABUF_MR_OK",
+			 "ibv_reg_dmabuf_mr accepted the exported dma-buf: "
+			 "lkey/rkey issued, MR kept after the fd was closed");
+		mr_evidence(r, &pp->dmabuf, ctx->vf->reg.bytes,
+			    ctx->opt->verbose);
+		return;
+	}
+	c = classify_reg_errno(pp->dmabuf.err, true);
+	r = emit(ctx, pr->subject, c.status, c.code, "ibv_reg_dmabuf_mr: %s",
+		 c.meaning);
+	if (pp->dmabuf.err == EOPNOTSUPP)
+		result_remedy(r, "use a provider with dma-buf MRs (mlx5 in "
+			      "rdma-core >= 34), or the peermem path");
+	ev_int(r, "errno", pp->dmabuf.err);
+}
+
+static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct reg_pair *pp;
+	const struct dp_result *d;
+	const struct mr_result *m;
+	struct classified c;
+	struct result *r;
+	char human[32];
+
+	if (ctx->opt->no_datapath) {
+		r = emit(ctx, pr->subject, ST_SKIP, "NO_DATAPATH",
+			 "--no-datapath: registration only, no transfer");
+		r->waived = true;
+		return;
+	}
+	if (stage_missing(ctx, pr->subject, "the loopback transfer"))
+		return;
+	pp = reg_pair_of(ctx, pr);
+	d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
+	m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
+	if (!d || !d->tried) {
+		emit(ctx, pr->subject, ST_SKIP, "NOT_REGISTERED",
+		     "no transfer: %s", pp && pp->skip[0] ? pp->skip :
+		     m && m->tried && !m->ok ? "the registration failed" :
+		     "no MR to transfer into (see the registration layer)");
+		return;
+	}
+	format_bytes(d->bytes, human, sizeof(human));
+	if (d->ok) {
+		r = emit(ctx, pr->subject, ST_PASS, "TRANSFER_VERIFIED",
+			 "loopback RC on port %d: RDMA WRITE into and READ from "
+			 "GPU memory, %s verified", pp->port, human);
+	} else if (d->timeout) {
+		r = emit(ctx, pr->subject, ST_ERROR, "NO_COMPLETION",
+			 "%s: no completion within the deadline (the NIC never "
+			 "finished the operation)", d->step);
+	} else if (d->wc_status >= 0) {
+		c = classify_wc_status(d->wc_status);
+		r = emit(ctx, pr->subject, c.status, c.code, "%s completed with "
+			 "status %d: %s", d->step, d->wc_status, c.meaning);
+		if (d->wc_status == 4)
+			result_remedy(r, "check ACS redirect on the path "
+				      "(platform.acs) and IOMMU translation "
+				      "(platform.iommu); dmesg for DMAR/AMD-Vi "
+				      "faults");
+		else if (d->wc_status == 12)
+			result_remedy(r, "check the port, its GID and the link; "
+				      "dmesg for IOMMU faults");
+	} else if (d->write_ok && d->read_ok) {
+		r = emit(ctx, pr->subject, ST_BLOCKED, "DATA_MISMATCH",
+			 "RDMA completed but the data differs (READ %s, GPU copy "
+			 "%s): the NIC did not really move GPU memory",
+			 d->verified_read ? "ok" : "wrong",
+			 d->verified_gpu ? "ok" : "wrong");
+	} else {
+		r = emit(ctx, pr->subject, ST_ERROR, "DATAPATH_SETUP_FAILED",
+			 "%s failed: %s", d->step, strerror(d->err));
+	}
+	ev_int(r, "port", pp->port);
+	if (pp->gid_index >= 0)
+		ev_int(r, "gid_index", pp->gid_index);
+	ev_int(r, "bytes", (long long)d->bytes);
+	ev_bool(r, "write_ok", d->write_ok);
+	ev_bool(r, "read_ok", d->read_ok);
+	ev_bool(r, "verified_read", d->verified_read);
+	ev_bool(r, "verified_gpu_copy", d->verified_gpu);
+	if (d->ok) {
+		ev_real(r, "write_gbps", d->gbps);
+		ev_int(r, "bandwidth_writes", d->iters);
+	}
+	if (d->wc_status >= 0)
+		ev_int(r, "wc_status", d->wc_status);
+}
+
+void gate_data_peermem(struct gdr_ctx *ctx, const struct target *t)
+{
+	data_gate(ctx, t, false);
+}
+
+void gate_data_dmabuf(struct gdr_ctx *ctx, const struct target *t)
+{
+	data_gate(ctx, t, true);
+}
+
+void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct reg_nic *rn;
+	struct result *r;
+
+	if (ctx->opt->no_datapath) {
+		emit(ctx, nic->subject, ST_SKIP, "NO_DATAPATH",
+		     "--no-datapath: no transfer");
+		return;
+	}
+	if (stage_missing(ctx, nic->subject, "the GPU-to-GPU transfer"))
+		return;
+	rn = reg_nic_of(ctx, t->nic);
+	if (!rn || !rn->g2g_tried) {
+		emit(ctx, nic->subject, ST_SKIP, "FEWER_THAN_TWO_GPU_MRS",
+		     "needs two GPUs registered on this device");
+		return;
+	}
+	if (rn->g2g_ok)
+		r = emit(ctx, nic->subject, ST_PASS, "GPU_TO_GPU_OK",
+			 "RDMA WRITE from GPU%d's MR into GPU%d's MR verified",
+			 rn->g2g_src, rn->g2g_dst);
+	else
+		r = emit(ctx, nic->subject, ST_WARN, "GPU_TO_GPU_FAILED",
+			 "RDMA WRITE from GPU%d's MR into GPU%d's MR: %s",
+			 rn->g2g_src, rn->g2g_dst, rn->g2g_error);
+	ev_int(r, "src_cuda", rn->g2g_src);
+	ev_int(r, "dst_cuda", rn->g2g_dst);
+}
+
+void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	struct result *r;
+	char key[16];
+
+	if (!rf->ran) {
+		emit(ctx, ctx->host, ST_SKIP, "NO_WINDOW",
+		     "no registration or transfer ran: nothing to watch");
+		return;
+	}
+	if (!rf->kmsg_readable) {
+		r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+			 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
+			 "faults during the test cannot be seen",
+			 strerror(rf->kmsg_errno));
+		result_remedy(r, "run as root (or with CAP_SYSLOG) to watch the "
+			      "kernel log");
+		return;
+	}
+	if (!rf->kmsg_count) {
+		emit(ctx, ctx->host, ST_PASS, "KMSG_CLEAN",
+		     "no IOMMU, DMAR, AMD-Vi, AER or Xid lines logged during "
+		     "the registrations and transfers");
+		return;
+	}
+	r = emit(ctx, ctx->host, ST_WARN, "KMSG_FAULTS",
+		 "%d kernel log line(s) about IOMMU/PCIe/GPU faults during the "
+		 "test", rf->kmsg_count);
+	result_remedy(r, "read them (dmesg) and check ACS/IOMMU "
+		      "(platform.acs, platform.iommu)");
+	for (int i = 0; i < rf->kmsg_count && i < KMSG_MAX_LINES; i++) {
+		snprintf(key, sizeof(key), "line%d", i);
+		ev_str(r, key, "%s", rf->kmsg[i]);
+	}
+}
