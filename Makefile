@@ -27,17 +27,17 @@ ALL_LDFLAGS = $(LDFLAGS)
 
 CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c \
 	    \
-	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c \
+	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c engine/policy.c \
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    report/result.c report/remedy.c report/text.c report/json.c \
-	    report/junit.c report/prometheus.c
+	    report/junit.c report/prometheus.c report/redact.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
-UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie
+UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 

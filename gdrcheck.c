@@ -40,12 +40,20 @@ enum {
 	OPT_FORMAT,
 	OPT_ONLY,
 	OPT_SKIP,
+	OPT_REDACT,
+	OPT_EVERY_GPU,
+	OPT_MAX_DISTANCE,
+	OPT_WARN_FAILS,
 };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "redact", no_argument, NULL, OPT_REDACT },
+	{ "every-gpu", no_argument, NULL, OPT_EVERY_GPU },
+	{ "max-distance", required_argument, NULL, OPT_MAX_DISTANCE },
+	{ "warn-fails", no_argument, NULL, OPT_WARN_FAILS },
 	{ "only", required_argument, NULL, OPT_ONLY },
 	{ "skip", required_argument, NULL, OPT_SKIP },
 	{ "output", required_argument, NULL, 'o' },
@@ -78,11 +86,18 @@ static void usage(FILE *out)
 	      "      --format FORMAT      text (default), json, junit (JUnit XML for CI)\n"
 	      "                           or prometheus (node_exporter textfile)\n"
 	      "  -q, --quiet              print only the verdict line\n"
+	      "      --redact             mask the hostname, GIDs, GUIDs and MACs (for\n"
+	      "                           bug tickets)\n"
 	      "      --only LIST          run only these gates or layers (comma list)\n"
 	      "      --skip LIST          do not run these gates or layers\n"
 	      "  -o, --output FILE        write the report to FILE\n"
 	      "  -r, --require POLICY     any (default), dmabuf or peermem: which path\n"
 	      "                           must be READY for exit status 0\n"
+	      "      --every-gpu          policy: every GPU must be READY with one of its\n"
+	      "                           nearest NICs\n"
+	      "      --max-distance CLASS policy: only GPU-NIC pairs at most CLASS apart\n"
+	      "                           count (PIX, PXB, PHB, NODE, SYS)\n"
+	      "      --warn-fails         policy: any WARN result fails (exit 1)\n"
 	      "      --sysroot DIR        read /sys, /proc and /dev below DIR\n"
 	      "      --libcuda PATH       libcuda to load (default libcuda.so.1,\n"
 	      "                           or $GDRCHECK_LIBCUDA)\n"
@@ -128,6 +143,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->color = -1;
+	o->max_distance = -1;
 	o->timeout = DEFAULT_TIMEOUT;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
@@ -141,6 +157,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case OPT_REDACT:
+			o->redact = true;
+			break;
+		case OPT_EVERY_GPU:
+			o->every_gpu = true;
+			break;
+		case OPT_WARN_FAILS:
+			o->warn_fails = true;
+			break;
+		case OPT_MAX_DISTANCE:
+			o->max_distance = -1;
+			for (int k = TOPO_PIX; k <= TOPO_SYS; k++)
+				if (!strcmp(optarg, topo_class_name((enum topo_class)k)))
+					o->max_distance = k;
+			if (o->max_distance < 0)
+				return usage_error("invalid --max-distance '%s' (PIX, "
+						   "PXB, PHB, NODE or SYS)", optarg);
 			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "text"))
@@ -457,11 +491,15 @@ int main(int argc, char **argv)
 	inventory_build(&ctx);
 	gates_run(&ctx);
 	verdict_fold(&rep, opt.require);
+	policy_apply(&rep, &opt);
+	policy_overall(&rep, opt.require, opt.warn_fails);
 	rep.meta.total_ms = now_ms() - t0;
 	if (vendor_interrupted) {
 		rep.meta.interrupted = true;
 		rep.exit_code = EXIT_UNDECIDED;
 	}
+	if (opt.redact)
+		report_redact(&rep);
 
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
 	inventory_free(&ctx.inv);

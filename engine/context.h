@@ -26,6 +26,10 @@ enum out_format {
 struct options {
 	enum out_format format;
 	bool quiet;
+	bool redact;
+	bool every_gpu;			/* policy: every GPU ready, nearest NIC */
+	int max_distance;		/* policy: enum topo_class, -1 none */
+	bool warn_fails;		/* policy: any WARN fails the gate */
 	const char *only;		/* comma list of gate ids / layers */
 	const char *skip;
 	bool verbose;

@@ -43,4 +43,8 @@ void gates_list(FILE *out);
 /* Fold results into the per-path verdicts and the overall verdict. */
 void verdict_fold(struct report *r, enum require_policy req);
 
+/* Apply --max-distance / --every-gpu / --warn-fails, then redo overall. */
+void policy_apply(struct report *r, const struct options *o);
+void policy_overall(struct report *r, enum require_policy req, bool warn_fails);
+
 #endif

@@ -67,29 +67,94 @@ static void merge(struct subject_state *into, const struct subject_state *s)
 	into->first_error = min_idx(into->first_error, s->first_error);
 }
 
-/* Position of a result's gate in the chain: its first result's index. */
-static int gate_rank(const struct report *r, int idx)
+/*
+ * Lookup tables built once per fold, so that large nodes (thousands of
+ * GPU x NIC pairs) fold in linear time: the chain position of every
+ * result's gate, the pair subject of every (GPU, NIC), which NICs have ports.
+ */
+struct fold_index {
+	int *rank;		/* result -> index of its gate's first result */
+	int *gpu_pos;		/* subject -> position among GPUs, or -1 */
+	int *nic_pos;		/* subject -> position among NICs, or -1 */
+	int *pair_at;		/* gpu_pos * nnic + nic_pos -> pair subject */
+	bool *has_port;		/* subject (NIC) -> has a port subject */
+	int ngpu, nnic;
+};
+
+static void *xcalloc(size_t n, size_t size)
 {
-	for (int i = 0; i <= idx; i++)
-		if (!strcmp(r->res[i].gate, r->res[idx].gate))
-			return i;
-	return idx;
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		exit(3);
+	}
+	return p;
 }
 
-static int pair_subject(const struct report *r, int gpu, int nic)
+static void index_build(const struct report *r, struct fold_index *ix)
 {
-	for (size_t i = 0; i < r->nsubj; i++)
-		if (r->subj[i].kind == SUBJ_PAIR && r->subj[i].pair_gpu == gpu &&
-		    r->subj[i].pair_nic == nic)
-			return (int)i;
-	return -1;
+	const char *gates[128];
+	int first[128], ngates = 0;
+
+	memset(ix, 0, sizeof(*ix));
+	ix->rank = xcalloc(r->nres, sizeof(int));
+	for (size_t i = 0; i < r->nres; i++) {
+		int g;
+
+		for (g = 0; g < ngates && strcmp(gates[g], r->res[i].gate); g++)
+			;
+		if (g == ngates && ngates < 128) {
+			gates[ngates] = r->res[i].gate;
+			first[ngates++] = (int)i;
+		}
+		ix->rank[i] = g < ngates ? first[g] : (int)i;
+	}
+	ix->gpu_pos = xcalloc(r->nsubj, sizeof(int));
+	ix->nic_pos = xcalloc(r->nsubj, sizeof(int));
+	ix->has_port = xcalloc(r->nsubj, sizeof(bool));
+	for (size_t i = 0; i < r->nsubj; i++) {
+		ix->gpu_pos[i] = r->subj[i].kind == SUBJ_GPU ? ix->ngpu++ : -1;
+		ix->nic_pos[i] = r->subj[i].kind == SUBJ_NIC ? ix->nnic++ : -1;
+		if (r->subj[i].kind == SUBJ_PORT && r->subj[i].parent >= 0)
+			ix->has_port[r->subj[i].parent] = true;
+	}
+	ix->pair_at = xcalloc((size_t)ix->ngpu * (size_t)ix->nnic, sizeof(int));
+	for (size_t i = 0; i < (size_t)ix->ngpu * (size_t)ix->nnic; i++)
+		ix->pair_at[i] = -1;
+	for (size_t i = 0; i < r->nsubj; i++) {
+		const struct subject *s = &r->subj[i];
+
+		if (s->kind != SUBJ_PAIR || s->pair_gpu < 0 || s->pair_nic < 0 ||
+		    ix->gpu_pos[s->pair_gpu] < 0 || ix->nic_pos[s->pair_nic] < 0)
+			continue;
+		ix->pair_at[ix->gpu_pos[s->pair_gpu] * ix->nnic +
+			    ix->nic_pos[s->pair_nic]] = (int)i;
+	}
+}
+
+static void index_free(struct fold_index *ix)
+{
+	free(ix->rank);
+	free(ix->gpu_pos);
+	free(ix->nic_pos);
+	free(ix->pair_at);
+	free(ix->has_port);
+}
+
+static int pair_subject(const struct fold_index *ix, int gpu, int nic)
+{
+	if (ix->gpu_pos[gpu] < 0 || ix->nic_pos[nic] < 0)
+		return -1;
+	return ix->pair_at[ix->gpu_pos[gpu] * ix->nnic + ix->nic_pos[nic]];
 }
 
 /*
  * A candidate is one GPU with one RDMA port: the host, the GPU, the port,
  * its device and the GPU x device pair must all be open for it to work.
  */
-static void fold_path(struct report *r, enum gdr_path p)
+static void fold_path(struct report *r, enum gdr_path p,
+		      const struct fold_index *ix)
 {
 	struct path_verdict *pv = &r->path[p];
 	unsigned int mask = 1u << p;
@@ -145,13 +210,9 @@ static void fold_path(struct report *r, enum gdr_path p)
 			if (sq->kind == SUBJ_PORT) {
 				nic = sq->parent;
 			} else if (sq->kind == SUBJ_NIC) {
-				bool has_port = false;
-
-				for (size_t j = 0; j < r->nsubj; j++)
-					has_port |= r->subj[j].parent == (int)q;
 				/* A device without ports can close the
 				 * path, never open it. */
-				if (has_port || ss[q].state != FOLD_BLOCKED)
+				if (ix->has_port[q] || ss[q].state != FOLD_BLOCKED)
 					continue;
 				nic = (int)q;
 			} else {
@@ -161,7 +222,7 @@ static void fold_path(struct report *r, enum gdr_path p)
 			merge(&c, &ss[q]);
 			if (nic >= 0 && nic != (int)q)
 				merge(&c, &ss[nic]);
-			pair = nic >= 0 ? pair_subject(r, (int)g, nic) : -1;
+			pair = nic >= 0 ? pair_subject(ix, (int)g, nic) : -1;
 			if (pair >= 0)
 				merge(&c, &ss[pair]);
 			candidates++;
@@ -179,13 +240,13 @@ static void fold_path(struct report *r, enum gdr_path p)
 				pv->nready++;
 				ready = true;
 			} else if (c.state == FOLD_BLOCKED) {
-				int rk = gate_rank(r, c.first_blocked);
+				int rk = ix->rank[c.first_blocked];
 
 				blocked++;
 				/* The path closes at the latest gate any candidate
 				 * still passed; the first subject there names it. */
-				if (decisive < 0 || rk > gate_rank(r, decisive) ||
-				    (rk == gate_rank(r, decisive) &&
+				if (decisive < 0 || rk > ix->rank[decisive] ||
+				    (rk == ix->rank[decisive] &&
 				     c.first_blocked < decisive))
 					decisive = c.first_blocked;
 			} else {
@@ -260,10 +321,13 @@ static void fold_path(struct report *r, enum gdr_path p)
 
 void verdict_fold(struct report *r, enum require_policy req)
 {
+	struct fold_index ix;
 	enum verdict d, p;
 
+	index_build(r, &ix);
 	for (int i = 0; i < PATH_COUNT; i++)
-		fold_path(r, (enum gdr_path)i);
+		fold_path(r, (enum gdr_path)i, &ix);
+	index_free(&ix);
 	d = r->path[PATH_DMABUF].verdict;
 	p = r->path[PATH_PEERMEM].verdict;
 	switch (req) {

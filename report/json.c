@@ -83,6 +83,23 @@ static json_t *build(const struct report *r)
 	json_object_set_new(root, "host", o);
 	json_object_set_new(root, "require", json_string(r->meta.require));
 	json_object_set_new(root, "interrupted", json_boolean(r->meta.interrupted));
+	json_object_set_new(root, "redacted", json_boolean(r->meta.redacted));
+	{
+		static const char *const cls[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
+		const struct report_policy *pol = &r->meta.policy;
+		json_t *v = json_array();
+
+		o = json_object();
+		json_object_set_new(o, "every_gpu", json_boolean(pol->every_gpu));
+		json_object_set_new(o, "max_distance",
+				    pol->max_distance >= 0 && pol->max_distance < 5 ?
+				    json_string(cls[pol->max_distance]) : json_null());
+		json_object_set_new(o, "warn_fails", json_boolean(pol->warn_fails));
+		for (int i = 0; i < pol->nviolations; i++)
+			json_array_append_new(v, string_checked(pol->violations[i]));
+		json_object_set_new(o, "violations", v);
+		json_object_set_new(root, "policy", o);
+	}
 	a = json_array();
 	for (int i = 0; i < r->meta.nworkers; i++) {
 		const struct worker_meta *w = &r->meta.workers[i];

@@ -113,6 +113,16 @@ struct path_verdict {
 	char summary[256];
 };
 
+/* Provisioning policy and what violated it. */
+#define POLICY_MAX_VIOLATIONS 16
+struct report_policy {
+	bool every_gpu;
+	int max_distance;	/* enum topo_class, -1 none */
+	bool warn_fails;
+	int nviolations;
+	char violations[POLICY_MAX_VIOLATIONS][160];
+};
+
 /* How each isolated vendor stage ended (for the report and for tests). */
 struct worker_meta {
 	const char *stage;
@@ -136,6 +146,8 @@ struct report_meta {
 	const char *require;
 	double total_ms;
 	bool interrupted;	/* SIGINT/SIGTERM: the report is partial */
+	bool redacted;		/* --redact: identifiers masked */
+	struct report_policy policy;
 };
 
 struct report {
@@ -175,6 +187,9 @@ const char *layer_name(enum gdr_layer l);
 const char *path_name(enum gdr_path p);
 const char *verdict_name(enum verdict v);
 const char *subject_kind_name(enum subject_kind k);
+
+/* --redact: mask the hostname, GIDs, GUIDs and MACs everywhere. */
+void report_redact(struct report *r);
 
 /* Advice grouped by (gate, text): BLOCKED first, then WARN. */
 struct remedy {

@@ -234,6 +234,8 @@ int render_text(const struct report *r, const struct render_opts *o,
 				r->subj[pv->ready[i][1]].id);
 		fputc('\n', out);
 	}
+	for (int i = 0; i < r->meta.policy.nviolations; i++)
+		fprintf(out, "  %-8s %s\n", "policy", r->meta.policy.violations[i]);
 	fprintf(out, "  %-8s %s%s%s (--require %s, exit %d)\n", "overall",
 		o->color ? verdict_color(r->overall) : "",
 		verdict_name(r->overall), o->color ? C_RESET : "",
