@@ -20,12 +20,12 @@ OPTFLAGS ?= -O2 -g
 # User CFLAGS/LDFLAGS are appended, never replace what the build needs.
 BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
 	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
-	      $(shell $(PKG_CONFIG) --cflags jansson)
-ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
-LIBS        = $(shell $(PKG_CONFIG) --libs jansson) -ldl -lm
+	      $(shell $(PKG_CONFIG) --cflags jansson zlib)
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+LIBS        = $(shell $(PKG_CONFIG) --libs jansson zlib) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
-CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c \
+CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c \
 	    \
 	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c engine/policy.c \
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
@@ -162,3 +162,53 @@ fuzz-clean:
 BENCH_ARGS ?=
 bench: gdrcheck doubles
 	./bench/run $(BENCH_ARGS)
+
+# --- operator examples and the Debian package (tests/examples/) -------------
+# make check-examples   CI gate, Slurm sweep/summary, Kubernetes manifests
+#                       (needs shellcheck, jq, python3-yaml)
+# make check-deb        dpkg-buildpackage in a copy, dpkg -x, run the binary
+#                       (needs dpkg-dev, debhelper; about a minute)
+.PHONY: check-examples check-deb
+check-examples: gdrcheck doubles
+	./tests/examples/run.sh
+
+check-deb: doubles
+	./tests/examples/deb.sh
+
+# --- sanitizers, out of tree: build/asan/ (the main build stays as it is) ---
+# make sanitize-check  gdrcheck and the unit tests built again with
+#                      -fsanitize=address,undefined into build/asan/, then
+#                      unit + scenarios + fault matrix + options run on them
+#                      (tests/sanitize-check.sh; ends "sanitize: N passed,
+#                      N failed"). The test doubles stay uninstrumented: they
+#                      are dlopen'd into the ASan binary, which loads the
+#                      runtime first, so no LD_PRELOAD is needed.
+# make valgrind        scenarios (a subset) and the options test under
+#                      valgrind memcheck, worker included (tests/valgrind-check.sh)
+ASAN_DIR   = build/asan
+ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	     -fno-omit-frame-pointer
+ASAN_CORE  = $(addprefix $(ASAN_DIR)/obj/,$(CORE_SRCS:.c=.o))
+ASAN_UNIT  = $(addprefix $(ASAN_DIR)/,$(UNIT_TESTS))
+
+$(ASAN_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(ASAN_FLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(ASAN_CORE:.o=.d) $(ASAN_DIR)/obj/gdrcheck.d
+
+$(ASAN_DIR)/gdrcheck: $(ASAN_DIR)/obj/gdrcheck.o $(ASAN_CORE)
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDFLAGS) $(LIBS)
+
+$(ASAN_DIR)/tests/unit/test_%: tests/unit/test_%.c $(ASAN_CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(ASAN_FLAGS) $(CFLAGS) -o $@ $< $(ASAN_CORE) \
+		$(LDFLAGS) $(CMOCKA_LIBS) $(LIBS)
+
+sanitize-check: gdrcheck doubles $(ASAN_DIR)/gdrcheck $(ASAN_UNIT)
+	./tests/sanitize-check.sh $(ASAN_DIR)
+
+valgrind: gdrcheck doubles
+	./tests/valgrind-check.sh
+
+.PHONY: sanitize-check valgrind

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access/capture.h"
 #include "access/pci.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
@@ -44,6 +45,7 @@ enum {
 	OPT_EVERY_GPU,
 	OPT_MAX_DISTANCE,
 	OPT_WARN_FAILS,
+	OPT_CAPTURE,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "every-gpu", no_argument, NULL, OPT_EVERY_GPU },
 	{ "max-distance", required_argument, NULL, OPT_MAX_DISTANCE },
 	{ "warn-fails", no_argument, NULL, OPT_WARN_FAILS },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "only", required_argument, NULL, OPT_ONLY },
 	{ "skip", required_argument, NULL, OPT_SKIP },
 	{ "output", required_argument, NULL, 'o' },
@@ -98,6 +101,9 @@ static void usage(FILE *out)
 	      "      --max-distance CLASS policy: only GPU-NIC pairs at most CLASS apart\n"
 	      "                           count (PIX, PXB, PHB, NODE, SYS)\n"
 	      "      --warn-fails         policy: any WARN result fails (exit 1)\n"
+	      "      --capture FILE       also write the /sys, /proc and /dev files the\n"
+	      "                           report read to FILE (.tar.gz, scrubbed), for\n"
+	      "                           --sysroot replays elsewhere\n"
 	      "      --sysroot DIR        read /sys, /proc and /dev below DIR\n"
 	      "      --libcuda PATH       libcuda to load (default libcuda.so.1,\n"
 	      "                           or $GDRCHECK_LIBCUDA)\n"
@@ -160,6 +166,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_REDACT:
 			o->redact = true;
+			break;
+		case OPT_CAPTURE:
+			o->capture = optarg;
 			break;
 		case OPT_EVERY_GPU:
 			o->every_gpu = true;
@@ -371,7 +380,7 @@ static void fill_meta(struct report *r, const struct options *o)
 static int write_report(const struct report *r, const struct options *o)
 {
 	struct render_opts ro = { .verbose = o->verbose };
-	char *buf = NULL;
+	char *buf = NULL, tmp[4096];
 	size_t len = 0;
 	FILE *mem, *out;
 	int ret;
@@ -398,19 +407,33 @@ static int write_report(const struct report *r, const struct options *o)
 		free(buf);
 		return -1;
 	}
-	out = o->output ? fopen(o->output, "w") : stdout;
-	if (!out) {
+	if (!o->output) {
+		ret = fwrite(buf, 1, len, stdout) == len && !fflush(stdout) ? 0 : -1;
+		if (ret)
+			fprintf(stderr, "gdrcheck: writing the report failed: %s\n",
+				strerror(errno));
+		free(buf);
+		return ret;
+	}
+	/* A temporary file renamed into place: readers (node_exporter's
+	 * textfile collector, CI) never see half a report. */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->output, (int)getpid()) >=
+	    (int)sizeof(tmp) || !(out = fopen(tmp, "w"))) {
 		fprintf(stderr, "gdrcheck: cannot open %s: %s\n", o->output,
 			strerror(errno));
 		free(buf);
 		return -1;
 	}
 	ret = fwrite(buf, 1, len, out) == len ? 0 : -1;
-	if (o->output ? fclose(out) : fflush(out))
+	if (fclose(out))
 		ret = -1;
-	if (ret)
-		fprintf(stderr, "gdrcheck: writing the report failed: %s\n",
+	if (!ret && rename(tmp, o->output))
+		ret = -1;
+	if (ret) {
+		fprintf(stderr, "gdrcheck: writing %s failed: %s\n", o->output,
 			strerror(errno));
+		unlink(tmp);
+	}
 	free(buf);
 	return ret;
 }
@@ -435,6 +458,8 @@ int main(int argc, char **argv)
 	}
 
 	catch_signals();
+	if (opt.capture)
+		capture_enable();
 	vf = calloc(1, sizeof(*vf));
 	if (!vf) {
 		fputs("gdrcheck: out of memory\n", stderr);
@@ -497,6 +522,18 @@ int main(int argc, char **argv)
 	if (vendor_interrupted) {
 		rep.meta.interrupted = true;
 		rep.exit_code = EXIT_UNDECIDED;
+	}
+	if (opt.capture) {
+		int cret = capture_write(opt.capture);
+
+		snprintf(rep.meta.capture, sizeof(rep.meta.capture), "%s",
+			 opt.capture);
+		if (cret) {
+			fprintf(stderr, "gdrcheck: cannot write --capture %s: %s\n",
+				opt.capture, strerror(-cret));
+			rep.meta.capture[0] = '\0';
+			rep.exit_code = EXIT_UNDECIDED;
+		}
 	}
 	if (opt.redact)
 		report_redact(&rep);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Sysroot-aware file access: the only place that touches /sys, /proc, /dev. */
 #include "access/sysroot.h"
+#include "access/capture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,11 +43,44 @@ char *sysroot_path(char *buf, size_t len, const char *path)
 	return buf;
 }
 
+/*
+ * A listing is replayed only if its entries exist: record the directories
+ * and links in it (files count once they are read).
+ */
+static void capture_listing(const char *dir, char **names, size_t n)
+{
+	capture_dir(dir);
+	for (size_t i = 0; i < n; i++) {
+		char rel[PATH_MAX], p[PATH_MAX], target[PATH_MAX];
+		struct stat st;
+		ssize_t len;
+
+		if (snprintf(rel, sizeof(rel), "%s/%s", dir, names[i]) >=
+		    (int)sizeof(rel) || !sysroot_path(p, sizeof(p), rel) ||
+		    lstat(p, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			capture_dir(rel);
+		} else if (S_ISLNK(st.st_mode)) {
+			len = readlink(p, target, sizeof(target) - 1);
+			if (len < 0)
+				continue;
+			target[len] = '\0';
+			capture_link(rel, target);
+		}
+	}
+}
+
 bool sysroot_exists(const char *path)
 {
 	char p[PATH_MAX];
+	struct stat st;
 
-	return sysroot_path(p, sizeof(p), path) && access(p, F_OK) == 0;
+	if (!sysroot_path(p, sizeof(p), path) || access(p, F_OK))
+		return false;
+	if (capture_enabled() && stat(p, &st) == 0)
+		capture_exists(path, S_ISDIR(st.st_mode));
+	return true;
 }
 
 bool sysroot_is_dir(const char *path)
@@ -54,8 +88,11 @@ bool sysroot_is_dir(const char *path)
 	char p[PATH_MAX];
 	struct stat st;
 
-	return sysroot_path(p, sizeof(p), path) && stat(p, &st) == 0 &&
-	       S_ISDIR(st.st_mode);
+	if (!sysroot_path(p, sizeof(p), path) || stat(p, &st) ||
+	    !S_ISDIR(st.st_mode))
+		return false;
+	capture_dir(path);
+	return true;
 }
 
 ssize_t sysroot_read(const char *path, char *buf, size_t len)
@@ -98,6 +135,7 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	}
 	buf[used] = '\0';
 	ret = (ssize_t)used;
+	capture_file(path, buf, used);
 out:
 	close(fd);
 	if (ret < 0)
@@ -162,6 +200,7 @@ int sysroot_link_name(const char *path, char *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
+	capture_link(path, target);
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
 	if (strlen(base) >= len)
@@ -238,6 +277,7 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			if (n < 0)
 				return -errno;
 			target[n] = '\0';
+			capture_link(done, target);
 			/* Rest of the path after this component. */
 			{
 				char rest[PATH_MAX];
@@ -304,6 +344,8 @@ int sysroot_list(const char *dir, char ***names, size_t *count)
 		n++;
 	}
 	closedir(d);
+	if (capture_enabled())
+		capture_listing(dir, v, n);
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_names);
 	*names = v;

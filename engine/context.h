@@ -30,6 +30,7 @@ struct options {
 	bool every_gpu;			/* policy: every GPU ready, nearest NIC */
 	int max_distance;		/* policy: enum topo_class, -1 none */
 	bool warn_fails;		/* policy: any WARN fails the gate */
+	const char *capture;		/* --capture FILE.tar.gz */
 	const char *only;		/* comma list of gate ids / layers */
 	const char *skip;
 	bool verbose;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access/capture.h"
 #include "access/pci.h"
 #include "access/sysroot.h"
 #include "engine/context.h"
@@ -162,6 +163,18 @@ void pcitree_build(struct gdr_ctx *ctx)
 		if (!t->n[i].bridge)
 			continue;
 		c->len = pci_config_read(t->n[i].bdf, c->bytes, sizeof(c->bytes));
+		if (c->len > 0 && capture_enabled()) {
+			/* libpci read it, not the sysroot layer: record it. */
+			char p[PATH_MAX], real[PATH_MAX];
+
+			snprintf(p, sizeof(p), PCI_DEVICES "/%s", t->n[i].bdf);
+			if (!sysroot_realpath(p, real, sizeof(real)) &&
+			    strlen(real) + 8 < sizeof(p)) {
+				snprintf(p, sizeof(p), "%s/config", real);
+				capture_file(p, (const char *)c->bytes,
+					     (size_t)c->len);
+			}
+		}
 		if (c->len > 0)
 			t->n[i].port_type = pcie_port_type(c->bytes,
 							   (size_t)c->len);

@@ -48,6 +48,17 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "minimum", "5.12");
 }
 
+static bool has_ipc_lock(void)
+{
+	char text[8192];
+	unsigned long long capeff;
+	long euid;
+
+	return sysroot_read(SELF_STATUS, text, sizeof(text)) > 0 &&
+	       !parse_status(text, &euid, &capeff) &&
+	       (capeff & (1ULL << CAP_IPC_LOCK));
+}
+
 void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 {
 	char text[8192], human[32];
@@ -68,6 +79,12 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 	if (soft == LIMIT_UNLIMITED) {
 		r = emit(ctx, ctx->host, ST_PASS, "MEMLOCK_UNLIMITED",
 			 "RLIMIT_MEMLOCK is unlimited");
+	} else if (has_ipc_lock()) {
+		/* ib_umem_get() ignores the limit for CAP_IPC_LOCK holders. */
+		format_bytes((unsigned long long)soft, human, sizeof(human));
+		r = emit(ctx, ctx->host, ST_PASS, "MEMLOCK_CAP_IPC_LOCK",
+			 "RLIMIT_MEMLOCK is %s, but CAP_IPC_LOCK lifts it for "
+			 "RDMA registrations", human);
 	} else {
 		format_bytes((unsigned long long)soft, human, sizeof(human));
 		r = emit(ctx, ctx->host, ST_WARN, "MEMLOCK_LIMITED",
@@ -75,7 +92,9 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 			 "it fail with ENOMEM", human);
 		result_remedy(r, "raise it: `ulimit -l unlimited`, "
 			      "LimitMEMLOCK=infinity in systemd units, "
-			      "`--ulimit memlock=-1:-1` for containers");
+			      "`--ulimit memlock=-1:-1` for containers, or grant "
+			      "CAP_IPC_LOCK (Kubernetes: securityContext "
+			      "capabilities add IPC_LOCK)");
 	}
 	ev_int(r, "soft_bytes", soft);
 	ev_int(r, "hard_bytes", hard);

@@ -84,6 +84,8 @@ static json_t *build(const struct report *r)
 	json_object_set_new(root, "require", json_string(r->meta.require));
 	json_object_set_new(root, "interrupted", json_boolean(r->meta.interrupted));
 	json_object_set_new(root, "redacted", json_boolean(r->meta.redacted));
+	json_object_set_new(root, "capture", r->meta.capture[0] ?
+			    string_checked(r->meta.capture) : json_null());
 	{
 		static const char *const cls[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
 		const struct report_policy *pol = &r->meta.policy;

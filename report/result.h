@@ -147,6 +147,7 @@ struct report_meta {
 	double total_ms;
 	bool interrupted;	/* SIGINT/SIGTERM: the report is partial */
 	bool redacted;		/* --redact: identifiers masked */
+	char capture[512];	/* --capture archive written, or "" */
 	struct report_policy policy;
 };
 

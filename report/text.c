@@ -177,6 +177,9 @@ int render_text(const struct report *r, const struct render_opts *o,
 		o->color ? C_RESET : "", r->meta.hostname, r->meta.kernel);
 	if (strcmp(r->meta.sysroot, "/"))
 		fprintf(out, "sysroot %s\n", r->meta.sysroot);
+	if (r->meta.capture[0])
+		fprintf(out, "capture %s (replay: gdrcheck --sysroot <extracted "
+			"dir>)\n", r->meta.capture);
 	if (r->meta.interrupted)
 		fputs("INTERRUPTED: stopped by a signal, this report is partial\n",
 		      out);

@@ -8,6 +8,9 @@
 #      examples  committed real reports still match the schema
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
 #   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
+#      fault-matrix  every libcuda/libibverbs call x fail/hang/crash/exit
+#      options   usage errors exit 2 with a message; good options work
+#   7. sanitize  unit, scenarios, fault matrix, options under ASan+UBSan
 # Ends with "N passed, N failed" over all layers; exits non-zero on failure.
 set -u
 
@@ -31,8 +34,8 @@ suite() {
 	"$@" >"$log/$name" 2>&1
 	rc=$?
 	cat "$log/$name"
-	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
-	p=$(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')
+	line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
+	p=$(echo "$line" | sed -E 's/^[a-z-]+: ([0-9]+) passed.*/\1/')
 	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 	if [ -z "$line" ]; then
 		echo "$name: no summary line (exit $rc): counted as failed"
@@ -68,6 +71,11 @@ done
 suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 suite docs tests/check-docs.sh
+# Every vendor call x fail/hang/crash/exit; bad and good command lines.
+suite fault-matrix tests/fault-matrix.sh
+suite options tests/check-options.sh
+suite signals tests/check-signals.sh
+suite examples-ops tests/examples/run.sh
 suite examples sh -c 'n=0; bad=0
 	for f in examples/*/*.json; do
 		if python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f"; then
@@ -88,6 +96,9 @@ if [ "${GDRCHECK_SKIP_VM:-0}" = 1 ]; then
 else
 	suite vm tests/vm/run.sh
 fi
+# Unit, scenarios, fault matrix and options again on an ASan+UBSan build in
+# build/asan/ (the main build is left as it is).
+suite sanitize make -s sanitize-check
 
 echo
 echo "$total_pass passed, $total_fail failed"

@@ -20,7 +20,12 @@ pass=0
 fail=0
 failed=""
 
-# Durations vary run to run; everything else in a report is deterministic.
+# The binary under test (make sanitize-check / valgrind point this elsewhere;
+# GDRCHECK_WRAP runs it under a tool such as valgrind).
+bin=${GDRCHECK_BIN:-$top/gdrcheck}
+wrap=${GDRCHECK_WRAP:-}
+
+# Durations and worker pids vary run to run; everything else in a report is deterministic.
 normalise_json() {
 	python3 - "$1" <<'PY'
 import json, sys
@@ -28,7 +33,8 @@ with open(sys.argv[1]) as f:
     doc = json.load(f)
 def walk(v):
     if isinstance(v, dict):
-        return {k: (0 if (k.endswith("_ms") or k.endswith("_gbps"))
+        # Timings and worker pids change run to run.
+        return {k: (0 if (k.endswith("_ms") or k.endswith("_gbps") or k == "pid")
                     and isinstance(x, (int, float)) else walk(x))
                 for k, x in v.items()}
     if isinstance(v, list):
@@ -74,7 +80,7 @@ run_case() {
 		FAKE_LEDGER_DIR="$work/ledger.$fmt" \
 		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
 		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
-			"$top/gdrcheck" --sysroot "$work/sysroot" $flag $args \
+			$wrap "$bin" --sysroot "$work/sysroot" $flag $args \
 			>"$work/out.$fmt" 2>"$work/stderr.$fmt"
 		echo $? >"$work/rc.$fmt"
 		# Goldens must not depend on where the checkout lives.

@@ -11,6 +11,9 @@ absolute inside the sysroot. Values use shell-like quoting (shlex).
   touch PATH                        empty file (e.g. a /dev node stand-in)
   dir PATH                          empty directory
   link PATH TARGET                  symlink
+  fifo PATH                         a named pipe (replacing what is there):
+                                    opening it for reading blocks until a
+                                    writer comes, i.e. forever
   kernel RELEASE                    /proc/sys/kernel/osrelease
   hostname NAME                     /proc/sys/kernel/hostname
   self uid=N memlock=BYTES|unlimited caps=HEX
@@ -334,6 +337,12 @@ def run_spec(b, spec, env=None):
                     b.mkdir(args[0])
                 elif cmd == "link":
                     b.link(args[0], args[1])
+                elif cmd == "fifo":
+                    full = b.p(args[0])
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    if os.path.lexists(full):
+                        os.unlink(full)
+                    os.mkfifo(full)
                 elif cmd == "kernel":
                     b.write("/proc/sys/kernel/osrelease", args[0] + "\n")
                 elif cmd == "hostname":

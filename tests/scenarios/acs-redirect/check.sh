@@ -26,3 +26,28 @@ done
 grep -q 'GPU0~mlx5_0 BLOCKED ACS_REDIRECT_IOMMU' "$WORK/dump.acs" ||
 	{ echo "--pci-dump run lost the redirect:"; cat "$WORK/dump.acs"; exit 1; }
 diff -u "$WORK/sysfs.acs" "$WORK/dump.acs"
+
+# 3. --capture then --sysroot on the extracted archive reproduces every
+#    result (the doubles answer the vendor layers the same both times).
+"$TOP/gdrcheck" --sysroot "$SYSROOT" --json --capture "$WORK/capture.tar.gz" \
+	>"$WORK/captured.json" || true
+rm -rf "$WORK/replay" && mkdir "$WORK/replay"
+tar xzf "$WORK/capture.tar.gz" -C "$WORK/replay"
+"$TOP/gdrcheck" --sysroot "$WORK/replay" --json >"$WORK/replayed.json" || true
+python3 - "$WORK/captured.json" "$WORK/replayed.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["capture"] and b["capture"] is None
+def rows(d):
+    return [(r["gate"], r["subject"], r["status"], r["reason_code"], r["reason"],
+             {k: v for k, v in r["evidence"].items()
+              if not k.endswith("_ms") and not k.endswith("_gbps")})
+            for r in d["results"]]
+ra, rb = rows(a), rows(b)
+bad = [(x, y) for x, y in zip(ra, rb) if x != y]
+assert len(ra) == len(rb) and not bad, bad[:3]
+assert a["paths"] == b["paths"], "verdicts differ"
+PY
+# Scrubbed: the hostname and the kernel command line beyond the IOMMU.
+[ "$(tar xzf "$WORK/capture.tar.gz" -O proc/sys/kernel/hostname)" = captured-node ]
+! tar xzf "$WORK/capture.tar.gz" -O proc/cmdline | grep -q root=

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/* The --capture archive: a ustar file set, gzip'd with zlib. */
+#include "access/capture.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "access/sysroot.h"
+
+enum entry_type { E_FILE, E_DIR, E_LINK };
+
+struct entry {
+	char *path;		/* absolute, inside the sysroot */
+	enum entry_type type;
+	char *data;		/* file bytes or link target */
+	size_t len;
+};
+
+static struct {
+	bool on;
+	struct entry *v;
+	size_t n, cap;
+} cap;
+
+void capture_enable(void)
+{
+	cap.on = true;
+}
+
+bool capture_enabled(void)
+{
+	return cap.on;
+}
+
+static struct entry *find(const char *path)
+{
+	for (size_t i = 0; i < cap.n; i++)
+		if (!strcmp(cap.v[i].path, path))
+			return &cap.v[i];
+	return NULL;
+}
+
+/*
+ * Entries are stored under their canonical path (the symlinks on the way
+ * are entries of their own), so that extracting the archive never writes
+ * through a link. Links and files keep their own name in a canonical dir.
+ */
+static bool canonical(const char *path, enum entry_type type, char *out,
+		      size_t len)
+{
+	char dir[4096], real[4096];
+	const char *base;
+
+	if (type == E_DIR)
+		return !sysroot_realpath(path, out, len);
+	base = strrchr(path, '/');
+	if (!base || (size_t)(base - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(base - path));
+	dir[base - path] = '\0';
+	if (sysroot_realpath(dir[0] ? dir : "/", real, sizeof(real)))
+		return false;
+	return snprintf(out, len, "%s%s", strcmp(real, "/") ? real : "",
+			base) < (int)len;
+}
+
+static void add(const char *in, enum entry_type type, const char *data,
+		size_t len)
+{
+	static int depth;
+	char path[4096];
+	struct entry *e;
+	bool ok;
+
+	if (!cap.on || !in[0] || !strcmp(in, "/"))
+		return;
+	/* Resolving records the links on the way (shorter paths: bounded). */
+	depth++;
+	ok = depth < 16 && canonical(in, type, path, sizeof(path));
+	depth--;
+	if (!ok)
+		snprintf(path, sizeof(path), "%s", in);
+	if (!strcmp(path, "/") || find(path))
+		return;
+	if (cap.n == cap.cap) {
+		size_t ncap = cap.cap ? cap.cap * 2 : 256;
+		struct entry *nv = realloc(cap.v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return;	/* a smaller capture, never a crash */
+		cap.v = nv;
+		cap.cap = ncap;
+	}
+	e = &cap.v[cap.n];
+	e->path = strdup(path);
+	e->data = data ? malloc(len + 1) : NULL;
+	if (!e->path || (data && !e->data)) {
+		free(e->path);
+		free(e->data);
+		return;
+	}
+	if (data) {
+		memcpy(e->data, data, len);
+		e->data[len] = '\0';
+	}
+	e->type = type;
+	e->len = len;
+	cap.n++;
+}
+
+void capture_file(const char *path, const char *data, size_t len)
+{
+	add(path, E_FILE, data, len);
+}
+
+void capture_dir(const char *path)
+{
+	add(path, E_DIR, NULL, 0);
+}
+
+void capture_link(const char *path, const char *target)
+{
+	add(path, E_LINK, target, strlen(target));
+}
+
+/* Device nodes and marker files only need to exist in a replay. */
+void capture_exists(const char *path, bool is_dir)
+{
+	if (is_dir)
+		add(path, E_DIR, NULL, 0);
+	else
+		add(path, E_FILE, "", 0);
+}
+
+/* --- scrubbing ------------------------------------------------------------ */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Replace what identifies the machine; the meaning stays for a replay. */
+static void scrub(struct entry *e)
+{
+	char *out;
+
+	if (e->type != E_FILE)
+		return;
+	if (!strcmp(e->path, "/proc/sys/kernel/hostname")) {
+		free(e->data);
+		e->data = strdup("captured-node\n");
+		e->len = e->data ? strlen(e->data) : 0;
+	} else if (strstr(e->path, "/gids/")) {
+		/* Non-zero stays non-zero: a synthetic GID per index. */
+		const char *idx = strrchr(e->path, '/') + 1;
+		bool zero = !strncmp(e->data, "0000:0000:0000:0000:0000:0000:0000:0000", 39);
+
+		if (asprintf(&out, "%s:%04x\n", zero ?
+			     "0000:0000:0000:0000:0000:0000:0000" :
+			     "fe80:0000:0000:0000:0000:0000:0000", zero ? 0 :
+			     (unsigned int)atoi(idx) + 1) < 0)
+			return;
+		free(e->data);
+		e->data = out;
+		e->len = strlen(out);
+	} else if (!strcmp(e->path, "/proc/cmdline")) {
+		char *copy = strdup(e->data), *tok, *save = NULL;
+		size_t used = 0;
+
+		out = calloc(1, e->len + 2);
+		if (!copy || !out) {
+			free(copy);
+			free(out);
+			return;
+		}
+		for (tok = strtok_r(copy, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save))
+			if (strstr(tok, "iommu") || strstr(tok, "dmar") ||
+			    strstr(tok, "acs"))
+				used += (size_t)sprintf(out + used, "%s%s",
+							used ? " " : "", tok);
+		out[used++] = '\n';
+		free(copy);
+		free(e->data);
+		e->data = out;
+		e->len = used;
+	} else if (ends_with(e->path, "/cgroup") || ends_with(e->path, "node_guid")) {
+		/* Container ids and GUIDs: mask long hex runs. */
+		for (size_t i = 0; i < e->len; i++) {
+			size_t j = i;
+
+			while (j < e->len && isxdigit((unsigned char)e->data[j]))
+				j++;
+			if (j - i >= 12)
+				memset(e->data + i, 'x', j - i);
+			i = j;
+		}
+	}
+}
+
+/* --- ustar ---------------------------------------------------------------- */
+
+static int put_header(gzFile gz, const char *name, char type, size_t size,
+		      const char *link)
+{
+	unsigned char h[512];
+	unsigned int sum = 0;
+
+	memset(h, 0, sizeof(h));
+	snprintf((char *)h, 100, "%s", name);
+	snprintf((char *)h + 100, 8, "%07o", type == '5' ? 0755 : 0644);
+	snprintf((char *)h + 108, 8, "%07o", 0);
+	snprintf((char *)h + 116, 8, "%07o", 0);
+	snprintf((char *)h + 124, 12, "%011zo", size);
+	snprintf((char *)h + 136, 12, "%011lo", 0UL);
+	memset(h + 148, ' ', 8);
+	h[156] = (unsigned char)type;
+	if (link)
+		snprintf((char *)h + 157, 100, "%s", link);
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	for (size_t i = 0; i < sizeof(h); i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+	h[154] = '\0';
+	h[155] = ' ';
+	return gzwrite(gz, h, sizeof(h)) == sizeof(h) ? 0 : -EIO;
+}
+
+static int put_data(gzFile gz, const char *data, size_t len)
+{
+	static const char zeros[512];
+
+	if (len && gzwrite(gz, data, (unsigned int)len) != (int)len)
+		return -EIO;
+	if (len % 512 && gzwrite(gz, zeros, (unsigned int)(512 - len % 512)) !=
+	    (int)(512 - len % 512))
+		return -EIO;
+	return 0;
+}
+
+/* GNU long names/links for paths past ustar's 100 bytes. */
+static int put_long(gzFile gz, char type, const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	int ret = put_header(gz, "././@LongLink", type, len, NULL);
+
+	return ret ? ret : put_data(gz, s, len);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->path,
+		      ((const struct entry *)b)->path);
+}
+
+int capture_write(const char *file)
+{
+	static const char zeros[1024];
+	gzFile gz = gzopen(file, "wb9");
+	int ret = 0;
+
+	if (!gz)
+		return errno ? -errno : -EIO;
+	qsort(cap.v, cap.n, sizeof(*cap.v), cmp_entry);
+	for (size_t i = 0; i < cap.n && !ret; i++) {
+		struct entry *e = &cap.v[i];
+		char name[4096];
+
+		scrub(e);
+		snprintf(name, sizeof(name), "%s%s", e->path + 1,
+			 e->type == E_DIR ? "/" : "");
+		if (strlen(name) >= 100)
+			ret = put_long(gz, 'L', name);
+		if (!ret && e->type == E_LINK && e->len >= 100)
+			ret = put_long(gz, 'K', e->data);
+		if (ret)
+			break;
+		ret = put_header(gz, name, e->type == E_DIR ? '5' :
+				 e->type == E_LINK ? '2' : '0',
+				 e->type == E_FILE ? e->len : 0,
+				 e->type == E_LINK ? e->data : NULL);
+		if (!ret && e->type == E_FILE)
+			ret = put_data(gz, e->data, e->len);
+	}
+	if (!ret && gzwrite(gz, zeros, sizeof(zeros)) != sizeof(zeros))
+		ret = -EIO;
+	if (gzclose(gz) != Z_OK && !ret)
+		ret = -EIO;
+	return ret;
+}
