@@ -207,6 +207,16 @@ ecap_offset() {
 	done
 }
 
+# acs_ctl_reg BDF: the setpci register name of BDF's ACS Control word
+# (ACS extended capability + 6, found with ecap_offset), e.g. "14e.w";
+# fails when BDF has no ACS capability. Read: setpci -s BDF "$reg";
+# write: setpci -s BDF "$reg=000c".
+acs_ctl_reg() {
+	_ar_off=$(ecap_offset "$1" 0x000d)
+	[ -n "$_ar_off" ] || return 1
+	printf '%x.w\n' $((0x$_ar_off + 6))
+}
+
 # wait_until SECS CMD [ARGS...]: run CMD every 0.1 s until it succeeds;
 # returns 1 if it still fails after SECS seconds.
 wait_until() {
@@ -315,13 +325,14 @@ as_user() {
 	setpriv --reuid="$VM_USER_UID" --regid="$VM_USER_GID" --clear-groups -- "$@"
 }
 
-# gpu_scenario FILE: the libcuda double's scenario for one GPU reported at
-# the stand-in's address ($VM_GPU_BDF): compute capability 9.0,
-# GPU_DIRECT_RDMA_SUPPORTED (116) and DMA_BUF_SUPPORTED (124) = 1, and
-# "GPU memory" the kernel cannot pin (mem = unmapped: a PROT_NONE
-# reservation), as real GPU memory without nvidia_peermem: with mem = host
-# the real rxe would register it with plain ibv_reg_mr. Cases append their
-# own keys (faults) to FILE.
+# gpu_scenario FILE [MEM]: the libcuda double's scenario for one GPU
+# reported at the stand-in's address ($VM_GPU_BDF): compute capability 9.0,
+# GPU_DIRECT_RDMA_SUPPORTED (116) and DMA_BUF_SUPPORTED (124) = 1, and by
+# default "GPU memory" the kernel cannot pin (MEM unmapped: a PROT_NONE
+# reservation), as real GPU memory without nvidia_peermem. MEM host: the
+# "GPU pointer" is real host memory (memfd-backed) that the real rxe
+# registers with plain ibv_reg_mr and really DMAs. Cases append their own
+# keys (faults) to FILE.
 gpu_scenario() {
 	cat >"$1" <<-SCENARIO
 		device_count = 1
@@ -331,7 +342,7 @@ gpu_scenario() {
 		gpu0.total_mem = 85899345920
 		gpu0.attr.116 = 1
 		gpu0.attr.124 = 1
-		mem = unmapped
+		mem = ${2:-unmapped}
 	SCENARIO
 }
 

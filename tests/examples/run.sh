@@ -1,0 +1,596 @@
+#!/bin/sh
+# Tests of the operator examples (examples/ci-gate, examples/slurm,
+# examples/kubernetes). Needs ./gdrcheck and the test doubles built
+# (make gdrcheck doubles), shellcheck, jq, python3 with python3-yaml.
+#
+#   tests/examples/run.sh        ends with "examples-ops: N passed, N failed"
+#
+#   1. shellcheck      every example and test script (POSIX sh)
+#   2. manifests       every YAML document parses; what the pod specs promise
+#   3. summary         examples/slurm/summary.sh over the real reports
+#                      (examples/h200/*.json, tests/scenarios/*/expected.json)
+#                      against the same table computed in python
+#   4. sweep           examples/slurm/sweep.sh end to end: a fake srun, the
+#                      real ./gdrcheck on scenario sysroots
+#   5. gate            examples/ci-gate/gdrcheck-gate.sh on scenario sysroots:
+#                      archive, verdict line, exit status; crashes, usage
+#   6. textfile        examples/kubernetes/gdrcheck-textfile.sh: atomic .prom
+#
+# Many checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016);
+# the file names counted with ls are the tests' own (SC2012).
+# shellcheck disable=SC2016,SC2012
+set -u
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+doubles=$top/tests/doubles
+pass=0
+fail=0
+
+ok() {
+	pass=$((pass + 1))
+	echo "PASS $1"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+}
+# check NAME COMMAND...: passes when the command succeeds.
+check() {
+	name=$1
+	shift
+	if "$@" >"$work/check.log" 2>&1; then
+		ok "$name"
+	else
+		bad "$name"
+		sed 's/^/    /' "$work/check.log"
+	fi
+}
+
+# Build a scenario's sysroot once; print nothing.
+sysroot() {
+	[ -d "$work/sysroots/$1" ] && return 0
+	mkdir -p "$work/sysroots"
+	python3 tests/scenarios/mksysroot.py "tests/scenarios/$1/sysroot.spec" \
+		"$work/sysroots/$1" >"$work/mksysroot.$1.log" 2>&1
+}
+
+# ---------------------------------------------------------------- prerequisites
+missing=
+[ -x ./gdrcheck ] || missing="$missing ./gdrcheck"
+for so in libcuda-fake.so libibverbs-fake.so; do
+	[ -f "$doubles/$so" ] || missing="$missing tests/doubles/$so"
+done
+if [ -n "$missing" ]; then
+	bad "prerequisites: not built:$missing (run: make gdrcheck doubles)"
+	echo "examples-ops: $pass passed, $fail failed"
+	exit 1
+fi
+have_jq=1
+command -v jq >/dev/null 2>&1 || {
+	have_jq=0
+	bad "prerequisites: jq is not installed (Debian package jq)"
+}
+
+# ----------------------------------------------------------------- 1. shellcheck
+scripts=$(ls examples/ci-gate/*.sh examples/slurm/*.sh examples/kubernetes/*.sh \
+	tests/examples/*.sh 2>/dev/null)
+if command -v shellcheck >/dev/null 2>&1; then
+	for s in $scripts; do
+		check "shellcheck $s" shellcheck -s sh "$s"
+		first=$(head -n 1 "$s")
+		if [ "$first" = "#!/bin/sh" ] && [ -x "$s" ]; then
+			ok "$s: #!/bin/sh and executable"
+		else
+			bad "$s: first line '$first', or not executable"
+		fi
+	done
+	for s in examples/ci-gate/gdrcheck-gate.sh examples/slurm/sweep.sh \
+		examples/slurm/summary.sh examples/slurm/gdrcheck-node.sh \
+		examples/kubernetes/gdrcheck-textfile.sh; do
+		if grep -q '^set -eu$' "$s"; then ok "$s: set -eu"; else bad "$s: no 'set -eu'"; fi
+	done
+else
+	bad "shellcheck is not installed (Debian package shellcheck): cannot lint $(echo "$scripts" | wc -w) scripts"
+fi
+
+# ------------------------------------------------------------------ 2. manifests
+if python3 -c 'import yaml' 2>/dev/null; then
+	python3 - examples/kubernetes <<'PY' >"$work/manifests.log" 2>&1
+import glob, os, re, sys, yaml
+
+d = sys.argv[1]
+passed = failed = 0
+def res(ok, what):
+    global passed, failed
+    print(("PASS " if ok else "FAIL ") + what)
+    if ok: passed += 1
+    else: failed += 1
+
+docker = open(os.path.join(d, "Dockerfile")).read()
+copies = {}
+for m in re.finditer(r"^COPY (?!--)(\S+) (\S+)$", docker, re.M):
+    copies[m.group(2)] = m.group(1)
+for dst, src in copies.items():
+    res(os.path.exists(src), f"Dockerfile: COPY source {src} exists")
+
+manifests = sorted(glob.glob(os.path.join(d, "*.yaml")))
+res(len(manifests) >= 2, f"{len(manifests)} manifests in {d}")
+kinds = {}
+for f in manifests:
+    try:
+        docs = [x for x in yaml.safe_load_all(open(f)) if x is not None]
+    except yaml.YAMLError as e:
+        res(False, f"{f}: parses ({e})")
+        continue
+    res(len(docs) > 0, f"{f}: parses, {len(docs)} document(s)")
+    for doc in docs:
+        kind = doc.get("kind")
+        name = f"{f}: {kind}/{doc.get('metadata', {}).get('name')}"
+        res(bool(doc.get("apiVersion")) and bool(kind), f"{name}: apiVersion and kind")
+        kinds.setdefault(kind, []).append(doc)
+        if kind not in ("DaemonSet", "Job"):
+            continue
+        res(doc["metadata"].get("namespace") == "gdrcheck", f"{name}: namespace gdrcheck")
+        tpl = doc["spec"]["template"]
+        spec = tpl["spec"]
+        if kind == "DaemonSet":
+            sel = doc["spec"]["selector"]["matchLabels"]
+            labels = tpl["metadata"]["labels"]
+            res(all(labels.get(k) == v for k, v in sel.items()),
+                f"{name}: selector matches the pod labels")
+        else:
+            res(spec.get("restartPolicy") == "Never", f"{name}: restartPolicy Never")
+            res(doc["spec"].get("completionMode") == "Indexed"
+                and doc["spec"].get("backoffLimitPerIndex") == 0,
+                f"{name}: Indexed, backoffLimitPerIndex 0")
+            aff = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+            res(aff["topologyKey"] == "kubernetes.io/hostname"
+                and all(tpl["metadata"]["labels"].get(k) == v
+                        for k, v in aff["labelSelector"]["matchLabels"].items()),
+                f"{name}: one pod per node (anti-affinity on the hostname)")
+        res(spec.get("hostNetwork") is True, f"{name}: hostNetwork (RoCE netdevs, GIDs)")
+        res(not spec.get("hostPID"), f"{name}: no hostPID (/proc/self stays the pod's)")
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
+        hostpaths = {v["hostPath"]["path"] for v in volumes.values() if "hostPath" in v}
+        res(not ({"/proc", "/sys"} & hostpaths), f"{name}: no host /proc or /sys mount")
+        for c in spec["containers"]:
+            cn = f"{name} container {c['name']}"
+            sc = c.get("securityContext", {})
+            caps = sc.get("capabilities", {}).get("add", [])
+            res("IPC_LOCK" in caps, f"{cn}: capabilities add IPC_LOCK")
+            env = {e["name"]: e for e in c.get("env", [])}
+            limits = c.get("resources", {}).get("limits", {})
+            mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+            for m in mounts.values():
+                res(m["name"] in volumes, f"{cn}: volumeMount {m['name']} has a volume")
+            gpus = "nvidia.com/gpu" in limits or \
+                env.get("NVIDIA_VISIBLE_DEVICES", {}).get("value") == "all"
+            res(gpus, f"{cn}: GPUs (nvidia.com/gpu or NVIDIA_VISIBLE_DEVICES=all)")
+            res("compute" in env.get("NVIDIA_DRIVER_CAPABILITIES", {}).get("value", ""),
+                f"{cn}: NVIDIA_DRIVER_CAPABILITIES has compute (libcuda)")
+            rdma_res = [k for k in limits if k.startswith("rdma/")]
+            ib = mounts.get("/dev/infiniband")
+            ib_host = ib is not None and \
+                volumes.get(ib["name"], {}).get("hostPath", {}).get("path") == "/dev/infiniband"
+            res(bool(rdma_res) or (ib_host and sc.get("privileged") is True),
+                f"{cn}: RDMA devices (rdma/* resource, or privileged + hostPath /dev/infiniband)")
+            res(not (ib_host and not sc.get("privileged")),
+                f"{cn}: no hostPath /dev/infiniband without privileged (device cgroup)")
+            cmd = c.get("command", [None])[0]
+            res(cmd in copies, f"{cn}: command {cmd} is installed by the Dockerfile")
+            res(c.get("env", []) and env.get("NODE_NAME", env.get("GATE_HOSTNAME", {}))
+                .get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
+                f"{cn}: node name from the downward API")
+            if kind == "DaemonSet":
+                tf = env.get("TEXTFILE_DIR", {}).get("value")
+                res(tf in mounts and volumes[mounts[tf]["name"]]["hostPath"]["path"] == tf
+                    and not mounts[tf].get("readOnly"),
+                    f"{cn}: TEXTFILE_DIR {tf} is a writable hostPath")
+                res(sc.get("privileged") is False and "ALL" in sc.get("capabilities", {}).get("drop", []),
+                    f"{cn}: unprivileged, drops ALL but IPC_LOCK")
+                res(bool(rdma_res), f"{cn}: RDMA through a device plugin resource")
+            else:
+                res(sc.get("privileged") is True, f"{cn}: privileged (ACS config space, /dev/kmsg)")
+                k = mounts.get("/dev/kmsg")
+                res(k is not None and k.get("readOnly") is True
+                    and volumes[k["name"]]["hostPath"]["path"] == "/dev/kmsg",
+                    f"{cn}: /dev/kmsg hostPath, read-only")
+                arch = env.get("ARCHIVE_DIR", {}).get("value")
+                res(arch in mounts and "hostPath" in volumes[mounts[arch]["name"]],
+                    f"{cn}: ARCHIVE_DIR {arch} is a hostPath")
+                res(not any(a in ("--json", "--output", "-o", "--quiet", "--format")
+                            for a in c.get("args", [])),
+                    f"{cn}: args leave --json/--output to the gate")
+res("DaemonSet" in kinds and "Job" in kinds and "Namespace" in kinds,
+    "a Namespace, a DaemonSet and a Job")
+print(f"manifests subtotal {passed} passed, {failed} failed")
+PY
+	cat "$work/manifests.log"
+	p=$(sed -nE 's/^manifests subtotal ([0-9]+) passed, ([0-9]+) failed$/\1/p' "$work/manifests.log")
+	f=$(sed -nE 's/^manifests subtotal ([0-9]+) passed, ([0-9]+) failed$/\2/p' "$work/manifests.log")
+	if [ -z "$p" ]; then
+		bad "manifests: the checker crashed"
+	else
+		pass=$((pass + p))
+		fail=$((fail + f))
+	fi
+else
+	bad "python3-yaml is not installed (Debian package python3-yaml): manifests unchecked"
+fi
+
+# -------------------------------------------------------------------- 3. summary
+if [ $have_jq = 1 ]; then
+	fleet=$work/fleet
+	mkdir -p "$fleet"
+	# Distinct node names: the file name, and host.hostname rewritten to it.
+	for f in examples/h200/*.json tests/scenarios/*/expected.json; do
+		case $f in
+		examples/*) node=$(basename "$f" .json) ;;
+		*) node=$(basename "$(dirname "$f")") ;;
+		esac
+		jq --arg n "$node" '.host.hostname = $n' "$f" >"$fleet/$node.json"
+	done
+	nreports=$(ls "$fleet"/*.json | wc -l)
+	# A node whose gdrcheck crashed (.rc, no JSON), one whose JSON is cut
+	# short, and one whose recorded exit status overrides the report's.
+	echo 139 >"$fleet/zz-crashed.rc"
+	head -c 100 tests/scenarios/reg-ok/expected.json >"$fleet/zz-truncated.json"
+	echo 1 >"$fleet/zz-truncated.rc"
+	cp "$fleet/reg-ok.json" "$fleet/zz-rc-override.json"
+	echo 3 >"$fleet/zz-rc-override.rc"
+	# Synthetic, the one edited report: both paths READY on the same pairs,
+	# so that PAIRS (distinct pairs) differs from the sum of the paths'.
+	jq '.paths.peermem = .paths.dmabuf | .host.hostname = "zz-both"' \
+		"$fleet/healthy-dmabuf.json" >"$fleet/zz-both.json"
+
+	examples/slurm/summary.sh --tsv "$fleet" >"$work/summary.tsv"
+	rc=$?
+	check "summary --tsv exits 1 (not every node READY), got $rc" [ $rc -eq 1 ]
+	examples/slurm/summary.sh "$fleet" >"$work/summary.txt"
+	rc=$?
+	check "summary (table) exits 1, got $rc" [ $rc -eq 1 ]
+	python3 - "$fleet" "$work/summary.tsv" "$work/summary.txt" "$nreports" <<'PY' >"$work/summary.log" 2>&1
+import glob, json, os, sys
+fleet, tsv, txt, nreports = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+passed = failed = 0
+def res(ok, what):
+    global passed, failed
+    print(("PASS " if ok else "FAIL ") + what)
+    if ok: passed += 1
+    else: failed += 1
+
+# The expected table, computed from the JSON without jq.
+expect = {}
+nodes = sorted({os.path.basename(p).rsplit(".", 1)[0]
+                for p in glob.glob(fleet + "/*.json") + glob.glob(fleet + "/*.rc")})
+for n in nodes:
+    rc = None
+    if os.path.exists(f"{fleet}/{n}.rc"):
+        rc = open(f"{fleet}/{n}.rc").read().strip()
+    try:
+        d = json.load(open(f"{fleet}/{n}.json"))
+    except (OSError, ValueError):
+        expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-"]
+        continue
+    p = d["paths"]
+    pairs = {(r["gpu"], r["port"]) for v in p.values() for r in v["ready"]}
+    expect[n] = [n, d["verdict"]["status"],
+                 p["dmabuf"]["verdict"], p["dmabuf"]["gate"] or "-",
+                 p["peermem"]["verdict"], p["peermem"]["gate"] or "-",
+                 str(len(p["dmabuf"]["ready"])), str(len(p["peermem"]["ready"])),
+                 str(len(pairs)), rc if rc is not None else str(d["verdict"]["exit_code"])]
+
+lines = open(tsv).read().splitlines()
+res(lines[0].split("\t")[0] == "node", "tsv header first")
+rows = {l.split("\t")[0]: l.split("\t") for l in lines[1:] if not l.startswith("#")}
+counts = {l.split()[1]: int(l.split()[2]) for l in lines if l.startswith("# ")}
+res(sorted(rows) == nodes, f"one row per node: {len(rows)} rows, {len(nodes)} nodes")
+res(len(nodes) == nreports + 4, f"{nreports} reports + crashed, truncated, rc-override, both: {len(nodes)}")
+for n in nodes:
+    res(rows.get(n) == expect[n], f"row {n}: {rows.get(n)} == {expect[n]}")
+
+v = [e for e in expect.values()]
+want = {
+    "nodes": len(v),
+    "ready": sum(e[1] == "READY" for e in v),
+    "ready_dmabuf": sum(e[2] == "READY" for e in v),
+    "ready_peermem": sum(e[4] == "READY" for e in v),
+    "ready_both": sum(e[2] == "READY" and e[4] == "READY" for e in v),
+    "blocked": sum(e[1] == "BLOCKED" for e in v),
+    "unknown": sum(e[1] == "UNKNOWN" for e in v),
+    "no_report": sum(e[1] == "NO-REPORT" for e in v),
+}
+for k, x in want.items():
+    res(counts.get(k) == x, f"count {k}: {counts.get(k)} == {x}")
+# The fixtures must exercise both paths, or the counts prove little.
+res(want["ready_dmabuf"] >= 2 and want["ready_peermem"] >= 1 and want["blocked"] >= 2
+    and want["unknown"] >= 1 and want["ready_both"] >= 1, f"fixture mix: {want}")
+res(expect["zz-both"][8] == "3", "zz-both: 3 distinct pairs, not 6")
+
+# The human table carries the same rows and counts.
+t = open(txt).read().splitlines()
+res(t[0].split() == ["NODE", "OVERALL", "DMABUF", "PEERMEM", "PAIRS", "EXIT"], "table header")
+trows = {l.split()[0]: l.split() for l in t[1:] if l and not l.endswith(":") and ":" not in l}
+for n in nodes:
+    e = expect[n]
+    cell = lambda verdict, gate: verdict if gate == "-" else f"{verdict}@{gate}"
+    want_row = [n, e[1], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
+    res(trows.get(n) == want_row, f"table row {n}: {trows.get(n)} == {want_row}")
+labels = {"nodes": "nodes", "READY (overall)": "ready", "READY by dmabuf": "ready_dmabuf",
+          "READY by peermem": "ready_peermem", "READY by both": "ready_both",
+          "BLOCKED": "blocked", "UNKNOWN": "unknown", "NO-REPORT": "no_report"}
+for l in t:
+    if ":" in l:
+        k, x = l.split(":", 1)
+        if k in labels:
+            res(int(x) == want[labels[k]], f"table count '{k}': {x.strip()} == {want[labels[k]]}")
+            del labels[k]
+res(not labels, f"table has every count line (missing: {list(labels)})")
+print(f"summary subtotal {passed} passed, {failed} failed")
+PY
+	cat "$work/summary.log"
+	p=$(sed -nE 's/^summary subtotal ([0-9]+) passed, ([0-9]+) failed$/\1/p' "$work/summary.log")
+	f=$(sed -nE 's/^summary subtotal ([0-9]+) passed, ([0-9]+) failed$/\2/p' "$work/summary.log")
+	if [ -z "$p" ]; then
+		bad "summary: the checker crashed"
+	else
+		pass=$((pass + p))
+		fail=$((fail + f))
+	fi
+
+	# Every node READY: exit 0. No report at all: exit 2.
+	mkdir -p "$work/allready" "$work/empty"
+	for n in reg-ok healthy-dmabuf peermem-proprietary; do
+		cp "$fleet/$n.json" "$work/allready/"
+	done
+	examples/slurm/summary.sh "$work/allready" >"$work/allready.txt"
+	rc=$?
+	check "summary: all READY exits 0, got $rc" [ $rc -eq 0 ]
+	check "summary: READY by dmabuf 2, by peermem 1 (all-READY fleet)" \
+		sh -c 'grep -q "^READY by dmabuf:  2$" "$1" && grep -q "^READY by peermem: 1$" "$1"' \
+		sh "$work/allready.txt"
+	examples/slurm/summary.sh "$work/empty" >/dev/null 2>&1
+	rc=$?
+	check "summary: empty directory exits 2, got $rc" [ $rc -eq 2 ]
+	examples/slurm/summary.sh >/dev/null 2>&1
+	rc=$?
+	check "summary: no argument exits 2, got $rc" [ $rc -eq 2 ]
+fi
+
+# ---------------------------------------------------------------------- 4. sweep
+sweep_nodes="reg-ok h200 reg-no-alloc peermem-proprietary"
+sweep_ok=1
+for n in $sweep_nodes; do sysroot "$n" || sweep_ok=0; done
+if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
+	sd=$work/sweep/run1
+	SRUN="$top/tests/examples/fake-srun.sh" FAKE_SRUN_LOG="$work/srun.log" \
+		FAKE_SRUN_NODES="$sweep_nodes" TOP="$top" SYSROOTS="$work/sysroots" \
+		GDRCHECK="$top/tests/examples/scenario-gdrcheck.sh" \
+		SOURCE_DATE_EPOCH=0 \
+		examples/slurm/sweep.sh -N 4 -p gpu -d "$sd" -- --require dmabuf \
+		>"$work/sweep.out" 2>"$work/sweep.err"
+	rc=$?
+	check "sweep: exits 1 (not every node READY), got $rc" [ $rc -eq 1 ]
+	check "sweep: srun asked for one task per node on 4 nodes" \
+		grep -q -- "--nodes=4 --partition=gpu .*--ntasks-per-node=1\|--ntasks-per-node=1.*--nodes=4 --partition=gpu" "$work/srun.log"
+	for n in $sweep_nodes; do
+		# --require dmabuf: the node READY only by peermem is BLOCKED.
+		expect_rc=$(cat "tests/scenarios/$n/expected.rc")
+		[ "$n" = peermem-proprietary ] && expect_rc=1
+		check "sweep: $n.json (--require dmabuf) and $n.rc say exit $expect_rc" \
+			sh -c '[ "$(jq -r .verdict.exit_code "$1/$2.json")" = "$3" ] &&
+				[ "$(jq -r .require "$1/$2.json")" = dmabuf ] &&
+				[ "$(cat "$1/$2.rc")" = "$3" ]' sh "$sd" "$n" "$expect_rc"
+	done
+	check "sweep: no temporary file left" sh -c '! ls -A "$1" | grep -q tmp' sh "$sd"
+	check "sweep: table has the 4 nodes; READY 1, by dmabuf 1, by peermem 1" \
+		sh -c 'for n in reg-ok h200 reg-no-alloc peermem-proprietary; do
+			grep -q "^$n " "$1" || exit 1; done
+			grep -q "^nodes:            4$" "$1" &&
+			grep -q "^READY (overall):  1$" "$1" &&
+			grep -q "^READY by dmabuf:  1$" "$1" &&
+			grep -q "^READY by peermem: 1$" "$1"' sh "$work/sweep.out"
+	# A node whose gdrcheck cannot start: an .rc, no JSON, a NO-REPORT row.
+	SRUN="$top/tests/examples/fake-srun.sh" FAKE_SRUN_LOG="$work/srun.log" \
+		FAKE_SRUN_NODES="reg-ok broken" TOP="$top" SYSROOTS="$work/sysroots" \
+		GDRCHECK="$top/tests/examples/scenario-gdrcheck.sh" \
+		examples/slurm/sweep.sh -d "$work/sweep/run2" >"$work/sweep2.out" 2>&1
+	rc=$?
+	check "sweep: a node that cannot run gdrcheck: exit 1, NO-REPORT row" \
+		sh -c '[ "$1" = 1 ] && grep -q "^broken  *NO-REPORT" "$2" &&
+			[ ! -e "$3/broken.json" ] && [ "$(cat "$3/broken.rc")" != 0 ]' \
+		sh "$rc" "$work/sweep2.out" "$work/sweep/run2"
+elif [ $sweep_ok = 0 ]; then
+	bad "sweep: a scenario sysroot did not build: $(cat "$work"/mksysroot.*.log)"
+fi
+
+# ----------------------------------------------------------------------- 5. gate
+gate=examples/ci-gate/gdrcheck-gate.sh
+# run_gate SCENARIO ARCHIVE [GATE OPTION...]: the gate on a scenario's sysroot
+# with the doubles; stdout to $work/gate.out, stderr to $work/gate.err.
+run_gate() {
+	sc=$1
+	arch=$2
+	shift 2
+	sysroot "$sc" || return 99
+	case=tests/scenarios/$sc
+	cuda=/dev/null verbs=/dev/null
+	[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+	[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+	extra=
+	[ -f "$case/args" ] && extra=$(sed "s|@DOUBLES@|$doubles|g" "$case/args")
+	# shellcheck disable=SC2086 # extra is a word list
+	env GDRCHECK="$top/gdrcheck" ARCHIVE_DIR="$arch" GATE_HOSTNAME="node-$sc" \
+		SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+		"$gate" --sysroot "$work/sysroots/$sc" $extra "$@" \
+		>"$work/gate.out" 2>"$work/gate.err"
+}
+# quiet_line SCENARIO [OPTION...]: what gdrcheck --quiet says for it.
+quiet_line() {
+	sc=$1
+	shift
+	case=tests/scenarios/$sc
+	cuda=/dev/null verbs=/dev/null
+	[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+	[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+	extra=
+	[ -f "$case/args" ] && extra=$(sed "s|@DOUBLES@|$doubles|g" "$case/args")
+	# shellcheck disable=SC2086 # extra is a word list
+	env SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+		./gdrcheck --quiet --sysroot "$work/sysroots/$sc" $extra "$@"
+}
+if [ $have_jq = 1 ]; then
+	arch=$work/archive
+	for t in "reg-ok 0" "h200 1" "reg-no-alloc 3" "peermem-proprietary 0" \
+		"old-verbs 1" "cuda-crash 3"; do
+		# shellcheck disable=SC2086 # split "scenario status"
+		set -- $t
+		sc=$1 want=$2
+		run_gate "$sc" "$arch"
+		rc=$?
+		check "gate $sc: exit $want, got $rc" [ "$rc" = "$want" ]
+		rep=$(ls -d "$arch/node-$sc"/*/report.json 2>/dev/null | tail -n 1)
+		check "gate $sc: report archived as ARCHIVE_DIR/node-$sc/<UTC>/report.json" \
+			sh -c '[ -n "$1" ] && echo "$1" | grep -qE "/node-[a-z0-9-]+/[0-9]{8}T[0-9]{6}Z(\.[0-9]+)?/report.json$" &&
+				[ "$(jq -r .host.hostname "$1")" = "$2" ] &&
+				[ "$(jq -r .verdict.exit_code "$1")" = "$3" ] &&
+				[ "$(cat "$(dirname "$1")/exit-status")" = "$3" ]' \
+			sh "$rep" "$(jq -r .host.hostname "tests/scenarios/$sc/expected.json")" "$(cat "tests/scenarios/$sc/expected.rc")"
+		quiet_line "$sc" >"$work/quiet.out" 2>/dev/null
+		check "gate $sc: prints the line gdrcheck --quiet prints" \
+			sh -c '[ "$(wc -l <"$1")" = 1 ] && cmp -s "$1" "$2"' sh "$work/gate.out" "$work/quiet.out"
+	done
+	run_gate reg-no-alloc "$arch"
+	rc=$?
+	check "gate reg-no-alloc: undecided is exit 3 by default, got $rc" [ $rc = 3 ]
+	ALLOW_UNDECIDED=1 run_gate reg-no-alloc "$arch"
+	rc=$?
+	check "gate reg-no-alloc: ALLOW_UNDECIDED=1 passes, got $rc" [ $rc = 0 ]
+	ALLOW_UNDECIDED=1 run_gate h200 "$arch"
+	rc=$?
+	check "gate h200: ALLOW_UNDECIDED=1 does not pass BLOCKED, got $rc" [ $rc = 1 ]
+	ALLOW_UNDECIDED=yes run_gate reg-ok "$arch"
+	rc=$?
+	check "gate: ALLOW_UNDECIDED=yes is a usage error, got $rc" [ $rc = 2 ]
+	n=$(ls -d "$arch/node-reg-no-alloc"/*/ | wc -l)
+	check "gate: each run its own archive directory (3 runs of reg-no-alloc: $n)" [ "$n" = 3 ]
+	# Options pass through: --require dmabuf on a node READY only by peermem.
+	run_gate peermem-proprietary "$arch" --require dmabuf
+	rc=$?
+	check "gate peermem-proprietary --require dmabuf: exit 1, got $rc" [ $rc = 1 ]
+	check "gate: --require reached gdrcheck" \
+		grep -q '^gdrcheck: BLOCKED (--require dmabuf); dmabuf BLOCKED at gpu.dmabuf_attr (GPU0); peermem READY$' "$work/gate.out"
+	run_gate reg-ok "$arch" --bogus-option
+	rc=$?
+	check "gate: a gdrcheck usage error is exit 2, got $rc" [ $rc = 2 ]
+	for o in --quiet -q --format=text --output=/tmp/x -o --json --list-gates; do
+		run_gate reg-ok "$arch" "$o"
+		rc=$?
+		check "gate: refuses $o (exit 2), got $rc" [ $rc = 2 ]
+	done
+	# Stand-ins for a gdrcheck that crashes, lies or is missing.
+	mkdir -p "$work/bin"
+	cat >"$work/bin/segv" <<-'EOF'
+		#!/bin/sh
+		while [ "$1" != --output ]; do shift; done
+		echo '{"verdict": {"status": "READY", "exit_code": 0' >"$2"
+		kill -SEGV $$
+	EOF
+	cat >"$work/bin/noreport" <<-'EOF'
+		#!/bin/sh
+		exit 0
+	EOF
+	cat >"$work/bin/liar" <<-'EOF'
+		#!/bin/sh
+		while [ "$1" != --output ]; do shift; done
+		jq '.verdict.exit_code = 1' "$GOOD" >"$2"
+		exit 0
+	EOF
+	cat >"$work/bin/exit5" <<-'EOF'
+		#!/bin/sh
+		exit 5
+	EOF
+	chmod +x "$work/bin"/*
+	for t in "segv 4" "noreport 4" "liar 4" "exit5 4" "does-not-exist 4"; do
+		# shellcheck disable=SC2086 # split "stand-in status"
+		set -- $t
+		GOOD=$top/tests/scenarios/reg-ok/expected.json GDRCHECK=$work/bin/$1 \
+			ARCHIVE_DIR="$arch" GATE_HOSTNAME=fake "$gate" >"$work/gate.out" 2>"$work/gate.err"
+		rc=$?
+		check "gate: gdrcheck '$1' is exit $2 (never success), got $rc" [ "$rc" = "$2" ]
+	done
+	GDRCHECK=$work/bin/segv ARCHIVE_DIR="$arch" GATE_HOSTNAME=fake "$gate" >/dev/null 2>"$work/gate.err"
+	check "gate: a crash is named as a signal on stderr" grep -q "died with signal 11" "$work/gate.err"
+	mkdir -p "$work/ro" && : >"$work/ro/file"
+	GDRCHECK=$work/bin/noreport ARCHIVE_DIR="$work/ro/file" "$gate" >/dev/null 2>&1
+	rc=$?
+	check "gate: an archive it cannot create is exit 4 (not 1), got $rc" [ $rc = 4 ]
+	JQ=/nonexistent/jq GDRCHECK="$top/gdrcheck" ARCHIVE_DIR="$arch" "$gate" >/dev/null 2>&1
+	rc=$?
+	check "gate: no jq is exit 4 before running anything, got $rc" [ $rc = 4 ]
+	check "gate: hostname with a slash stays one directory" \
+		sh -c 'GDRCHECK="$1" ARCHIVE_DIR="$2" GATE_HOSTNAME="a/b" "$3" >/dev/null 2>&1; [ -d "$2/a_b" ]' \
+		sh "$work/bin/noreport" "$arch" "$gate"
+fi
+
+# ------------------------------------------------------------------- 6. textfile
+tf=examples/kubernetes/gdrcheck-textfile.sh
+if sysroot reg-ok; then
+	td=$work/textfile
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td NODE_NAME=node-a GDRCHECK="$top/gdrcheck" \
+		GDRCHECK_ARGS="--sysroot $work/sysroots/reg-ok" \
+		FAKE_CUDA_SCENARIO=tests/scenarios/reg-ok/cuda.conf \
+		FAKE_VERBS_SCENARIO=tests/scenarios/reg-ok/verbs.conf \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+		"$tf" >"$work/tf.out" 2>&1
+	rc=$?
+	check "textfile reg-ok: exit 0, got $rc" [ $rc = 0 ]
+	check "textfile reg-ok: gdrcheck.prom has dmabuf ready, exit 0, the wrapper's metrics" \
+		sh -c 'grep -q "^gdrcheck_path_ready{path=\"dmabuf\"} 1$" "$1" &&
+			grep -q "^gdrcheck_exit_code{require=\"any\"} 0$" "$1" &&
+			grep -q "^gdrcheck_textfile_exit_code 0$" "$1" &&
+			grep -qE "^gdrcheck_textfile_last_run_timestamp_seconds [0-9]+$" "$1"' \
+		sh "$td/gdrcheck.prom"
+	check "textfile: only gdrcheck.prom left in the directory" \
+		sh -c '[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$td"
+	check "textfile: every metric has HELP and TYPE, once" \
+		sh -c 'awk "/^# TYPE/ { if (seen[\$3]++) exit 1; typed[\$3] = 1 }
+			/^[a-z]/ { split(\$1, a, \"{\"); if (!typed[a[1]]) exit 1 }" "$1"' sh "$td/gdrcheck.prom"
+	check "textfile: log line names the node and the verdicts" \
+		grep -q "node-a: gdrcheck exit 0; dmabuf READY; peermem BLOCKED$" "$work/tf.out"
+	# A crash replaces the metrics: no stale READY.
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td GDRCHECK="$work/bin/segv" "$tf" >/dev/null 2>&1
+	rc=$?
+	check "textfile: a crash is exit 139, got $rc" [ $rc = 139 ]
+	check "textfile: after a crash only the wrapper's metrics, exit code 139" \
+		sh -c '! grep -q "^gdrcheck_path_ready" "$1" && grep -q "^gdrcheck_textfile_exit_code 139$" "$1" &&
+			[ "$(ls -A "$2")" = gdrcheck.prom ]' sh "$td/gdrcheck.prom" "$td"
+	# The loop: TERM ends it promptly, no temporary file left.
+	GDRCHECK_INTERVAL=100 TEXTFILE_DIR=$td GDRCHECK="$work/bin/exit5" "$tf" >/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q "^gdrcheck_textfile_exit_code 5$" "$td/gdrcheck.prom" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	check "textfile loop: ran, and TERM ends it with 0, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -q "^gdrcheck_textfile_exit_code 5$" "$2"' sh "$rc" "$td/gdrcheck.prom"
+else
+	bad "textfile: the reg-ok sysroot did not build"
+fi
+
+echo "examples-ops: $pass passed, $fail failed"
+[ $fail -eq 0 ]

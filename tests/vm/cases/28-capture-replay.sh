@@ -1,0 +1,44 @@
+#!/bin/sh
+# --capture on the real guest kernel, then --sysroot on the extracted
+# archive: the offline layers (host, topology, platform: sysfs, procfs and
+# config space read through libpci) give the same results in the replay.
+# Both runs see the same GPU from the libcuda double and load no
+# libibverbs, so only what the archive holds can differ. The archive is scrubbed: no
+# hostname, no kernel command line beyond IOMMU words.
+set -eu
+# shellcheck source=../guest/lib.sh
+. /opt/vm/lib.sh
+need_gdrcheck
+need_libcuda_fake
+
+check "rxe0 is up" rxe_ready rxe0
+gpu_scenario cuda.conf
+FAKE_CUDA_SCENARIO=$PWD/cuda.conf
+export FAKE_CUDA_SCENARIO
+offline="--libcuda $LIBCUDA_FAKE --libibverbs /nonexistent/libibverbs.so.1 --only host,topology,platform"
+# shellcheck disable=SC2086 # offline is a word list
+run_json live.json "$GDRCHECK" --json $offline --capture "$PWD/capture.tar.gz"
+check "the archive was written" test -s capture.tar.gz
+mkdir -p replay
+check "the archive extracts" tar xzf capture.tar.gz -C replay
+# shellcheck disable=SC2086
+run_json replay.json "$GDRCHECK" --json $offline --sysroot "$PWD/replay"
+
+jq_check "the live report names the archive" live.json '.capture | endswith("capture.tar.gz")'
+jq -c '[.results[] | {gate, subject, status, reason_code, reason}]' live.json >live.rows
+jq -c '[.results[] | {gate, subject, status, reason_code, reason}]' replay.json >replay.rows
+check_eq "replayed results (gate, subject, status, code, reason)" "$(cat live.rows)" "$(cat replay.rows)"
+jq_check "the replay found the PCIe tree" replay.json \
+	'[.results[] | select(.gate == "topo.tree" and (.status == "PASS" or .status == "WARN"))] | length == 1'
+jq_check "the replay has the GPU~rxe0 path through the captured tree" replay.json \
+	'[.results[] | select(.gate == "topo.path" and .subject == "GPU0~rxe0" and .status == "PASS")] | length == 1'
+jq_check "the replay decoded ACS from the captured config space" replay.json \
+	'[.results[] | select(.gate == "platform.bridges" and .status == "PASS")] | length == 1'
+check_eq "same ACS evidence per bridge" \
+	"$(jq -c '.results[] | select(.gate == "platform.bridges") | .evidence' live.json)" \
+	"$(jq -c '.results[] | select(.gate == "platform.bridges") | .evidence' replay.json)"
+check_eq "hostname scrubbed" "captured-node" "$(tar xzf capture.tar.gz -O proc/sys/kernel/hostname)"
+if tar xzf capture.tar.gz -O proc/cmdline | grep -q console=; then
+	fail "the kernel command line was not scrubbed"
+fi
+say "ok: kernel command line reduced to IOMMU words"
