@@ -56,6 +56,9 @@ static bool canonical(const char *path, enum entry_type type, char *out,
 	char dir[4096], real[4096];
 	const char *base;
 
+	/* The process's own files stay under /proc/self, not /proc/<pid>. */
+	if (!strncmp(path, "/proc/self/", 11))
+		return snprintf(out, len, "%s", path) < (int)len;
 	if (type == E_DIR)
 		return !sysroot_realpath(path, out, len);
 	base = strrchr(path, '/');
