@@ -31,7 +31,7 @@ CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    report/result.c report/remedy.c report/text.c report/json.c \
-	    report/junit.c report/prometheus.c report/redact.c
+	    report/junit.c report/prometheus.c report/redact.c report/xalloc.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
@@ -84,10 +84,8 @@ scenarios: gdrcheck doubles
 check test: gdrcheck doubles unit
 	./tests/run-all.sh
 
-sanitize:
-	$(MAKE) clean
-	$(MAKE) OPTFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" check
+# ASan + UBSan build in build/asan/ (the main build stays as it is).
+sanitize: sanitize-check
 
 install: gdrcheck
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)

@@ -145,7 +145,7 @@ usage_error(const char *fmt, ...)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int c;
+	int c, li;
 
 	memset(o, 0, sizeof(*o));
 	o->color = -1;
@@ -155,8 +155,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jqo:r:t:vLhV", long_opts,
-				NULL)) != -1) {
+	while ((li = -1, c = getopt_long(argc, argv, ":jqo:r:t:vLhV",
+					 long_opts, &li)) != -1) {
+		/* An empty value is never meant (dlopen("") loads ourselves). */
+		if (optarg && !optarg[0] && c != OPT_COLOR) {
+			char name[40] = { '-', (char)c, '\0' };
+
+			if (li >= 0)
+				snprintf(name, sizeof(name), "--%s",
+					 long_opts[li].name);
+			return usage_error("option '%s' needs a non-empty value",
+					   name);
+		}
 		switch (c) {
 		case 'j':
 			o->format = FMT_JSON;
@@ -202,6 +212,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_ONLY:
 		case OPT_SKIP: {
 			const char *bad = gates_check_list(optarg);
+
+			if (!bad && !optarg[0])
+				bad = "";
 
 			if (bad)
 				return usage_error("unknown gate or layer '%s' in "

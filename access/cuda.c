@@ -168,7 +168,10 @@ static bool cuda_ready(const struct vendor_options *opt,
 	if (rc != CUDA_SUCCESS)
 		return false;
 	enter(st, "cuDriverGetVersion");
-	if (cu.driver_get_version(&cf->driver_version) != CUDA_SUCCESS)
+	t0 = now_ms();
+	rc = cu.driver_get_version(&cf->driver_version);
+	record(&cf->version_call, rc, t0);
+	if (rc != CUDA_SUCCESS)
 		cf->driver_version = 0;
 	cuda_init_ok = true;
 	return true;
@@ -235,22 +238,39 @@ void cuda_stage_query(const struct vendor_options *opt,
 		g->attr_ordering = g->attr_vmm_gdr = CU_ATTR_UNKNOWN;
 		cf->gpus_recorded = i + 1;
 		enter(st, "cuDeviceGet");
-		if (cu.device_get(&dev, i) != CUDA_SUCCESS)
+		t0 = now_ms();
+		rc = cu.device_get(&dev, i);
+		if (rc != CUDA_SUCCESS) {
+			record(&g->enum_call, rc, t0);
+			snprintf(g->enum_fn, sizeof(g->enum_fn), "cuDeviceGet");
 			continue;
+		}
 		enter(st, "cuDeviceGetName");
 		if (cu.device_get_name(g->name, sizeof(g->name), dev) !=
 		    CUDA_SUCCESS)
 			g->name[0] = '\0';
 		g->name[sizeof(g->name) - 1] = '\0';
 		enter(st, "cuDeviceGetPCIBusId");
-		if (cu.device_get_pci_bus_id(bus, sizeof(bus), dev) ==
-		    CUDA_SUCCESS) {
+		t0 = now_ms();
+		rc = cu.device_get_pci_bus_id(bus, sizeof(bus), dev);
+		if (rc == CUDA_SUCCESS) {
 			bus[sizeof(bus) - 1] = '\0';
 			normalise_bus_id(bus, g->pci, sizeof(g->pci));
+		} else {
+			record(&g->enum_call, rc, t0);
+			snprintf(g->enum_fn, sizeof(g->enum_fn),
+				 "cuDeviceGetPCIBusId");
 		}
 		enter(st, "cuDeviceTotalMem_v2");
-		if (cu.device_total_mem(&mem, dev) == CUDA_SUCCESS)
+		t0 = now_ms();
+		rc = cu.device_total_mem(&mem, dev);
+		if (rc == CUDA_SUCCESS) {
 			g->total_mem = mem;
+		} else if (!g->enum_call.called) {
+			record(&g->enum_call, rc, t0);
+			snprintf(g->enum_fn, sizeof(g->enum_fn),
+				 "cuDeviceTotalMem_v2");
+		}
 		g->cc_major = query_attr(g, dev,
 			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, st);
 		g->cc_minor = query_attr(g, dev,
@@ -265,6 +285,7 @@ void cuda_stage_query(const struct vendor_options *opt,
 			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, st);
 		g->attr_vmm_gdr = query_attr(g, dev,
 			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, st);
+		g->complete = true;
 	}
 }
 
@@ -314,8 +335,12 @@ static void export_one(struct cuda_gpu *g, struct stage_status *st)
 	    CUDA_SUCCESS)
 		return;
 	enter(st, "cuCtxSetCurrent");
-	if (cu.ctx_set_current(ctx) != CUDA_SUCCESS)
+	t0 = now_ms();
+	rc = cu.ctx_set_current(ctx);
+	if (rc != CUDA_SUCCESS) {
+		record(&g->setup_call, rc, t0);
 		return;
+	}
 
 	enter(st, "cuMemAlloc_v2");
 	t0 = now_ms();

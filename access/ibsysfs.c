@@ -18,20 +18,29 @@ void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
 
 	g->v2 = g->v1 = -1;
 	g->populated = 0;
+	g->malformed = 0;
+	g->first_bad[0] = '\0';
 	snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports/%d/gids", dev, port);
 	g->err = sysroot_list(dir, &names, &n);
 	if (g->err)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		char p[320], gid[128], type[32], *end;
+		char p[320], gid[128] = "", type[32], *end;
 		long idx = strtol(names[i], &end, 10);
-		bool zero;
+		bool zero = true;
 
 		if (*end || idx < 0 || idx > 65535)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		if (sysroot_read_line(p, gid, sizeof(gid)) ||
-		    parse_gid(gid, &zero) || zero)
+		if (sysroot_read_line(p, gid, sizeof(gid)))
+			continue;
+		if (parse_gid(gid, &zero)) {
+			if (!g->malformed++)
+				snprintf(g->first_bad, sizeof(g->first_bad), "%s",
+					 names[i]);
+			continue;
+		}
+		if (zero)
 			continue;
 		g->populated++;
 		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/types/%s",

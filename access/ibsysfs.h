@@ -8,6 +8,8 @@ struct gid_scan {
 	int v2;			/* first RoCE v2 GID index, -1 none */
 	int v1;			/* first RoCE v1 GID index, -1 none */
 	int populated;		/* non-zero GIDs */
+	int malformed;		/* GID files that hold no GID */
+	char first_bad[16];	/* the first of them */
 	int err;		/* -errno when the table could not be listed */
 };
 

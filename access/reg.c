@@ -383,8 +383,15 @@ static void datapath(const struct reg_run *rr, struct nic_res *nr,
 			goto out;
 		}
 		enter(rr->st, "cuMemcpyDtoH_v2");
-		d->verified_gpu = rr->cu->memcpy_dtoh(check, gb->ptr, rr->bytes) ==
-				  CUDA_SUCCESS && check_pattern(check, rr->bytes, seed);
+		t0 = now_ms();
+		ret = rr->cu->memcpy_dtoh(check, gb->ptr, rr->bytes);
+		if (ret != CUDA_SUCCESS) {
+			/* The check itself failed: that is no data mismatch. */
+			cuda_call_record(&d->dtoh, ret, t0);
+			snprintf(d->step, sizeof(d->step), "cuMemcpyDtoH_v2");
+			goto out;
+		}
+		d->verified_gpu = check_pattern(check, rr->bytes, seed);
 	}
 	enter(rr->st, "ibv_post_send");
 	ret = post_rdma(&lb, IBV_WR_RDMA_READ, dst, nr->host_mr->lkey, remote,
@@ -452,17 +459,25 @@ static int gpu_setup(const struct reg_run *rr, struct gpu_buf *gb, int ordinal)
 	int rc;
 
 	gb->ordinal = ordinal;
-	if (cuda_primary_ctx(ordinal, &gb->ctx, NULL, rr->st) != CUDA_SUCCESS)
-		return -1;
-	enter(rr->st, "cuCtxSetCurrent");
-	if (rr->cu->ctx_set_current(gb->ctx) != CUDA_SUCCESS)
-		return -1;
-	enter(rr->st, "cuMemAlloc_v2");
 	t0 = now_ms();
-	rc = rr->cu->mem_alloc(&gb->ptr, rr->bytes);
+	rc = cuda_primary_ctx(ordinal, &gb->ctx, NULL, rr->st);
+	if (rc == CUDA_SUCCESS) {
+		enter(rr->st, "cuCtxSetCurrent");
+		t0 = now_ms();
+		rc = rr->cu->ctx_set_current(gb->ctx);
+		if (rc == CUDA_SUCCESS) {
+			enter(rr->st, "cuMemAlloc_v2");
+			t0 = now_ms();
+			rc = rr->cu->mem_alloc(&gb->ptr, rr->bytes);
+		}
+	}
 	if (rc != CUDA_SUCCESS) {
-		if (!rr->rf->alloc_fail.called)
+		/* Name the call that failed: the one in progress. */
+		if (!rr->rf->alloc_fail.called) {
 			cuda_call_record(&rr->rf->alloc_fail, rc, t0);
+			snprintf(rr->rf->alloc_fn, sizeof(rr->rf->alloc_fn), "%s",
+				 rr->st->call);
+		}
 		return -1;
 	}
 	gb->allocated = true;
@@ -535,8 +550,15 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
 			continue;
 		memset(&pa, 0, sizeof(pa));
 		enter(rr->st, "ibv_query_port");
-		if (rr->ibv->query_port(nr->ctx, (uint8_t)port, &pa))
-			continue;
+		errno = 0;
+		if (rr->ibv->query_port(nr->ctx, (uint8_t)port, &pa)) {
+			int err = errno ? errno : EIO;
+
+			snprintf(pp->skip, sizeof(pp->skip),
+				 "ibv_query_port(port %d) failed: %s", port,
+				 strerror(err));
+			return;
+		}
 		pp->port = port;
 		pp->link_layer = pa.link_layer;
 		pp->gid_index = -1;
@@ -737,7 +759,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 			pp->dp_dmabuf.wc_status = -1;
 			if (!gbufs[g].allocated) {
 				snprintf(pp->skip, sizeof(pp->skip),
-					 "no GPU buffer (cuMemAlloc failed)");
+					 "no GPU buffer (%s failed: %s)",
+					 rf->alloc_fn, rf->alloc_fail.name);
 				continue;
 			}
 			if (!nr.pd) {

@@ -77,6 +77,10 @@ struct cuda_gpu {
 	struct cu_call export_call;
 	unsigned long long export_size;
 	int ptr_gdr_capable;		/* CU_ATTR_UNKNOWN if not asked */
+	struct cu_call enum_call;	/* a failed cuDeviceGet/PCIBusId/TotalMem */
+	char enum_fn[40];		/* which of them */
+	bool complete;			/* every query of this GPU returned */
+	struct cu_call setup_call;	/* a failed cuCtxSetCurrent (export) */
 	bool fd_checked;
 	bool fd_is_dmabuf;		/* readlink gave "/dmabuf:..." */
 	char fd_link[64];
@@ -88,6 +92,7 @@ struct cuda_facts {
 	struct lib_facts lib;
 	bool have_export_fn;		/* cuMemGetHandleForAddressRange */
 	struct cu_call init;
+	struct cu_call version_call;	/* cuDriverGetVersion */
 	int driver_version;		/* 0 if unknown */
 	struct cu_call count_call;
 	int count;			/* GPUs CUDA enumerated */
@@ -113,6 +118,7 @@ struct verbs_facts {
 	bool have_query_gid_ex;		/* _ibv_query_gid_ex@IBVERBS_1.11 */
 	bool list_called;
 	int list_errno;			/* ibv_get_device_list NULL -> errno */
+	int name_errno;			/* ibv_get_device_name NULL -> errno */
 	int count;
 	struct verbs_nic nics[VF_MAX_NICS];
 };
@@ -142,6 +148,7 @@ struct dp_result {
 	bool verified_read;	/* READ returned the pattern */
 	bool verified_gpu;	/* cuMemcpyDtoH saw the pattern */
 	double gbps;		/* RDMA WRITE bandwidth */
+	struct cu_call dtoh;	/* a failed cuMemcpyDtoH of the check */
 	int iters;
 	unsigned long long bytes;
 };
@@ -155,7 +162,7 @@ struct reg_pair {
 	int port;		/* 0: no usable port */
 	int gid_index;		/* RoCE: the RoCE v2 GID used; -1 on IB */
 	int link_layer;		/* IBV_LINK_LAYER_* */
-	char skip[96];		/* why the pair was not tried, or "" */
+	char skip[192];		/* why the pair was not tried, or "" */
 	struct cu_call export_call;	/* dma-buf export of the range */
 	struct mr_result peermem;	/* ibv_reg_mr on the GPU pointer */
 	struct mr_result dmabuf;	/* ibv_reg_dmabuf_mr on the fd */
@@ -179,7 +186,8 @@ struct reg_facts {
 	bool cuda;			/* GPUs were part of it */
 	unsigned long long bytes;	/* buffer size per GPU */
 	int gpus_allocated;
-	struct cu_call alloc_fail;	/* first failed cuMemAlloc */
+	struct cu_call alloc_fail;	/* first failed GPU set-up call */
+	char alloc_fn[VF_NAME];		/* which call that was */
 	int npairs;
 	bool pairs_truncated;		/* more pairs than REG_MAX_PAIRS */
 	struct reg_pair pairs[REG_MAX_PAIRS];

@@ -130,7 +130,10 @@ void verbs_stage_probe(const struct vendor_options *opt,
 
 		n->phys_ports = -1;
 		enter(st, "ibv_get_device_name");
+		errno = 0;
 		name = ibv.get_device_name(list[i]);
+		if (!name)
+			v->name_errno = errno ? errno : EIO;
 		snprintf(n->name, sizeof(n->name), "%s", name ? name : "?");
 		enter(st, "ibv_open_device");
 		errno = 0;

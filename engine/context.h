@@ -67,6 +67,8 @@ struct inv_nic {
 	char name[64];
 	char pci[32];		/* empty: no PCI function found */
 	char pci_via[80];	/* "device", or "netdev eth0" for soft-RoCE */
+	int pci_err;		/* errno following its device link (ELOOP) */
+	int ports_err;		/* errno listing its ports */
 	int verbs;		/* index in vendor_facts.verbs.nics, -1 none */
 	struct inv_port *ports;
 	size_t nports;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The ordered gate chain: layers in the design's order, gates in each. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,13 +277,21 @@ void gates_run(struct gdr_ctx *ctx)
 			}
 			break;
 		case SCOPE_PORT:
-			for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++)
+			for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++) {
+				/* Ports that cannot be listed: ask about the NIC. */
+				if (ctx->inv.nic[t.nic].ports_err &&
+				    ctx->inv.nic[t.nic].ports_err != ENOENT) {
+					t.port = -1;
+					g->run(ctx, &t);
+					any = true;
+				}
 				for (t.port = 0;
 				     t.port < (int)ctx->inv.nic[t.nic].nports;
 				     t.port++) {
 					g->run(ctx, &t);
 					any = true;
 				}
+			}
 			break;
 		case SCOPE_PAIR:
 			for (t.pair = 0; t.pair < (int)ctx->inv.npair; t.pair++) {

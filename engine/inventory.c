@@ -9,23 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/xalloc.h"
+
 #include "access/sysroot.h"
 #include "engine/context.h"
 
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define IB_CLASS	"/sys/class/infiniband"
 #define PCI_VENDOR_NVIDIA 0x10de
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
-	return p;
-}
 
 /* VGA (0x0300) or 3D controller (0x0302) from NVIDIA: a GPU. */
 static bool is_nvidia_gpu(const char *bdf, unsigned int *device)
@@ -90,8 +81,17 @@ static void build_gpus(struct gdr_ctx *ctx)
 		}
 		add_gpu_subject(ctx, g, &cf->gpus[i]);
 	}
-	/* Then GPUs on the PCI bus that CUDA did not report. */
-	for (size_t j = 0; j < n; j++) {
+	/*
+	 * Then GPUs on the PCI bus that CUDA did not report -- unless a CUDA
+	 * GPU's address is unknown: one of them is that GPU, and listing it
+	 * twice would call it "not visible to CUDA".
+	 */
+	size_t scan = n;
+
+	for (int i = 0; i < cf->gpus_recorded; i++)
+		if (!cf->gpus[i].pci[0])
+			scan = 0;
+	for (size_t j = 0; j < scan; j++) {
 		struct inv_gpu *g;
 		unsigned int device;
 
@@ -119,13 +119,17 @@ static int cmp_port(const void *a, const void *b)
  * The PCI function a sysfs link leads to: the deepest BDF in its realpath
  * (a netdev's "device" may be a virtio device below the PCI function).
  */
-static bool realpath_bdf(const char *link, char *out, size_t len)
+static bool realpath_bdf(const char *link, char *out, size_t len, int *err)
 {
 	char real[1024];
 	unsigned int d, b, s, f;
 	char tail;
+	int ret = sysroot_realpath(link, real, sizeof(real));
 
-	if (sysroot_realpath(link, real, sizeof(real)))
+	/* A loop is an unreadable entry, not an absent one. */
+	if (ret == -ELOOP && err)
+		*err = ELOOP;
+	if (ret)
 		return false;
 	for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
 		const char *comp = slash + 1;
@@ -149,7 +153,7 @@ static void nic_pci(struct inv_nic *nic)
 	char p[256], ndev[64];
 
 	snprintf(p, sizeof(p), IB_CLASS "/%s/device", nic->name);
-	if (realpath_bdf(p, nic->pci, sizeof(nic->pci))) {
+	if (realpath_bdf(p, nic->pci, sizeof(nic->pci), &nic->pci_err)) {
 		snprintf(nic->pci_via, sizeof(nic->pci_via), "device");
 		return;
 	}
@@ -158,7 +162,7 @@ static void nic_pci(struct inv_nic *nic)
 	    strchr(ndev, '/'))
 		return;
 	snprintf(p, sizeof(p), "/sys/class/net/%s/device", ndev);
-	if (realpath_bdf(p, nic->pci, sizeof(nic->pci)))
+	if (realpath_bdf(p, nic->pci, sizeof(nic->pci), &nic->pci_err))
 		snprintf(nic->pci_via, sizeof(nic->pci_via), "netdev %s", ndev);
 }
 
@@ -196,7 +200,7 @@ static void build_nics(struct gdr_ctx *ctx)
 					      label, nic->pci, -1);
 
 		snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports", nic->name);
-		sysroot_list(dir, &ports, &np);
+		nic->ports_err = -sysroot_list(dir, &ports, &np);
 		nic->ports = xcalloc(np, sizeof(*nic->ports));
 		for (size_t p = 0; p < np; p++) {
 			char *end;

@@ -15,6 +15,7 @@
 #include "access/pci.h"
 #include "access/sysroot.h"
 #include "engine/context.h"
+#include "report/xalloc.h"
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
 
@@ -127,28 +128,32 @@ void pcitree_build(struct gdr_ctx *ctx)
 	}
 	if (sysroot_list(PCI_DEVICES, &names, &n))
 		return;
-	t->n = calloc(n ? n : 1, sizeof(*t->n));
-	parents = calloc(n ? n : 1, sizeof(*parents));
-	ctx->cfg = calloc(n ? n : 1, sizeof(*ctx->cfg));
-	if (!t->n || !parents || !ctx->cfg) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
+	t->n = xcalloc(n, sizeof(*t->n));
+	parents = xcalloc(n, sizeof(*parents));
+	ctx->cfg = xcalloc(n, sizeof(*ctx->cfg));
 	for (size_t i = 0; i < n; i++) {
 		struct pcinode *nd = &t->n[t->count];
 		char p[PATH_MAX], real[PATH_MAX];
 		long long v;
+		int ret;
 
 		if (strlen(names[i]) >= sizeof(nd->bdf))
 			continue;
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s", names[i]);
-		if (sysroot_realpath(p, real, sizeof(real)))
+		ret = sysroot_realpath(p, real, sizeof(real));
+		if (ret) {
+			if (!t->unresolved++)
+				snprintf(t->first_unresolved,
+					 sizeof(t->first_unresolved), "%s: %s",
+					 names[i], strerror(-ret));
 			continue;
+		}
 		snprintf(nd->bdf, sizeof(nd->bdf), "%s", names[i]);
 		place(real, names[i], nd->root, sizeof(nd->root),
 		      parents[t->count], sizeof(parents[0]));
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", names[i]);
-		nd->class_code = sysroot_read_ll(p, &v) ? 0 : (unsigned int)v;
+		nd->class_bad = sysroot_read_ll(p, &v) != 0;
+		nd->class_code = nd->class_bad ? 0 : (unsigned int)v;
 		nd->bridge = (nd->class_code >> 8) == 0x0604;
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s/numa_node", names[i]);
 		nd->numa = sysroot_read_ll(p, &v) ? -1 : (int)v;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/xalloc.h"
+
 #include "engine/gates.h"
 
 enum fold {
@@ -80,17 +82,6 @@ struct fold_index {
 	bool *has_port;		/* subject (NIC) -> has a port subject */
 	int ngpu, nnic;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
-	return p;
-}
 
 static void index_build(const struct report *r, struct fold_index *ix)
 {
@@ -162,11 +153,7 @@ static void fold_path(struct report *r, enum gdr_path p,
 	int decisive = -1, error = -1, candidates = 0, blocked = 0;
 	bool ready = false;
 
-	ss = calloc(r->nsubj ? r->nsubj : 1, sizeof(*ss));
-	if (!ss) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
+	ss = xcalloc(r->nsubj, sizeof(*ss));
 	for (size_t i = 0; i < r->nsubj; i++)
 		ss[i] = (struct subject_state){ FOLD_OK, -1, -1 };
 
@@ -183,14 +170,8 @@ static void fold_path(struct report *r, enum gdr_path p,
 			continue;
 		state_add(&ss[res->subject], res, (int)i);
 		if (res->status == ST_BLOCKED) {
-			int *nb = realloc(pv->blockers,
-					  (pv->nblockers + 1) * sizeof(int));
-
-			if (!nb) {
-				fputs("gdrcheck: out of memory\n", stderr);
-				exit(3);
-			}
-			pv->blockers = nb;
+			pv->blockers = xrealloc(pv->blockers,
+						(pv->nblockers + 1) * sizeof(int));
 			pv->blockers[pv->nblockers++] = (int)i;
 		}
 	}
@@ -227,14 +208,8 @@ static void fold_path(struct report *r, enum gdr_path p,
 				merge(&c, &ss[pair]);
 			candidates++;
 			if (c.state == FOLD_OK) {
-				int (*nr)[2] = realloc(pv->ready, (pv->nready + 1) *
-						       sizeof(*pv->ready));
-
-				if (!nr) {
-					fputs("gdrcheck: out of memory\n", stderr);
-					exit(3);
-				}
-				pv->ready = nr;
+				pv->ready = xrealloc(pv->ready, (pv->nready + 1) *
+						     sizeof(*pv->ready));
 				pv->ready[pv->nready][0] = (int)g;
 				pv->ready[pv->nready][1] = (int)q;
 				pv->nready++;

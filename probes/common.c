@@ -28,6 +28,19 @@ enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 		snprintf(buf, len, "could not start the isolated worker");
 		return ST_ERROR;
 	case STAGE_SKIPPED_DEP:
+		/* Name the stage and call that poisoned the library. */
+		for (int o = 0; o < WSTAGE_COUNT; o++) {
+			char inner[192];
+
+			if (o == (int)s || (ctx->vf->stage[o].state != STAGE_TIMEOUT &&
+					    ctx->vf->stage[o].state != STAGE_CRASHED))
+				continue;
+			stage_problem(ctx, (enum worker_stage)o, inner,
+				      sizeof(inner));
+			snprintf(buf, len, "not run: the %s stage before it %s",
+				 stage_name((enum worker_stage)o), inner);
+			return ST_ERROR;
+		}
 		snprintf(buf, len, "not run: the vendor library hung or "
 			 "crashed in an earlier stage");
 		return ST_ERROR;
@@ -62,6 +75,23 @@ const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
 	if (i < 0 || i >= ctx->vf->verbs.count || i >= VF_MAX_NICS)
 		return NULL;
 	return &ctx->vf->verbs.nics[i];
+}
+
+bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len)
+{
+	static const enum worker_stage cuda_stages[] = {
+		WSTAGE_CUDA, WSTAGE_CUDA_EXPORT,
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		enum stage_state st = ctx->vf->stage[cuda_stages[i]].state;
+
+		if (st == STAGE_TIMEOUT || st == STAGE_CRASHED) {
+			stage_problem(ctx, cuda_stages[i], buf, len);
+			return true;
+		}
+	}
+	return false;
 }
 
 bool cuda_usable(const struct gdr_ctx *ctx)

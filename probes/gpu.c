@@ -138,6 +138,19 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 		r->duration_ms = cf->init.ms;
 		return;
 	}
+	if (!cf->version_call.called &&
+	    stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
+		emit(ctx, ctx->host, ST_ERROR, "CUINIT_PROBE_FAILED",
+		     "cuInit succeeded, then cuDriverGetVersion: %s", why);
+		return;
+	}
+	if (cf->version_call.rc != CUDA_SUCCESS) {
+		r = emit(ctx, ctx->host, ST_WARN, "DRIVER_VERSION_UNKNOWN",
+			 "cuInit succeeded; cuDriverGetVersion failed: %s",
+			 cf->version_call.name);
+		r->duration_ms = cf->init.ms;
+		return;
+	}
 	cuda_version_string(cf->driver_version, ver, sizeof(ver));
 	r = emit(ctx, ctx->host, ST_PASS, "CUINIT_OK",
 		 "cuInit succeeded; driver supports CUDA %s", ver);
@@ -200,15 +213,48 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 	char cc[24];
 
 	if (!g) {
+		const struct cuda_facts *cf = &ctx->vf->cuda;
+		char why[256];
+
 		if (!cuda_usable(ctx)) {
 			emit(ctx, ig->subject, ST_SKIP, "CUDA_UNAVAILABLE",
 			     "on the PCI bus; CUDA not initialised");
+			return;
+		}
+		/* CUDA did not finish enumerating: visibility is unknown. */
+		if (!cf->count_call.called || cf->count_call.rc != CUDA_SUCCESS ||
+		    stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
+			if (cf->count_call.called &&
+			    cf->count_call.rc != CUDA_SUCCESS)
+				snprintf(why, sizeof(why),
+					 "cuDeviceGetCount failed: %s",
+					 cf->count_call.name);
+			else if (!cf->count_call.called)
+				stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why));
+			emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_INCOMPLETE",
+			     "on the PCI bus at %s; CUDA enumeration did not "
+			     "finish: %s", ig->pci, why);
 			return;
 		}
 		r = emit(ctx, ig->subject, ST_BLOCKED, "GPU_NOT_VISIBLE",
 			 "on the PCI bus at %s but not visible to CUDA", ig->pci);
 		result_remedy(r, "check CUDA_VISIBLE_DEVICES, the container's "
 			      "GPU list and `dmesg | grep NVRM` for this GPU");
+		return;
+	}
+	if (g->enum_call.called && strcmp(g->enum_fn, "cuDeviceTotalMem_v2")) {
+		emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_FAILED",
+		     "CUDA device %d: %s failed: %s", g->ordinal, g->enum_fn,
+		     g->enum_call.name);
+		return;
+	}
+	if (!g->complete) {
+		char why[256];
+
+		if (!stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
+			snprintf(why, sizeof(why), "its queries did not finish");
+		emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_INCOMPLETE",
+		     "CUDA device %d: %s", g->ordinal, why);
 		return;
 	}
 	if (g->cc_major == CU_ATTR_UNKNOWN || g->cc_minor == CU_ATTR_UNKNOWN)
@@ -244,7 +290,11 @@ static void attr_error(struct gdr_ctx *ctx, int subject,
 {
 	char why[256];
 
-	if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
+	if (g->enum_call.called && strcmp(g->enum_fn, "cuDeviceTotalMem_v2"))
+		emit(ctx, subject, ST_ERROR, "CUDA_ENUM_FAILED",
+		     "%s unknown: %s failed: %s", attr, g->enum_fn,
+		     g->enum_call.name);
+	else if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
 		emit(ctx, subject, ST_ERROR, "ATTR_PROBE_FAILED",
 		     "%s: %s", attr, why);
 	else
@@ -314,6 +364,14 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 
 	if (!g)
 		return;
+	if (!drv) {
+		emit(ctx, subject, ST_ERROR, "DRIVER_VERSION_UNKNOWN",
+		     "cannot tell whether the driver is >= CUDA 11.7: "
+		     "cuDriverGetVersion failed (%s)",
+		     ctx->vf->cuda.version_call.called ?
+		     ctx->vf->cuda.version_call.name : "did not return");
+		return;
+	}
 	cuda_version_string(drv, ver, sizeof(ver));
 	if (drv < CUDA_DRIVER_MIN_DMABUF) {
 		r = emit(ctx, subject, ST_BLOCKED, "DRIVER_TOO_OLD_FOR_DMABUF",

@@ -204,6 +204,9 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 		if (stage_problem(ctx, WSTAGE_CUDA_EXPORT, why, sizeof(why))) {
 			emit(ctx, subject, ST_ERROR, "EXPORT_PROBE_FAILED",
 			     "%s", why);
+		} else if (g->setup_call.called) {
+			emit(ctx, subject, ST_ERROR, "EXPORT_SETUP_FAILED",
+			     "cuCtxSetCurrent failed: %s", g->setup_call.name);
 		} else if (c->called && c->rc != CUDA_SUCCESS) {
 			r = emit(ctx, subject, ST_ERROR, "EXPORT_SETUP_FAILED",
 				 "%s failed: %s",

@@ -9,6 +9,7 @@
 #include "access/sysroot.h"
 #include "probes/parse.h"
 #include "probes/probes.h"
+#include "report/xalloc.h"
 
 #define IB_CLASS	"/sys/class/infiniband"
 #define UVERBS_CLASS	"/sys/class/infiniband_verbs"
@@ -150,12 +151,8 @@ static void uverbs_map_load(void)
 		 sysroot_get());
 	if (sysroot_list(UVERBS_CLASS, &names, &n))
 		return;
-	uverbs_map.node = calloc(n ? n : 1, sizeof(*uverbs_map.node));
-	uverbs_map.ibdev = calloc(n ? n : 1, sizeof(*uverbs_map.ibdev));
-	if (!uverbs_map.node || !uverbs_map.ibdev) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
+	uverbs_map.node = xcalloc(n, sizeof(*uverbs_map.node));
+	uverbs_map.ibdev = xcalloc(n, sizeof(*uverbs_map.ibdev));
 	for (size_t i = 0; i < n; i++) {
 		char p[256];
 		size_t k = uverbs_map.n;
@@ -228,7 +225,21 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 		nic_identity(r, nic);
 		return;
 	}
-	if (!v->lib.loaded || !v->list_called) {
+	if (v->lib.loaded && v->list_called && v->list_errno) {
+		r = emit(ctx, nic->subject, ST_ERROR, "DEVICE_LIST_FAILED",
+			 "%s present; ibv_get_device_list failed: %s", node,
+			 strerror(v->list_errno));
+		ev_int(r, "errno", v->list_errno);
+	} else if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)) &&
+		   (!vn || !vn->opened)) {
+		/* The stage broke before this device was decided. */
+		r = emit(ctx, nic->subject, ST_ERROR, "VERBS_PROBE_FAILED",
+			 "%s present; opening it: %s", node, why);
+	} else if (!vn && v->name_errno) {
+		r = emit(ctx, nic->subject, ST_ERROR, "DEVICE_NAME_FAILED",
+			 "%s present; ibv_get_device_name failed: %s", node,
+			 strerror(v->name_errno));
+	} else if (!v->lib.loaded || !v->list_called) {
 		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)))
 			r = emit(ctx, nic->subject, ST_ERROR, "VERBS_PROBE_FAILED",
 				 "%s present; opening it: %s", node, why);
@@ -270,10 +281,27 @@ static int port_attr(const struct inv_nic *nic, int port, const char *attr,
 	return sysroot_read_line(p, buf, len);
 }
 
+/* Port gates asked about a NIC whose ports cannot be listed. */
+static bool ports_unlisted(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+
+	if (t->port >= 0)
+		return false;
+	emit(ctx, nic->subject, ST_ERROR, "PORTS_UNREADABLE",
+	     "cannot list %s/%s/ports: %s", IB_CLASS, nic->name,
+	     strerror(nic->ports_err));
+	return true;
+}
+
 void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
-	const struct inv_port *pt = &nic->ports[t->port];
+	const struct inv_port *pt;
+
+	if (ports_unlisted(ctx, t))
+		return;
+	pt = &nic->ports[t->port];
 	char state[64], phys[64] = "", ll[32] = "", rate[64] = "";
 	char sname[32], pname[32] = "?";
 	int snum, pnum;
@@ -318,12 +346,15 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
-	const struct inv_port *pt = &nic->ports[t->port];
+	const struct inv_port *pt;
 	struct gid_scan gs;
 	char ll[32] = "";
 	struct result *r;
 	int v2, v1, populated;
 
+	if (ports_unlisted(ctx, t))
+		return;
+	pt = &nic->ports[t->port];
 	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
 	if (strcmp(ll, "Ethernet")) {
 		emit(ctx, pt->subject, ST_SKIP, "NOT_ROCE",
@@ -361,6 +392,11 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 			      "rdma_cm default_roce_mode) and give the netdev an "
 			      "IP address");
 		ev_int(r, "gid_index", v1);
+	} else if (gs.malformed) {
+		r = emit(ctx, pt->subject, ST_ERROR, "GID_TABLE_MALFORMED",
+			 "no usable RoCE GID, and %d GID file(s) hold no GID "
+			 "(first: gids/%s): the table cannot be trusted",
+			 gs.malformed, gs.first_bad);
 	} else {
 		r = emit(ctx, pt->subject, ST_BLOCKED, "NO_ROCE_GID",
 			 "no usable RoCE GID (%d non-zero GID(s)): the netdev "

@@ -283,12 +283,20 @@ void pcitree_path(const struct pcitree *t, int a, int b, struct pcipath *p)
 
 	memset(p, 0, sizeof(*p));
 	p->turn = -1;
+	p->suspect = -1;
 	p->cls = TOPO_UNKNOWN;
 	if (a < 0 || b < 0)
 		return;
 	p->known = true;
 	na = chain(t, a, ca);
 	nb = chain(t, b, cb);
+	/* A node whose class is unknown may be a bridge: flag the path. */
+	for (int i = 0; i < na && p->suspect < 0; i++)
+		if (t->n[ca[i]].class_bad)
+			p->suspect = ca[i];
+	for (int j = 0; j < nb && p->suspect < 0; j++)
+		if (t->n[cb[j]].class_bad)
+			p->suspect = cb[j];
 	for (int i = 0; i < na && ia < 0; i++)
 		for (int j = 0; j < nb; j++)
 			if (ca[i] == cb[j]) {

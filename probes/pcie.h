@@ -96,12 +96,15 @@ struct pcinode {
 	bool type_inferred;
 	int numa;		/* -1 unknown */
 	unsigned int class_code;
+	bool class_bad;		/* sysfs class unreadable or malformed */
 };
 
 struct pcitree {
 	struct pcinode *n;
 	size_t count;
 	int numa_nodes;		/* NUMA nodes of the machine, 0 unknown */
+	int unresolved;		/* entries whose sysfs link could not be followed */
+	char first_unresolved[96];
 };
 
 #define PCIPATH_MAX 32
@@ -113,6 +116,7 @@ struct pcipath {
 	int nbridges;
 	int units;		/* switches/bridges counted as nvidia-smi does */
 	enum topo_class cls;
+	int suspect;		/* a node on the way whose class is bad, -1 */
 };
 
 int pcitree_find(const struct pcitree *t, const char *bdf);

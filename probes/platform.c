@@ -11,6 +11,7 @@
 #include "access/sysroot.h"
 #include "probes/parse.h"
 #include "probes/probes.h"
+#include "report/xalloc.h"
 
 /* NVIDIA's BAR1 is the GPU's second memory BAR (see pci_nth_mem_bar). */
 #define BAR1_ORDINAL 1
@@ -52,8 +53,10 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	format_bytes(size, bar, sizeof(bar));
 	if (!g || !g->total_mem) {
 		r = emit(ctx, ig->subject, ST_SKIP, "GPU_MEMORY_UNKNOWN",
-			 "BAR1 is %s; GPU memory size unknown (CUDA unavailable)",
-			 bar);
+			 "BAR1 is %s; GPU memory size unknown (%s%s%s)", bar,
+			 g && g->enum_call.called ? g->enum_fn : "CUDA unavailable",
+			 g && g->enum_call.called ? " failed: " : "",
+			 g && g->enum_call.called ? g->enum_call.name : "");
 	} else {
 		format_bytes(g->total_mem, mem, sizeof(mem));
 		if (size >= g->total_mem) {
@@ -210,6 +213,12 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 			      "RHEL: pciutils-libs)");
 		return;
 	}
+	if (p->suspect >= 0) {
+		emit(ctx, pr->subject, ST_ERROR, "PATH_UNTRUSTED",
+		     "%s/class is unreadable or malformed: the bridges of the "
+		     "path are unknown", ctx->tree.n[p->suspect].bdf);
+		return;
+	}
 	if (!p->nbridges) {
 		emit(ctx, pr->subject, ST_PASS, "NO_BRIDGE_ON_PATH",
 		     "no PCIe bridge between GPU and NIC: nothing to redirect");
@@ -288,18 +297,25 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 
 void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t)
 {
-	bool *on = calloc(ctx->tree.count ? ctx->tree.count : 1, sizeof(*on));
+	bool *on = xcalloc(ctx->tree.count, sizeof(*on));
 	int bridges = 0, with_acs = 0, redirect = 0, unreadable = 0;
 	char key[64], bits[128];
 	struct result *r;
 
-	if (!on) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
+	for (size_t i = 0; i < ctx->inv.npair; i++) {
+		const struct pcipath *pp = &ctx->inv.pair[i].path;
+
+		if (pp->suspect >= 0) {
+			emit(ctx, ctx->host, ST_ERROR, "PATH_UNTRUSTED",
+			     "%s/class is unreadable or malformed: the bridges on "
+			     "GPU-NIC paths are unknown",
+			     ctx->tree.n[pp->suspect].bdf);
+			free(on);
+			return;
+		}
+		for (int b = 0; b < pp->nbridges; b++)
+			on[pp->bridges[b]] = true;
 	}
-	for (size_t i = 0; i < ctx->inv.npair; i++)
-		for (int b = 0; b < ctx->inv.pair[i].path.nbridges; b++)
-			on[ctx->inv.pair[i].path.bridges[b]] = true;
 	for (size_t i = 0; i < ctx->tree.count; i++) {
 		const struct pci_cfg *c = &ctx->cfg[i];
 

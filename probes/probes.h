@@ -77,6 +77,9 @@ const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
 /* The verbs facts for an inventory NIC, or NULL if verbs does not list it. */
 const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic);
 
+/* Did a CUDA stage hang or crash (so later ones skipped libcuda)? */
+bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len);
+
 /* Was the CUDA side usable at all (library + cuInit)? */
 bool cuda_usable(const struct gdr_ctx *ctx);
 

@@ -60,6 +60,12 @@ static bool stage_missing_gpu(struct gdr_ctx *ctx, int subject,
 		     "%s: %s", what, why);
 		return true;
 	}
+	if (rf->ran && needs_gpu && !rf->cuda &&
+	    cuda_poisoned(ctx, why, sizeof(why))) {
+		emit(ctx, subject, ST_ERROR, "REGISTRATION_PROBE_FAILED",
+		     "%s not tried without libcuda: %s", what, why);
+		return true;
+	}
 	if (!rf->ran || (needs_gpu && !rf->cuda)) {
 		emit(ctx, subject, ST_SKIP, "VENDOR_UNAVAILABLE",
 		     "%s not tried: %s unusable (see the %s layer)", what,
@@ -278,6 +284,10 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		r = emit(ctx, pr->subject, ST_PASS, "TRANSFER_VERIFIED",
 			 "loopback RC on port %d: RDMA WRITE into and READ from "
 			 "GPU memory, %s verified", pp->port, human);
+	} else if (d->dtoh.called) {
+		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
+			 "RDMA WRITE completed; checking GPU memory failed: "
+			 "cuMemcpyDtoH_v2: %s", d->dtoh.name);
 	} else if (d->timeout) {
 		r = emit(ctx, pr->subject, ST_ERROR, "NO_COMPLETION",
 			 "%s: no completion within the deadline (the NIC never "

@@ -64,6 +64,26 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 		     "no PCI function readable under /sys/bus/pci/devices");
 		return;
 	}
+	{
+		size_t bad = 0, first = 0;
+
+		for (size_t i = 0; i < tr->count; i++)
+			if (tr->n[i].class_bad && !bad++)
+				first = i;
+		if (tr->unresolved || bad) {
+			r = emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_INCOMPLETE",
+				 "the PCIe tree is incomplete: %d unresolvable "
+				 "entr%s%s%s%s, %zu function(s) with a malformed "
+				 "class%s%s%s", tr->unresolved,
+				 tr->unresolved == 1 ? "y" : "ies",
+				 tr->unresolved ? " (" : "", tr->first_unresolved,
+				 tr->unresolved ? ")" : "", bad,
+				 bad ? " (" : "", bad ? tr->n[first].bdf : "",
+				 bad ? "/class)" : "");
+			ev_int(r, "functions", (long long)tr->count);
+			return;
+		}
+	}
 	if (hv == 1)
 		r = emit(ctx, ctx->host, ST_WARN, "VIRTUAL_MACHINE",
 			 "under a hypervisor: this PCIe tree (%zu functions, "
@@ -116,16 +136,39 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 	char br[1024];
 	struct result *r;
 
+	if (nic->pci_err) {
+		emit(ctx, pr->subject, ST_ERROR, "NIC_PCI_UNRESOLVABLE",
+		     "cannot follow %s's sysfs device link: %s", nic->name,
+		     strerror(nic->pci_err));
+		return;
+	}
 	if (!nic->pci[0]) {
 		emit(ctx, pr->subject, ST_SKIP, "NIC_NOT_PCI",
 		     "%s has no PCI function (software RDMA device without a "
 		     "PCI netdev): no PCIe path", nic->name);
 		return;
 	}
+	if (!gpu->pci[0]) {
+		const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
+
+		emit(ctx, pr->subject, ST_ERROR, "GPU_PCI_UNKNOWN",
+		     "the GPU's PCI address is unknown%s%s%s",
+		     g && g->enum_call.called ? " (" : "",
+		     g && g->enum_call.called ? g->enum_fn : "",
+		     g && g->enum_call.called ? " failed)" : "");
+		return;
+	}
 	if (pr->node_gpu < 0 || pr->node_nic < 0) {
 		emit(ctx, pr->subject, ST_ERROR, "PATH_UNKNOWN",
 		     "%s not found under /sys/bus/pci/devices",
 		     pr->node_gpu < 0 ? gpu->pci : nic->pci);
+		return;
+	}
+	if (p->suspect >= 0) {
+		emit(ctx, pr->subject, ST_ERROR, "PATH_UNTRUSTED",
+		     "%s/class is unreadable or malformed: it may be a bridge, "
+		     "so the path cannot be classified",
+		     ctx->tree.n[p->suspect].bdf);
 		return;
 	}
 	bridges_string(ctx, p, br, sizeof(br));

@@ -4,18 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/xalloc.h"
+
 #include "report/result.h"
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-
-	if (!q) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
-	return q;
-}
 
 size_t report_remedies(const struct report *r, struct remedy **out)
 {

@@ -6,20 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Out of memory while recording a diagnosis leaves nothing sane to report:
- * fail loudly rather than print a partial report.
- */
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-
-	if (!q) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
-	return q;
-}
+#include "report/xalloc.h"
 
 static char *__attribute__((format(printf, 1, 0)))
 xvasprintf(const char *fmt, va_list ap)
@@ -31,17 +18,6 @@ xvasprintf(const char *fmt, va_list ap)
 		exit(3);
 	}
 	return s;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		exit(3);
-	}
-	return d;
 }
 
 void report_init(struct report *r)

@@ -892,7 +892,7 @@ static void test_infer_types_keeps_config(void **state)
 static void test_infer_types_cycle(void **state)
 {
 	struct pcinode nodes[3];
-	struct pcitree t = { nodes, 3, 1 };
+	struct pcitree t = { .n = nodes, .count = 3, .numa_nodes = 1 };
 
 	/* Corrupt: two untyped bridges each other's parent. Terminates,
 	 * nothing to infer from. */
@@ -1070,7 +1070,7 @@ static void test_path_phb(void **state)
 static void test_path_flat(void **state)
 {
 	struct pcinode nodes[2];
-	struct pcitree t = { nodes, 2, 2 };
+	struct pcitree t = { .n = nodes, .count = 2, .numa_nodes = 2 };
 	struct pcipath p;
 
 	/* Both on the root bus (a VM, or an integrated device). */
@@ -1126,7 +1126,7 @@ static void test_path_unknown(void **state)
 static void test_path_cycle(void **state)
 {
 	struct pcinode nodes[5];
-	struct pcitree t = { nodes, 5, 1 };
+	struct pcitree t = { .n = nodes, .count = 5, .numa_nodes = 1 };
 	struct pcipath p;
 
 	memset(nodes, 0, sizeof(nodes));
@@ -1192,7 +1192,7 @@ struct guarded_path {
 static void test_path_deep_branches(void **state)
 {
 	struct pcinode nodes[2 + 2 * DEEP + 2];
-	struct pcitree t = { nodes, sizeof(nodes) / sizeof(nodes[0]), 1 };
+	struct pcitree t = { .n = nodes, .count = sizeof(nodes) / sizeof(nodes[0]), .numa_nodes = 1 };
 	struct guarded_path g;
 	int n = 0, a = -1, b = -1, up;
 

@@ -1,0 +1,176 @@
+#!/bin/sh
+# Command-line contract: a bad option is a usage error (exit 2) with a clear
+# message on stderr naming the offending option or value, and nothing on
+# stdout (no half report a script could mistake for a result); the good ones
+# work: --help and --version exit 0, --list-gates lists every gate a report
+# can hold. Runs against the PIX fixture of the registration scenarios with
+# the test doubles, so an option wrongly accepted still ends quickly.
+#
+#   tests/check-options.sh      env GDRCHECK_BIN: the binary (default ./gdrcheck),
+#                               GDRCHECK_WRAP: a command to run it under
+# Ends with "options: N passed, N failed".
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=${GDRCHECK_BIN:-$top/gdrcheck}
+wrap=${GDRCHECK_WRAP:-}	# e.g. valgrind (make valgrind)
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-options.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+pass=0
+fail=0
+
+if ! python3 "$top/tests/scenarios/mksysroot.py" \
+	"$top/tests/scenarios/reg-ok/sysroot.spec" "$work/sysroot" >/dev/null; then
+	echo "options: fixture build failed"
+	echo "options: 0 passed, 1 failed"
+	exit 1
+fi
+export GDRCHECK_LIBCUDA="$top/tests/doubles/libcuda-fake.so"
+export GDRCHECK_LIBIBVERBS="$top/tests/doubles/libibverbs-fake.so"
+export FAKE_CUDA_SCENARIO="$top/tests/scenarios/reg-ok/cuda.conf"
+export FAKE_VERBS_SCENARIO="$top/tests/scenarios/reg-ok/verbs.conf"
+export NO_COLOR=1 SOURCE_DATE_EPOCH=0
+unset FAKE_LEDGER_DIR
+
+ok() {
+	echo "PASS $1"
+	pass=$((pass + 1))
+}
+
+bad() {
+	echo "FAIL $1: $2"
+	sed 's/^/     stderr: /' "$work/err" | head -n 3
+	fail=$((fail + 1))
+}
+
+run() {
+	# shellcheck disable=SC2086 # $wrap is a command line
+	timeout -k 5 120 $wrap "$bin" "$@" >"$work/out" 2>"$work/err"
+}
+
+# usage TOKEN ARG...: exit 2, stdout empty, stderr names TOKEN (fixed string).
+usage() {
+	token=$1
+	shift
+	label="usage: $*"
+	run "$@"
+	rc=$?
+	if [ $rc -ne 2 ]; then
+		bad "$label" "exit status $rc, expected 2"
+	elif [ -s "$work/out" ]; then
+		bad "$label" "wrote $(wc -c <"$work/out") bytes to stdout"
+	elif ! head -n 1 "$work/err" | grep -q '^gdrcheck: '; then
+		bad "$label" "no 'gdrcheck: ' message on stderr"
+	elif ! head -n 1 "$work/err" | grep -qF -- "$token"; then
+		bad "$label" "the message does not name '$token'"
+	else
+		ok "$label"
+	fi
+}
+
+S="--sysroot $work/sysroot"
+# shellcheck disable=SC2086 # $S is two words
+{
+usage "'--bogus'" $S --bogus
+usage "'-Z'" $S -Z
+usage "--timeout" $S --timeout
+usage "-t" $S -t
+usage "--require" $S --require
+usage "'bogus'" $S --require bogus
+usage "'0'" $S --timeout 0
+usage "'-5'" $S --timeout -5
+usage "'abc'" $S --timeout abc
+usage "'1e9'" $S --timeout 1e9
+usage "'nan'" $S --timeout nan
+usage "'0.05'" $S --timeout 0.05
+usage "'3'" $S --reg-size 3
+usage "'5K'" $S --reg-size 5K
+usage "'2T'" $S --reg-size 2T
+usage "'-1'" $S --reg-size -1
+usage "'0'" $S --reg-size 0
+usage "'1025M'" $S --reg-size 1025M
+usage "'xml'" $S --format xml
+usage "--format" $S --format=
+usage "'bogus.gate'" $S --only bogus.gate
+usage "'nope'" $S --skip nope
+usage "--only" $S --only gpu,,nic
+usage "--only" $S --only=
+usage "'FOO'" $S --max-distance FOO
+usage "'/nonexistent'" --sysroot /nonexistent
+usage "--sysroot" --sysroot ''
+usage "--sysroot" --sysroot=
+usage "'/nonexistent'" $S --pci-dump /nonexistent
+usage "'foo'" $S foo bar
+usage "'sometimes'" $S --color=sometimes
+usage "--libcuda" $S --libcuda=
+}
+
+# --help / --version: exit 0 on stdout, nothing on stderr.
+if run --help && grep -q '^Usage: gdrcheck' "$work/out" && [ ! -s "$work/err" ]; then
+	ok "--help"
+else
+	bad "--help" "exit status, Usage line or stderr wrong"
+fi
+if run -h && grep -q '^Usage: gdrcheck' "$work/out"; then ok "-h"; else bad "-h" "no usage"; fi
+if run --version && grep -qE '^gdrcheck [0-9]+\.[0-9]+\.[0-9]+$' "$work/out" &&
+	[ ! -s "$work/err" ]; then
+	ok "--version"
+else
+	bad "--version" "exit status or 'gdrcheck X.Y.Z' line wrong"
+fi
+# Every option --help shows is in the option parser: none is a usage error.
+run --help
+for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
+	case $o in
+	--help | --version | --list-gates) continue ;;
+	--json | --quiet | --redact | --every-gpu | --warn-fails | --no-alloc | \
+	--no-datapath | --no-color | --verbose | --color) args="$o" ;;
+	--format) args="$o json" ;;
+	--only) args="$o host" ;;
+	--skip) args="$o host" ;;
+	--output) args="$o $work/report.txt" ;;
+	--require) args="$o dmabuf" ;;
+	--max-distance) args="$o SYS" ;;
+	--capture) args="$o $work/cap.tar.gz" ;;
+	--sysroot) continue ;;
+	--libcuda) args="$o $GDRCHECK_LIBCUDA" ;;
+	--libibverbs) args="$o $GDRCHECK_LIBIBVERBS" ;;
+	--libpci) args="$o /nonexistent/libpci.so.3" ;;
+	--pci-dump) continue ;;
+	--timeout) args="$o 5" ;;
+	--reg-size) args="$o 4K" ;;
+	*) bad "help lists $o" "no good value known to this test: add it"; continue ;;
+	esac
+	# shellcheck disable=SC2086 # word lists
+	run $S $args
+	rc=$?
+	case $rc in
+	0 | 1 | 3) ok "accepted: $args" ;;
+	*) bad "accepted: $args" "exit status $rc" ;;
+	esac
+done
+
+# --list-gates: every gate a full report holds, in chain order, exit 0.
+run -L
+rc=$?
+listed=$(awk 'NF >= 2 && $1 ~ /^[a-z]+\.[a-z0-9_]+$/ { print $1 }' "$work/out")
+run $S --json --timeout 5
+gates=$(python3 -c 'import json, sys
+seen = []
+for r in json.load(open(sys.argv[1]))["results"]:
+    if r["gate"] not in seen:
+        seen.append(r["gate"])
+print("\n".join(seen))' "$work/out" 2>/dev/null)
+if [ $rc -ne 0 ]; then
+	bad "--list-gates" "exit status $rc"
+elif [ -z "$gates" ]; then
+	bad "--list-gates" "no JSON report to compare with"
+elif [ "$listed" != "$gates" ]; then
+	bad "--list-gates" "differs from the gates of a report (in order):
+$(printf '%s\n' "$listed" >"$work/a"; printf '%s\n' "$gates" >"$work/b"; diff "$work/a" "$work/b")"
+else
+	ok "--list-gates ($(echo "$listed" | wc -l) gates, the report's order)"
+fi
+
+echo "options: $pass passed, $fail failed"
+[ $fail -eq 0 ]
