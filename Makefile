@@ -132,9 +132,11 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 $(FUZZ_DIR)/fuzz_parse:   $(FUZZ_DIR)/obj/probes/parse.o
 $(FUZZ_DIR)/fuzz_pcie:    $(FUZZ_DIR)/obj/probes/pcie.o
-$(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o
+# The sysroot layer records --capture entries: it needs capture.o (and zlib).
+$(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o \
+			  $(FUZZ_DIR)/obj/access/capture.o
 $(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o
-	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^
+	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^ $(shell $(PKG_CONFIG) --libs zlib)
 
 # Seeds are rebuilt when a fixture changes.
 $(FUZZ_DIR)/seeds.stamp: tests/fuzz/make-corpus.sh $(wildcard \
