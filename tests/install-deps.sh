@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs="build-essential clang libclang-rt-dev pkg-config libibverbs-dev libpci-dev libjansson-dev \
 libcmocka-dev zlib1g-dev python3 python3-jsonschema man-db groff-base \
 pciutils \
-shellcheck jq python3-yaml dpkg-dev debhelper"
+shellcheck jq python3-yaml dpkg-dev debhelper time procps"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
