@@ -297,31 +297,11 @@ static void fold_path(struct report *r, enum gdr_path p,
 void verdict_fold(struct report *r, enum require_policy req)
 {
 	struct fold_index ix;
-	enum verdict d, p;
 
 	index_build(r, &ix);
 	for (int i = 0; i < PATH_COUNT; i++)
 		fold_path(r, (enum gdr_path)i, &ix);
 	index_free(&ix);
-	d = r->path[PATH_DMABUF].verdict;
-	p = r->path[PATH_PEERMEM].verdict;
-	switch (req) {
-	case REQUIRE_DMABUF:
-		r->overall = d;
-		break;
-	case REQUIRE_PEERMEM:
-		r->overall = p;
-		break;
-	case REQUIRE_ANY:
-	default:
-		if (d == V_READY || p == V_READY)
-			r->overall = V_READY;
-		else if (d == V_BLOCKED && p == V_BLOCKED)
-			r->overall = V_BLOCKED;
-		else
-			r->overall = V_UNKNOWN;
-		break;
-	}
-	r->exit_code = r->overall == V_READY ? 0 :
-		       r->overall == V_BLOCKED ? 1 : 3;
+	/* The overall verdict and exit code: one rule, in policy.c. */
+	policy_overall(r, req, false);
 }

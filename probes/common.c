@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "access/cuda_api.h"
+#include "access/sysroot.h"
 #include "probes/probes.h"
 
 enum gdr_status stage_problem(const struct gdr_ctx *ctx,
@@ -75,6 +77,31 @@ const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
 	if (i < 0 || i >= ctx->vf->verbs.count || i >= VF_MAX_NICS)
 		return NULL;
 	return &ctx->vf->verbs.nics[i];
+}
+
+int nvidia_module(enum nv_flavour *fl, const char **version)
+{
+	static struct {
+		bool read;
+		int ret;
+		enum nv_flavour fl;
+		char version[64];
+	} nv;
+	char text[4096];
+	ssize_t n;
+
+	if (!nv.read) {
+		nv.read = true;
+		n = sysroot_read("/proc/driver/nvidia/version", text, sizeof(text));
+		if (n < 0)
+			nv.ret = (int)n;
+		else if (parse_nvidia_version(text, &nv.fl, nv.version,
+					      sizeof(nv.version)))
+			nv.ret = -EINVAL;
+	}
+	*fl = nv.fl;
+	*version = nv.version;
+	return nv.ret;
 }
 
 bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len)

@@ -22,18 +22,17 @@ static size_t pci_gpu_count(const struct gdr_ctx *ctx)
 
 void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 {
-	char text[4096], version[64];
+	const char *version;
 	enum nv_flavour fl;
 	struct result *r;
-	ssize_t n = sysroot_read(NV_VERSION, text, sizeof(text));
+	int n = nvidia_module(&fl, &version);
 
-	if (n < 0) {
+	if (n < 0 && n != -EINVAL) {
 		size_t gpus = pci_gpu_count(ctx);
 
 		if (n != -ENOENT) {
 			r = emit(ctx, ctx->host, ST_ERROR, "NVIDIA_VERSION_UNREADABLE",
-				 "cannot read %s: %s", NV_VERSION,
-				 strerror((int)-n));
+				 "cannot read %s: %s", NV_VERSION, strerror(-n));
 			return;
 		}
 		r = emit(ctx, ctx->host, ST_BLOCKED, "NVIDIA_DRIVER_NOT_LOADED",
@@ -44,7 +43,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "pci_gpus", (long long)gpus);
 		return;
 	}
-	if (parse_nvidia_version(text, &fl, version, sizeof(version))) {
+	if (n == -EINVAL) {
 		r = emit(ctx, ctx->host, ST_WARN, "NVIDIA_VERSION_UNRECOGNISED",
 			 "NVIDIA driver loaded, but %s is not in a known format",
 			 NV_VERSION);

@@ -61,18 +61,17 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 
 void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 {
-	char text[4096], version[64];
+	const char *version;
 	enum nv_flavour fl;
 	struct result *r;
-	ssize_t n = sysroot_read("/proc/driver/nvidia/version", text,
-				 sizeof(text));
+	int n = nvidia_module(&fl, &version);
 
-	if (n < 0) {
+	if (n < 0 && n != -EINVAL) {
 		emit(ctx, ctx->host, ST_SKIP, "NVIDIA_DRIVER_NOT_LOADED",
 		     "no NVIDIA kernel driver (see gpu.driver)");
 		return;
 	}
-	if (parse_nvidia_version(text, &fl, version, sizeof(version))) {
+	if (n == -EINVAL) {
 		emit(ctx, ctx->host, ST_ERROR, "NVIDIA_FLAVOUR_UNKNOWN",
 		     "cannot tell the kernel module flavour from "
 		     "/proc/driver/nvidia/version");

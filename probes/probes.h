@@ -8,6 +8,7 @@
  * with emit(). Probes never print.
  */
 #include "engine/context.h"
+#include "probes/parse.h"
 
 /* host */
 void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t);
@@ -76,6 +77,12 @@ enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
 /* The verbs facts for an inventory NIC, or NULL if verbs does not list it. */
 const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic);
+
+/*
+ * /proc/driver/nvidia/version, read and parsed once for the gates that
+ * need it: 0, -errno when unreadable, -EINVAL when not in a known format.
+ */
+int nvidia_module(enum nv_flavour *fl, const char **version);
 
 /* Did a CUDA stage hang or crash (so later ones skipped libcuda)? */
 bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len);
