@@ -1,7 +1,9 @@
 # gdrcheck - GPUDirect RDMA readiness checker
 #
-# Build needs only Debian packages: libibverbs-dev (headers only: libibverbs is
-# dlopen'd), libjansson-dev, pkg-config. No CUDA toolkit: libcuda is dlopen'd.
+# Build needs only Debian packages: libibverbs-dev and libpci-dev (headers
+# only: both are dlopen'd), zlib1g-dev, pkg-config. No CUDA toolkit: libcuda
+# is dlopen'd. The unit tests also need libcmocka-dev and libjansson-dev
+# (jansson parses the JSON reports back and is the writer's reference).
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -20,9 +22,9 @@ OPTFLAGS ?= -O2 -g
 # User CFLAGS/LDFLAGS are appended, never replace what the build needs.
 BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
 	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
-	      $(shell $(PKG_CONFIG) --cflags jansson zlib)
+	      $(shell $(PKG_CONFIG) --cflags zlib)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-LIBS        = $(shell $(PKG_CONFIG) --libs jansson zlib) -ldl -lm
+LIBS        = $(shell $(PKG_CONFIG) --libs zlib) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
 CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c \
@@ -30,14 +32,15 @@ CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access
 	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c engine/policy.c \
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
-	    report/result.c report/remedy.c report/text.c report/json.c \
+	    report/result.c report/remedy.c report/text.c report/json.c report/json_writer.c \
 	    report/junit.c report/prometheus.c report/redact.c report/xalloc.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
-UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact
+UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
+	     tests/unit/test_json_writer
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 
@@ -71,10 +74,11 @@ tests/doubles/libibverbs-fake-old.so: tests/doubles/fake_verbs.c tests/doubles/f
 		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
 
 # --- unit tests (cmocka) ------------------------------------------------------
-CMOCKA_LIBS = $(shell $(PKG_CONFIG) --libs cmocka)
+# jansson reads the JSON reports back: a parser that is not the writer.
+TEST_LIBS = $(shell $(PKG_CONFIG) --libs cmocka jansson)
 
 tests/unit/test_%: tests/unit/test_%.c $(CORE_OBJS)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJS) $(ALL_LDFLAGS) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJS) $(ALL_LDFLAGS) $(TEST_LIBS) $(LIBS)
 
 unit: $(UNIT_TESTS)
 
@@ -103,8 +107,9 @@ clean:
 	rm -rf tests/out
 
 # --- fuzzing: libFuzzer + ASan + UBSan (Debian: clang, libclang-rt-dev) -------
-# Every sysfs/procfs/config-space parser family has a harness in tests/fuzz/
-# linked against the production sources, compiled again into build/fuzz/obj/
+# Every sysfs/procfs/config-space parser family, and the JSON writer, has a
+# harness in tests/fuzz/ linked against the production sources, compiled
+# again into build/fuzz/obj/
 # (never the normal build's .o files). Seeds come from the scenario fixtures
 # (tests/fuzz/make-corpus.sh). `make fuzz` runs each harness FUZZ_SECONDS;
 # `make fuzz-smoke` is the short CI pass. Crash reproducers land in
@@ -115,12 +120,13 @@ FUZZ_DIR      = build/fuzz
 FUZZ_SAN      = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 		$(WARNFLAGS) -D_GNU_SOURCE -DGDRCHECK_VERSION='"$(VERSION)"' -I.
-FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot
+FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json
 FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 # Production sources each harness exercises.
 FUZZ_SRCS_fuzz_parse   = probes/parse.c
 FUZZ_SRCS_fuzz_pcie    = probes/pcie.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
+FUZZ_SRCS_fuzz_json    = report/json_writer.c
 FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\
 	    $(foreach h,$(FUZZ_HARNESSES),tests/fuzz/$(h).c $(FUZZ_SRCS_$(h)))))
 
@@ -135,8 +141,10 @@ $(FUZZ_DIR)/fuzz_pcie:    $(FUZZ_DIR)/obj/probes/pcie.o
 # The sysroot layer records --capture entries: it needs capture.o (and zlib).
 $(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o \
 			  $(FUZZ_DIR)/obj/access/capture.o
+# The JSON writer is checked against jansson, byte for byte.
+$(FUZZ_DIR)/fuzz_json:    $(FUZZ_DIR)/obj/report/json_writer.o
 $(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o
-	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^ $(shell $(PKG_CONFIG) --libs zlib)
+	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^ $(shell $(PKG_CONFIG) --libs zlib jansson) -lm
 
 # Seeds are rebuilt when a fixture changes.
 $(FUZZ_DIR)/seeds.stamp: tests/fuzz/make-corpus.sh $(wildcard \
@@ -203,7 +211,7 @@ $(ASAN_DIR)/gdrcheck: $(ASAN_DIR)/obj/gdrcheck.o $(ASAN_CORE)
 $(ASAN_DIR)/tests/unit/test_%: tests/unit/test_%.c $(ASAN_CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O1 -g $(ASAN_FLAGS) $(CFLAGS) -o $@ $< $(ASAN_CORE) \
-		$(LDFLAGS) $(CMOCKA_LIBS) $(LIBS)
+		$(LDFLAGS) $(TEST_LIBS) $(LIBS)
 
 sanitize-check: gdrcheck doubles $(ASAN_DIR)/gdrcheck $(ASAN_UNIT)
 	./tests/sanitize-check.sh $(ASAN_DIR)

@@ -389,55 +389,52 @@ static void fill_meta(struct report *r, const struct options *o)
 		     o->require == REQUIRE_PEERMEM ? "peermem" : "any";
 }
 
-/* Render into memory first: the output file never holds half a report. */
-static int write_report(const struct report *r, const struct options *o)
+static int render(const struct report *r, const struct options *o, FILE *out)
 {
 	struct render_opts ro = { .verbose = o->verbose };
-	char *buf = NULL, tmp[4096];
-	size_t len = 0;
-	FILE *mem, *out;
-	int ret;
 
 	if (o->color == 1)
 		ro.color = true;
 	else if (o->color == -1)
 		ro.color = !o->output && isatty(STDOUT_FILENO) &&
 			   !getenv("NO_COLOR");
-	mem = open_memstream(&buf, &len);
-	if (!mem)
-		return -1;
 	if (o->quiet)
-		ret = render_quiet(r, mem);
-	else if (o->format == FMT_JSON)
-		ret = render_json(r, mem);
-	else if (o->format == FMT_JUNIT)
-		ret = render_junit(r, mem);
-	else if (o->format == FMT_PROMETHEUS)
-		ret = render_prometheus(r, mem);
-	else
-		ret = render_text(r, &ro, mem);
-	if (fclose(mem) || ret) {
-		free(buf);
-		return -1;
-	}
+		return render_quiet(r, out);
+	if (o->format == FMT_JSON)
+		return render_json(r, out);
+	if (o->format == FMT_JUNIT)
+		return render_junit(r, out);
+	if (o->format == FMT_PROMETHEUS)
+		return render_prometheus(r, out);
+	return render_text(r, &ro, out);
+}
+
+/*
+ * The renderers stream the report and allocate nothing once they have
+ * started writing, so the only way to half a report is a failing write.
+ * A --output file is written under a temporary name and renamed into place:
+ * readers (node_exporter's textfile collector, CI) never see half a report.
+ */
+static int write_report(const struct report *r, const struct options *o)
+{
+	char tmp[4096];
+	FILE *out;
+	int ret;
+
 	if (!o->output) {
-		ret = fwrite(buf, 1, len, stdout) == len && !fflush(stdout) ? 0 : -1;
+		ret = render(r, o, stdout) || fflush(stdout) ? -1 : 0;
 		if (ret)
 			fprintf(stderr, "gdrcheck: writing the report failed: %s\n",
 				strerror(errno));
-		free(buf);
 		return ret;
 	}
-	/* A temporary file renamed into place: readers (node_exporter's
-	 * textfile collector, CI) never see half a report. */
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->output, (int)getpid()) >=
 	    (int)sizeof(tmp) || !(out = fopen(tmp, "w"))) {
 		fprintf(stderr, "gdrcheck: cannot open %s: %s\n", o->output,
 			strerror(errno));
-		free(buf);
 		return -1;
 	}
-	ret = fwrite(buf, 1, len, out) == len ? 0 : -1;
+	ret = render(r, o, out);
 	if (fclose(out))
 		ret = -1;
 	if (!ret && rename(tmp, o->output))
@@ -447,7 +444,6 @@ static int write_report(const struct report *r, const struct options *o)
 			strerror(errno));
 		unlink(tmp);
 	}
-	free(buf);
 	return ret;
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The human report: layered, aligned, one line per result. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/result.h"
+#include "report/xalloc.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -57,16 +59,6 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
 	fputc('\n', out);
 }
 
-/* The result of gate on subject, or NULL. */
-static const struct result *find_result(const struct report *r,
-					const char *gate, int subject)
-{
-	for (size_t i = 0; i < r->nres; i++)
-		if (r->res[i].subject == subject && !strcmp(r->res[i].gate, gate))
-			return &r->res[i];
-	return NULL;
-}
-
 static const char *find_evidence(const struct result *res, const char *key)
 {
 	for (size_t e = 0; res && e < res->nev; e++)
@@ -78,57 +70,118 @@ static const char *find_evidence(const struct result *res, const char *key)
 /*
  * The GPU x RDMA device matrix, like `nvidia-smi topo -m` but with what
  * NCCL decides and the ACS verdict per pair, read back from the results.
+ * Indexed before the first byte is written, in one pass over the subjects
+ * and one over the results: a 64 x 64 node has 4096 pairs and ~30000
+ * results.
  */
-static void print_matrix(const struct report *r, FILE *out)
-{
-	int nics[64], nn = 0, cw = 18;
+enum { CELL_PATH, CELL_NCCL, CELL_ACS, CELL_GATES };
+static const char *const cell_gates[CELL_GATES] = {
+	[CELL_PATH] = "topo.path", [CELL_NCCL] = "topo.nccl",
+	[CELL_ACS] = "platform.acs",
+};
 
-	for (size_t i = 0; i < r->nsubj && nn < 64; i++)
-		if (r->subj[i].kind == SUBJ_NIC)
-			nics[nn++] = (int)i;
-	if (!nn)
+struct matrix {
+	int *gpus, *nics;	/* subjects: rows, columns */
+	size_t ngpu, nnic;
+	int *pair;		/* [row * nnic + column]: pair subject or -1 */
+	const struct result *(*cell)[CELL_GATES];	/* by pair subject */
+};
+
+static void matrix_build(const struct report *r, struct matrix *m)
+{
+	int *row = xcalloc(r->nsubj, sizeof(*row));
+	int *col = xcalloc(r->nsubj, sizeof(*col));
+
+	memset(m, 0, sizeof(*m));
+	m->gpus = xcalloc(r->nsubj, sizeof(*m->gpus));
+	m->nics = xcalloc(r->nsubj, sizeof(*m->nics));
+	for (size_t i = 0; i < r->nsubj; i++) {
+		row[i] = col[i] = -1;
+		if (r->subj[i].kind == SUBJ_GPU) {
+			row[i] = (int)m->ngpu;
+			m->gpus[m->ngpu++] = (int)i;
+		} else if (r->subj[i].kind == SUBJ_NIC) {
+			col[i] = (int)m->nnic;
+			m->nics[m->nnic++] = (int)i;
+		}
+	}
+	m->pair = xcalloc(m->ngpu * m->nnic, sizeof(*m->pair));
+	for (size_t i = 0; i < m->ngpu * m->nnic; i++)
+		m->pair[i] = -1;
+	for (size_t i = 0; i < r->nsubj; i++) {
+		const struct subject *s = &r->subj[i];
+
+		if (s->kind == SUBJ_PAIR && s->pair_gpu >= 0 &&
+		    s->pair_nic >= 0 && row[s->pair_gpu] >= 0 &&
+		    col[s->pair_nic] >= 0)
+			m->pair[(size_t)row[s->pair_gpu] * m->nnic +
+				(size_t)col[s->pair_nic]] = (int)i;
+	}
+	m->cell = xcalloc(r->nsubj, sizeof(*m->cell));
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+
+		if (r->subj[res->subject].kind != SUBJ_PAIR)
+			continue;
+		for (int c = 0; c < CELL_GATES; c++)
+			if (!m->cell[res->subject][c] &&
+			    !strcmp(res->gate, cell_gates[c]))
+				m->cell[res->subject][c] = res;
+	}
+	free(row);
+	free(col);
+}
+
+static void matrix_free(struct matrix *m)
+{
+	free(m->gpus);
+	free(m->nics);
+	free(m->pair);
+	free(m->cell);
+}
+
+static void print_cell(const struct result *const *cell, int width, FILE *out)
+{
+	const struct result *nccl = cell[CELL_NCCL], *acs = cell[CELL_ACS];
+	const char *cls = find_evidence(cell[CELL_PATH], "nvidia_smi");
+	const char *gdr, *acs_s;
+	char text[64];
+
+	gdr = !nccl || nccl->status == ST_SKIP ? "?" :
+	      nccl->status == ST_PASS ? "gdr" :
+	      !strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY") ? "recv" : "host";
+	acs_s = !acs || acs->status == ST_SKIP || acs->status == ST_ERROR ?
+		"acs?" : acs->status == ST_PASS ? "ok" :
+		acs->status == ST_WARN ? "redir" : "REDIR";
+	snprintf(text, sizeof(text), "%s %s %s", cls ? cls : "-", gdr, acs_s);
+	fprintf(out, "%-*s", width, text);
+}
+
+static void print_matrix(const struct report *r, const struct matrix *m,
+			 FILE *out)
+{
+	const int cw = 18;
+
+	if (!m->nnic)
 		return;
 	fputs("\nGPU x NIC (distance, NCCL GDR, ACS)\n          ", out);
 	/* No padding after the last column: no trailing blanks. */
-	for (int j = 0; j < nn; j++)
-		fprintf(out, "%-*s", j + 1 < nn ? cw : 0, r->subj[nics[j]].id);
+	for (size_t j = 0; j < m->nnic; j++)
+		fprintf(out, "%-*s", j + 1 < m->nnic ? cw : 0,
+			r->subj[m->nics[j]].id);
 	fputc('\n', out);
-	for (size_t g = 0; g < r->nsubj; g++) {
+	for (size_t g = 0; g < m->ngpu; g++) {
 		bool any = false;
 
-		if (r->subj[g].kind != SUBJ_GPU)
-			continue;
-		for (int j = 0; j < nn; j++) {
-			const struct result *path, *nccl, *acs;
-			const char *cls, *gdr, *acs_s;
-			char cell[64];
-			int pair = -1;
+		for (size_t j = 0; j < m->nnic; j++) {
+			int pair = m->pair[g * m->nnic + j];
 
-			for (size_t p = 0; p < r->nsubj; p++)
-				if (r->subj[p].kind == SUBJ_PAIR &&
-				    r->subj[p].pair_gpu == (int)g &&
-				    r->subj[p].pair_nic == nics[j])
-					pair = (int)p;
 			if (pair < 0)
 				continue;
 			if (!any)
-				fprintf(out, "  %-8s", r->subj[g].id);
+				fprintf(out, "  %-8s", r->subj[m->gpus[g]].id);
 			any = true;
-			path = find_result(r, "topo.path", pair);
-			nccl = find_result(r, "topo.nccl", pair);
-			acs = find_result(r, "platform.acs", pair);
-			cls = find_evidence(path, "nvidia_smi");
-			gdr = !nccl || nccl->status == ST_SKIP ? "?" :
-			      nccl->status == ST_PASS ? "gdr" :
-			      !strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY") ? "recv" :
-			      "host";
-			acs_s = !acs || acs->status == ST_SKIP ||
-				acs->status == ST_ERROR ? "acs?" :
-				acs->status == ST_PASS ? "ok" :
-				acs->status == ST_WARN ? "redir" : "REDIR";
-			snprintf(cell, sizeof(cell), "%s %s %s", cls ? cls : "-",
-				 gdr, acs_s);
-			fprintf(out, "%-*s", j + 1 < nn ? cw : 0, cell);
+			print_cell(m->cell[pair], j + 1 < m->nnic ? cw : 0, out);
 		}
 		if (any)
 			fputc('\n', out);
@@ -162,9 +215,13 @@ int render_text(const struct report *r, const struct render_opts *o,
 	int gw = 8, sw = 4;
 	enum gdr_layer last = L_COUNT;
 	struct remedy *rem;
+	struct matrix m;
 	size_t nrem;
 	int shown = 0;
 
+	/* Gathered before the first byte: nothing allocates mid-report. */
+	nrem = report_remedies(r, &rem);
+	matrix_build(r, &m);
 	for (size_t i = 0; i < r->nres; i++) {
 		int g = (int)strlen(r->res[i].gate);
 		int s = (int)strlen(r->subj[r->res[i].subject].id);
@@ -210,7 +267,7 @@ int render_text(const struct report *r, const struct render_opts *o,
 			print_evidence(res, 13 + gw + sw, out);
 	}
 
-	print_matrix(r, out);
+	print_matrix(r, &m, out);
 	fprintf(out, "\n%sverdict%s\n", o->color ? C_BOLD : "",
 		o->color ? C_RESET : "");
 	for (int p = 0; p < PATH_COUNT; p++) {
@@ -244,7 +301,6 @@ int render_text(const struct report *r, const struct render_opts *o,
 		verdict_name(r->overall), o->color ? C_RESET : "",
 		r->meta.require, r->exit_code);
 
-	nrem = report_remedies(r, &rem);
 	if (nrem) {
 		fprintf(out, "\n%sto fix%s\n", o->color ? C_BOLD : "",
 			o->color ? C_RESET : "");
@@ -258,5 +314,6 @@ int render_text(const struct report *r, const struct render_opts *o,
 		}
 	}
 	report_remedies_free(rem, nrem);
+	matrix_free(&m);
 	return ferror(out) ? -1 : 0;
 }
