@@ -152,17 +152,13 @@ struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 {
 	const struct gate *g = ctx->gate;
 	struct result *r;
-	char *reason = NULL;
 	double now = now_ms();
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&reason, fmt, ap) < 0)
-		reason = NULL;
+	r = report_vadd(ctx->rep, g->id, g->layer, g->paths, subject, st, code,
+			fmt, ap);
 	va_end(ap);
-	r = report_add(ctx->rep, g->id, g->layer, g->paths, subject, st, code,
-		       "%s", reason ? reason : "(out of memory)");
-	free(reason);
 	r->duration_ms = now - ctx->mark_ms;
 	r->proof = g->proof;
 	ctx->mark_ms = now;

@@ -58,23 +58,21 @@ static void mask_ids(char *s)
 	}
 }
 
-/* Replace every occurrence of host in *s (a malloc'd string). */
-static void mask_host(char **s, const char *host)
+/* s with every occurrence of host masked: s itself when there is none. */
+static char *mask_host(struct report *r, char *s, const char *host)
 {
 	size_t hl = strlen(host), ml = strlen(HOST_MASK), count = 0;
 	char *out, *w;
 	const char *p;
 
-	if (!*s || hl < 2)
-		return;
-	for (p = *s; (p = strstr(p, host)); p += hl)
+	if (hl < 2)
+		return s;
+	for (p = s; (p = strstr(p, host)); p += hl)
 		count++;
 	if (!count)
-		return;
-	out = malloc(strlen(*s) + count * ml + 1);
-	if (!out)
-		return;
-	for (w = out, p = *s; *p;) {
+		return s;
+	out = report_alloc(r, strlen(s) + count * (ml > hl ? ml - hl : 0) + 1);
+	for (w = out, p = s; *p;) {
 		if (!strncmp(p, host, hl)) {
 			memcpy(w, HOST_MASK, ml);
 			w += ml;
@@ -84,28 +82,26 @@ static void mask_host(char **s, const char *host)
 		}
 	}
 	*w = '\0';
-	free(*s);
-	*s = out;
+	return out;
 }
 
-static void scrub(char **s, const char *host)
+static void scrub(struct report *r, char **s, const char *host)
 {
-	mask_host(s, host);
-	if (*s)
-		mask_ids(*s);
-}
-
-/* Fixed-size strings: scrub through a heap copy. */
-static void scrub_buf(char *buf, size_t len, const char *host)
-{
-	char *tmp = strdup(buf);
-
-	if (!tmp)
+	if (!*s)
 		return;
-	scrub(&tmp, host);
-	strncpy(buf, tmp, len - 1);
-	buf[len - 1] = '\0';
-	free(tmp);
+	*s = mask_host(r, *s, host);
+	mask_ids(*s);
+}
+
+/* Fixed-size strings: masked into the report's memory, copied back. */
+static void scrub_buf(struct report *r, char *buf, size_t len,
+		      const char *host)
+{
+	char *s = mask_host(r, buf, host);
+
+	if (s != buf)
+		snprintf(buf, len, "%s", s);
+	mask_ids(buf);
 }
 
 void report_redact(struct report *r)
@@ -116,17 +112,18 @@ void report_redact(struct report *r)
 	for (size_t i = 0; i < r->nres; i++) {
 		struct result *res = &r->res[i];
 
-		scrub(&res->reason, host);
-		scrub(&res->remediation, host);
+		scrub(r, &res->reason, host);
+		scrub(r, &res->remediation, host);
 		for (size_t e = 0; e < res->nev; e++)
 			if (res->ev[e].type == EV_STR)
-				scrub(&res->ev[e].s, host);
+				scrub(r, &res->ev[e].s, host);
 	}
 	for (size_t i = 0; i < r->nsubj; i++)
-		scrub_buf(r->subj[i].label, sizeof(r->subj[i].label), host);
+		scrub_buf(r, r->subj[i].label, sizeof(r->subj[i].label), host);
 	for (int p = 0; p < PATH_COUNT; p++)
-		scrub_buf(r->path[p].summary, sizeof(r->path[p].summary), host);
-	scrub_buf(r->meta.sysroot, sizeof(r->meta.sysroot), host);
+		scrub_buf(r, r->path[p].summary, sizeof(r->path[p].summary),
+			  host);
+	scrub_buf(r, r->meta.sysroot, sizeof(r->meta.sysroot), host);
 	snprintf(r->meta.hostname, sizeof(r->meta.hostname), HOST_MASK);
 	r->meta.redacted = true;
 }

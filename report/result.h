@@ -7,6 +7,7 @@
  * (gate, subject, status, reason code, text, remediation, typed evidence);
  * the text and JSON renderers only show it.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -67,16 +68,23 @@ enum ev_type {
 	EV_REAL,	/* measurements: times, bandwidths */
 };
 
+/* One key per result: recording a key again replaces its value. */
 struct evidence {
 	char *key;
 	enum ev_type type;
-	char *s;
-	long long i;
-	bool b;
-	double d;
+	union {				/* the member type names */
+		char *s;
+		long long i;
+		bool b;
+		double d;
+	};
 };
 
+struct report;
+
+/* Strings and evidence belong to the report's blocks (report_alloc). */
 struct result {
+	struct report *rep;	/* the report that holds this result */
 	const char *gate;	/* static gate id, e.g. "nic.port" */
 	enum gdr_layer layer;
 	unsigned int paths;	/* P_* masks this result can close */
@@ -151,8 +159,11 @@ struct report_meta {
 	struct report_policy policy;
 };
 
+struct strblock;
+
 struct report {
 	struct report_meta meta;
+	struct strblock *strings;	/* see report_alloc */
 	struct subject *subj;
 	size_t nsubj;
 	struct result *res;
@@ -169,6 +180,22 @@ void report_free(struct report *r);
 int report_subject(struct report *r, enum subject_kind kind, const char *id,
 		   const char *label, const char *pci, int parent);
 
+/*
+ * Memory that lives as long as the report and is freed by report_free:
+ * strings and small arrays of the results. Never freed one by one. Exits
+ * (status 3) when memory runs out, like the rest of the model.
+ */
+void *report_alloc(struct report *r, size_t n);
+char *report_vprintf(struct report *r, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+char *report_printf(struct report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+struct result *report_vadd(struct report *r, const char *gate,
+			   enum gdr_layer layer, unsigned int paths,
+			   int subject, enum gdr_status st, const char *code,
+			   const char *fmt, va_list ap)
+	__attribute__((format(printf, 8, 0)));
 struct result *report_add(struct report *r, const char *gate,
 			  enum gdr_layer layer, unsigned int paths,
 			  int subject, enum gdr_status st, const char *code,
