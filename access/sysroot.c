@@ -15,9 +15,32 @@
 
 static char sysroot_dir[PATH_MAX] = "";
 
+/*
+ * Paths sysroot_realpath has walked whose every component is known not to
+ * be a symlink: the last few results, and the directories that held the
+ * last few links it followed (/sys/bus/pci/devices, /sys/class/infiniband).
+ * PCI devices are resolved in sorted order and share long prefixes
+ * (/sys/devices/pci0000:00/0000:00:01.0/...): without this, most of the
+ * lstat calls on a 400-function tree re-check the same directories.
+ */
+#define KNOWN_PATHS 4
+static char known_paths[KNOWN_PATHS][PATH_MAX];
+static unsigned int known_next;
+
+static void remember_not_link(const char *path)
+{
+	for (int i = 0; i < KNOWN_PATHS; i++)
+		if (!strcmp(known_paths[i], path))
+			return;
+	snprintf(known_paths[known_next], PATH_MAX, "%s", path);
+	known_next = (known_next + 1) % KNOWN_PATHS;
+}
+
 void sysroot_set(const char *dir)
 {
 	size_t n;
+
+	memset(known_paths, 0, sizeof(known_paths));
 
 	if (!dir || !strcmp(dir, "/")) {
 		sysroot_dir[0] = '\0';
@@ -100,6 +123,7 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	char p[PATH_MAX];
 	size_t used = 0;
 	ssize_t ret;
+	bool whole;
 	int fd;
 
 	if (len == 0)
@@ -111,6 +135,12 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	/*
+	 * A sysfs attribute comes whole from one read (and a captured one is
+	 * a regular file, where a short read is the end): no second read to
+	 * see the end. procfs files can come in pieces: read to the end.
+	 */
+	whole = !strncmp(path, "/sys/", 5);
 	for (;;) {
 		if (used == len - 1) {
 			char probe;
@@ -132,6 +162,8 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 		if (ret == 0)
 			break;
 		used += (size_t)ret;
+		if (whole && used < len - 1)
+			break;
 	}
 	buf[used] = '\0';
 	ret = (ssize_t)used;
@@ -231,6 +263,18 @@ static int path_push(char *path, size_t len, const char *comp, size_t clen)
 	return 0;
 }
 
+/* Is path a remembered path or one of its leading directories? */
+static bool known_not_link(const char *path)
+{
+	size_t n = strlen(path);
+
+	for (int i = 0; n && i < KNOWN_PATHS; i++)
+		if (!strncmp(known_paths[i], path, n) &&
+		    (known_paths[i][n] == '/' || known_paths[i][n] == '\0'))
+			return true;
+	return false;
+}
+
 /*
  * Walk path component by component, following symlinks inside the sysroot
  * (absolute link targets are re-rooted). At most 40 links, like the kernel.
@@ -263,6 +307,10 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			ret = path_push(done, sizeof(done), comp, clen);
 			if (ret)
 				return ret;
+			if (known_not_link(done)) {
+				memmove(todo, comp + clen, strlen(comp + clen) + 1);
+				continue;
+			}
 			if (!sysroot_path(full, sizeof(full), done[0] ? done : "/"))
 				return -ENAMETOOLONG;
 			if (lstat(full, &st) < 0)
@@ -273,6 +321,8 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			}
 			if (++links > 40)
 				return -ELOOP;
+			if (saved[0])	/* the link's directory: no links */
+				remember_not_link(saved);
 			n = readlink(full, target, sizeof(target) - 1);
 			if (n < 0)
 				return -errno;
@@ -298,6 +348,7 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 	if (strlen(done) >= len)
 		return -ENAMETOOLONG;
 	strcpy(buf, done);
+	remember_not_link(done);
 	return 0;
 }
 

@@ -232,8 +232,16 @@ static void build_pairs(struct gdr_ctx *ctx)
 {
 	struct inventory *inv = &ctx->inv;
 
+	int *nic_node = xcalloc(inv->nnic, sizeof(*nic_node));
+
+	/* Tree lookups once per device, not once per pair. */
+	for (size_t n = 0; n < inv->nnic; n++)
+		nic_node[n] = inv->nic[n].pci[0] ?
+			pcitree_find(&ctx->tree, inv->nic[n].pci) : -1;
 	inv->pair = xcalloc(inv->ngpu * inv->nnic, sizeof(*inv->pair));
 	for (size_t g = 0; g < inv->ngpu; g++) {
+		int gpu_node = pcitree_find(&ctx->tree, inv->gpu[g].pci);
+
 		for (size_t n = 0; n < inv->nnic; n++) {
 			struct inv_pair *p = &inv->pair[inv->npair++];
 			const struct subject *sg, *sn;
@@ -241,9 +249,8 @@ static void build_pairs(struct gdr_ctx *ctx)
 
 			p->gpu = (int)g;
 			p->nic = (int)n;
-			p->node_gpu = pcitree_find(&ctx->tree, inv->gpu[g].pci);
-			p->node_nic = inv->nic[n].pci[0] ?
-				pcitree_find(&ctx->tree, inv->nic[n].pci) : -1;
+			p->node_gpu = gpu_node;
+			p->node_nic = nic_node[n];
 			pcitree_path(&ctx->tree, p->node_gpu, p->node_nic,
 				     &p->path);
 			sg = &ctx->rep->subj[inv->gpu[g].subject];
@@ -256,6 +263,7 @@ static void build_pairs(struct gdr_ctx *ctx)
 			ctx->rep->subj[p->subject].pair_nic = inv->nic[n].subject;
 		}
 	}
+	free(nic_node);
 }
 
 void inventory_build(struct gdr_ctx *ctx)

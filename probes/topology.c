@@ -108,23 +108,40 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "libpci", "%s", ctx->pci_open_err ? "unavailable" : pci_method());
 }
 
-/* "0000:02:00.0 (downstream port) 0000:01:00.0 (upstream port) ..." */
+/* s after the *used bytes of buf (len bytes), truncated to fit. */
+static void append(char *buf, size_t len, size_t *used, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > len - 1 - *used)
+		n = len - 1 - *used;
+	memcpy(buf + *used, s, n);
+	*used += n;
+	buf[*used] = '\0';
+}
+
+/*
+ * "0000:02:00.0 (downstream port), 0000:01:00.0 (upstream port), ...":
+ * once per GPU x NIC pair, so put together without printf.
+ */
 static void bridges_string(const struct gdr_ctx *ctx, const struct pcipath *p,
 			   char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < p->nbridges && used < len; i++) {
+	for (int i = 0; i < p->nbridges; i++) {
 		const struct pcinode *n = &ctx->tree.n[p->bridges[i]];
 
-		used += (size_t)snprintf(buf + used, len - used, "%s%s (%s%s)",
-					 i ? ", " : "", n->bdf,
-					 pcie_port_type_name(n->port_type),
-					 n->type_inferred ? "?" : "");
+		if (i)
+			append(buf, len, &used, ", ");
+		append(buf, len, &used, n->bdf);
+		append(buf, len, &used, " (");
+		append(buf, len, &used, pcie_port_type_name(n->port_type));
+		append(buf, len, &used, n->type_inferred ? "?)" : ")");
 	}
 	if (!buf[0])
-		snprintf(buf, len, "none");
+		append(buf, len, &used, "none");
 }
 
 void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
