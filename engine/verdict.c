@@ -86,15 +86,16 @@ struct fold_index {
 static void index_build(const struct report *r, struct fold_index *ix)
 {
 	const char *gates[128];
-	int first[128], ngates = 0;
+	int first[128], ngates = 0, g = 0;
 
 	memset(ix, 0, sizeof(*ix));
 	ix->rank = xcalloc(r->nres, sizeof(int));
 	for (size_t i = 0; i < r->nres; i++) {
-		int g;
-
-		for (g = 0; g < ngates && strcmp(gates[g], r->res[i].gate); g++)
-			;
+		/* Results come gate by gate: the last one's gate first. */
+		if (g >= ngates || strcmp(gates[g], r->res[i].gate))
+			for (g = 0; g < ngates &&
+			     strcmp(gates[g], r->res[i].gate); g++)
+				;
 		if (g == ngates && ngates < 128) {
 			gates[ngates] = r->res[i].gate;
 			first[ngates++] = (int)i;

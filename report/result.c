@@ -2,6 +2,7 @@
 #include "report/result.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,31 +30,46 @@ static void __attribute__((noreturn)) out_of_memory(void)
 	exit(3);
 }
 
-/* The current block, with room for n more bytes. */
-static struct strblock *block_with_room(struct report *r, size_t n)
+/* The newest block of a chain, with room for n more bytes. */
+static struct strblock *block_with_room(struct strblock **chain, size_t n)
 {
-	struct strblock *b = r->strings;
+	struct strblock *b = *chain;
 
 	if (b && b->size - b->used >= n)
 		return b;
 	b = xrealloc(NULL, sizeof(*b) + (n > STRBLOCK_SIZE ? n : STRBLOCK_SIZE));
 	b->size = n > STRBLOCK_SIZE ? n : STRBLOCK_SIZE;
 	b->used = 0;
-	b->next = r->strings;
-	r->strings = b;
+	b->next = *chain;
+	*chain = b;
 	return b;
 }
 
-void *report_alloc(struct report *r, size_t n)
+static void *chain_alloc(struct strblock **chain, size_t n)
 {
 	struct strblock *b;
 	void *p;
 
 	n = (n + STR_ALIGN - 1) & ~(STR_ALIGN - 1);
-	b = block_with_room(r, n);
+	b = block_with_room(chain, n);
 	p = b->data + b->used;
 	b->used += n;
 	return p;
+}
+
+static void chain_free(struct strblock **chain)
+{
+	while (*chain) {
+		struct strblock *next = (*chain)->next;
+
+		free(*chain);
+		*chain = next;
+	}
+}
+
+void *report_alloc(struct report *r, size_t n)
+{
+	return chain_alloc(&r->strings, n);
 }
 
 char *report_vprintf(struct report *r, const char *fmt, va_list ap)
@@ -129,12 +145,8 @@ void report_init(struct report *r)
 
 void report_free(struct report *r)
 {
-	while (r->strings) {
-		struct strblock *next = r->strings->next;
-
-		free(r->strings);
-		r->strings = next;
-	}
+	chain_free(&r->strings);
+	chain_free(&r->evidence);
 	free(r->res);
 	free(r->subj);
 	for (int p = 0; p < PATH_COUNT; p++) {
@@ -206,32 +218,96 @@ void result_remedy(struct result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Evidence keys repeat in every result of a gate (and there are 4096 pairs
+ * on a 64 x 64 node): each distinct key is stored once, in an open
+ * addressing table of the report that doubles at 3/4 full, so equal keys
+ * are equal pointers.
+ */
+static size_t key_hash(const char *key)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+static const char **key_slot(const char **table, size_t cap, const char *key)
+{
+	size_t i = key_hash(key) & (cap - 1);
+
+	while (table[i] && strcmp(table[i], key))
+		i = (i + 1) & (cap - 1);
+	return &table[i];
+}
+
+static const char *intern_key(struct report *r, const char *key)
+{
+	const char **slot;
+	size_t len;
+
+	if (r->nkeys + 1 > r->keys_cap / 4 * 3) {
+		size_t cap = r->keys_cap ? 2 * r->keys_cap : 256;
+		const char **t = report_alloc(r, cap * sizeof(*t));
+
+		memset(t, 0, cap * sizeof(*t));
+		for (size_t i = 0; i < r->keys_cap; i++)
+			if (r->keys[i])
+				*key_slot(t, cap, r->keys[i]) = r->keys[i];
+		r->keys = t;	/* the old table stays in its block */
+		r->keys_cap = cap;
+	}
+	slot = key_slot(r->keys, r->keys_cap, key);
+	if (!*slot) {
+		len = strlen(key) + 1;
+		*slot = memcpy(report_alloc(r, len), key, len);
+		r->nkeys++;
+	}
+	return *slot;
+}
+
+/*
+ * Room for one more evidence item. Evidence arrays have blocks of their
+ * own, apart from the strings: a result's evidence is recorded right after
+ * the result, so its array is the last thing in the newest block and grows
+ * in place, one item at a time. Otherwise (evidence added to an older
+ * result) the array moves, the old copy left behind.
+ */
+static struct evidence *ev_slot(struct result *res)
+{
+	struct strblock *b = res->rep->evidence;
+	const size_t size = sizeof(struct evidence);
+	struct evidence *v;
+
+	if (res->nev && b && (char *)(res->ev + res->nev) == b->data + b->used &&
+	    b->size - b->used >= size) {
+		b->used += size;
+		return &res->ev[res->nev++];
+	}
+	v = chain_alloc(&res->rep->evidence, (res->nev + 1) * size);
+	if (res->nev)
+		memcpy(v, res->ev, res->nev * size);
+	res->ev = v;
+	return &res->ev[res->nev++];
+}
+
 static struct evidence *ev_new(struct result *res, const char *key,
 			       enum ev_type type)
 {
+	const char *k = intern_key(res->rep, key);
 	struct evidence *e;
-	size_t len;
 
 	for (size_t i = 0; i < res->nev; i++) {
 		e = &res->ev[i];
-		if (e->key[0] == key[0] && !strcmp(e->key, key)) {
+		if (e->key == k) {
 			e->type = type;
 			return e;
 		}
 	}
-	/* The same doubling as grow(), the old array left in the block. */
-	if (is_full(res->nev)) {
-		struct evidence *v = report_alloc(res->rep, (res->nev ?
-					2 * res->nev : 4) * sizeof(*v));
-
-		if (res->nev)
-			memcpy(v, res->ev, res->nev * sizeof(*v));
-		res->ev = v;
-	}
-	e = &res->ev[res->nev++];
+	e = ev_slot(res);
 	memset(e, 0, sizeof(*e));
-	len = strlen(key) + 1;
-	e->key = memcpy(report_alloc(res->rep, len), key, len);
+	e->key = k;
 	e->type = type;
 	return e;
 }

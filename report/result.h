@@ -70,7 +70,7 @@ enum ev_type {
 
 /* One key per result: recording a key again replaces its value. */
 struct evidence {
-	char *key;
+	const char *key;
 	enum ev_type type;
 	union {				/* the member type names */
 		char *s;
@@ -164,6 +164,9 @@ struct strblock;
 struct report {
 	struct report_meta meta;
 	struct strblock *strings;	/* see report_alloc */
+	struct strblock *evidence;	/* the results' evidence arrays */
+	const char **keys;		/* evidence keys, one copy each */
+	size_t nkeys, keys_cap;
 	struct subject *subj;
 	size_t nsubj;
 	struct result *res;
