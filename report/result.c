@@ -24,6 +24,27 @@ struct strblock {
 #define STRBLOCK_SIZE (64 * 1024 - sizeof(struct strblock))
 #define STR_ALIGN sizeof(void *)
 
+/*
+ * Under AddressSanitizer the free part of a block is poisoned and every
+ * allocation is followed by a poisoned red zone, so an overrun from one
+ * string into the next is reported as it would be between mallocs.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define BLOCKS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BLOCKS_ASAN 1
+#endif
+#endif
+#ifdef BLOCKS_ASAN
+#include <sanitizer/asan_interface.h>
+#define REDZONE 16
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define REDZONE 0
+#endif
+
 static void __attribute__((noreturn)) out_of_memory(void)
 {
 	fputs("gdrcheck: out of memory\n", stderr);
@@ -42,18 +63,18 @@ static struct strblock *block_with_room(struct strblock **chain, size_t n)
 	b->used = 0;
 	b->next = *chain;
 	*chain = b;
+	ASAN_POISON_MEMORY_REGION(b->data, b->size);
 	return b;
 }
 
 static void *chain_alloc(struct strblock **chain, size_t n)
 {
-	struct strblock *b;
-	void *p;
+	size_t room = ((n + STR_ALIGN - 1) & ~(STR_ALIGN - 1)) + REDZONE;
+	struct strblock *b = block_with_room(chain, room);
+	void *p = b->data + b->used;
 
-	n = (n + STR_ALIGN - 1) & ~(STR_ALIGN - 1);
-	b = block_with_room(chain, n);
-	p = b->data + b->used;
-	b->used += n;
+	ASAN_UNPOISON_MEMORY_REGION(p, n);
+	b->used += room;
 	return p;
 }
 
@@ -94,6 +115,12 @@ char *report_vprintf(struct report *r, const char *fmt, va_list ap)
 		return memcpy(report_alloc(r, len), s, len);
 	}
 	/* Straight into the current block when it fits, else measured. */
+	if (room > REDZONE)
+		room -= REDZONE;
+	else
+		room = 0;
+	if (room)
+		ASAN_UNPOISON_MEMORY_REGION(b->data + b->used, room);
 	va_copy(again, ap);
 	n = vsnprintf(room ? b->data + b->used : NULL, room, fmt, again);
 	va_end(again);
@@ -101,9 +128,12 @@ char *report_vprintf(struct report *r, const char *fmt, va_list ap)
 		out_of_memory();
 	if ((size_t)n < room) {
 		p = b->data + b->used;
-		b->used += ((size_t)n + STR_ALIGN) & ~(STR_ALIGN - 1);
+		b->used += (((size_t)n + STR_ALIGN) & ~(STR_ALIGN - 1)) + REDZONE;
+		ASAN_POISON_MEMORY_REGION(p + n + 1, b->data + b->size - (p + n + 1));
 		return p;
 	}
+	if (room)
+		ASAN_POISON_MEMORY_REGION(b->data + b->used, room);
 	p = report_alloc(r, (size_t)n + 1);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	return p;
@@ -282,6 +312,7 @@ static struct evidence *ev_slot(struct result *res)
 
 	if (res->nev && b && (char *)(res->ev + res->nev) == b->data + b->used &&
 	    b->size - b->used >= size) {
+		ASAN_UNPOISON_MEMORY_REGION(b->data + b->used, size);
 		b->used += size;
 		return &res->ev[res->nev++];
 	}
