@@ -76,11 +76,8 @@ static void merge(struct subject_state *into, const struct subject_state *s)
  */
 struct fold_index {
 	int *rank;		/* result -> index of its gate's first result */
-	int *gpu_pos;		/* subject -> position among GPUs, or -1 */
-	int *nic_pos;		/* subject -> position among NICs, or -1 */
-	int *pair_at;		/* gpu_pos * nnic + nic_pos -> pair subject */
+	struct pair_grid grid;	/* (GPU, NIC) -> pair subject */
 	bool *has_port;		/* subject (NIC) -> has a port subject */
-	int ngpu, nnic;
 };
 
 static void index_build(const struct report *r, struct fold_index *ix)
@@ -102,43 +99,18 @@ static void index_build(const struct report *r, struct fold_index *ix)
 		}
 		ix->rank[i] = g < ngates ? first[g] : (int)i;
 	}
-	ix->gpu_pos = xcalloc(r->nsubj, sizeof(int));
-	ix->nic_pos = xcalloc(r->nsubj, sizeof(int));
+	pair_grid_build(r, &ix->grid);
 	ix->has_port = xcalloc(r->nsubj, sizeof(bool));
-	for (size_t i = 0; i < r->nsubj; i++) {
-		ix->gpu_pos[i] = r->subj[i].kind == SUBJ_GPU ? ix->ngpu++ : -1;
-		ix->nic_pos[i] = r->subj[i].kind == SUBJ_NIC ? ix->nnic++ : -1;
+	for (size_t i = 0; i < r->nsubj; i++)
 		if (r->subj[i].kind == SUBJ_PORT && r->subj[i].parent >= 0)
 			ix->has_port[r->subj[i].parent] = true;
-	}
-	ix->pair_at = xcalloc((size_t)ix->ngpu * (size_t)ix->nnic, sizeof(int));
-	for (size_t i = 0; i < (size_t)ix->ngpu * (size_t)ix->nnic; i++)
-		ix->pair_at[i] = -1;
-	for (size_t i = 0; i < r->nsubj; i++) {
-		const struct subject *s = &r->subj[i];
-
-		if (s->kind != SUBJ_PAIR || s->pair_gpu < 0 || s->pair_nic < 0 ||
-		    ix->gpu_pos[s->pair_gpu] < 0 || ix->nic_pos[s->pair_nic] < 0)
-			continue;
-		ix->pair_at[ix->gpu_pos[s->pair_gpu] * ix->nnic +
-			    ix->nic_pos[s->pair_nic]] = (int)i;
-	}
 }
 
 static void index_free(struct fold_index *ix)
 {
 	free(ix->rank);
-	free(ix->gpu_pos);
-	free(ix->nic_pos);
-	free(ix->pair_at);
+	pair_grid_free(&ix->grid);
 	free(ix->has_port);
-}
-
-static int pair_subject(const struct fold_index *ix, int gpu, int nic)
-{
-	if (ix->gpu_pos[gpu] < 0 || ix->nic_pos[nic] < 0)
-		return -1;
-	return ix->pair_at[ix->gpu_pos[gpu] * ix->nnic + ix->nic_pos[nic]];
 }
 
 /*
@@ -204,7 +176,7 @@ static void fold_path(struct report *r, enum gdr_path p,
 			merge(&c, &ss[q]);
 			if (nic >= 0 && nic != (int)q)
 				merge(&c, &ss[nic]);
-			pair = nic >= 0 ? pair_subject(ix, (int)g, nic) : -1;
+			pair = nic >= 0 ? pair_grid_find(&ix->grid, (int)g, nic) : -1;
 			if (pair >= 0)
 				merge(&c, &ss[pair]);
 			candidates++;

@@ -93,7 +93,8 @@ void *report_alloc(struct report *r, size_t n)
 	return chain_alloc(&r->strings, n);
 }
 
-char *report_vprintf(struct report *r, const char *fmt, va_list ap)
+static char *__attribute__((format(printf, 2, 0)))
+report_vprintf(struct report *r, const char *fmt, va_list ap)
 {
 	struct strblock *b = r->strings;
 	size_t room = b ? b->size - b->used : 0;
@@ -136,17 +137,6 @@ char *report_vprintf(struct report *r, const char *fmt, va_list ap)
 		ASAN_POISON_MEMORY_REGION(b->data + b->used, room);
 	p = report_alloc(r, (size_t)n + 1);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	return p;
-}
-
-char *report_printf(struct report *r, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	va_start(ap, fmt);
-	p = report_vprintf(r, fmt, ap);
-	va_end(ap);
 	return p;
 }
 
@@ -368,6 +358,14 @@ void ev_real(struct result *res, const char *key, double val)
 	ev_new(res, key, EV_REAL)->d = val;
 }
 
+const char *ev_find_str(const struct result *res, const char *key)
+{
+	for (size_t e = 0; res && e < res->nev; e++)
+		if (res->ev[e].type == EV_STR && !strcmp(res->ev[e].key, key))
+			return res->ev[e].s;
+	return NULL;
+}
+
 const char *status_name(enum gdr_status st)
 {
 	static const char *const names[] = {
@@ -410,4 +408,50 @@ const char *subject_kind_name(enum subject_kind k)
 	};
 
 	return (unsigned int)k <= SUBJ_PAIR ? names[k] : "?";
+}
+
+void pair_grid_build(const struct report *r, struct pair_grid *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->row = xcalloc(r->nsubj, sizeof(*g->row));
+	g->col = xcalloc(r->nsubj, sizeof(*g->col));
+	g->gpus = xcalloc(r->nsubj, sizeof(*g->gpus));
+	g->nics = xcalloc(r->nsubj, sizeof(*g->nics));
+	for (size_t i = 0; i < r->nsubj; i++) {
+		g->row[i] = g->col[i] = -1;
+		if (r->subj[i].kind == SUBJ_GPU) {
+			g->row[i] = (int)g->ngpu;
+			g->gpus[g->ngpu++] = (int)i;
+		} else if (r->subj[i].kind == SUBJ_NIC) {
+			g->col[i] = (int)g->nnic;
+			g->nics[g->nnic++] = (int)i;
+		}
+	}
+	g->pair = xcalloc(g->ngpu * g->nnic, sizeof(*g->pair));
+	for (size_t i = 0; i < g->ngpu * g->nnic; i++)
+		g->pair[i] = -1;
+	for (size_t i = 0; i < r->nsubj; i++) {
+		const struct subject *s = &r->subj[i];
+
+		if (s->kind == SUBJ_PAIR && s->pair_gpu >= 0 && s->pair_nic >= 0 &&
+		    g->row[s->pair_gpu] >= 0 && g->col[s->pair_nic] >= 0)
+			g->pair[(size_t)g->row[s->pair_gpu] * g->nnic +
+				(size_t)g->col[s->pair_nic]] = (int)i;
+	}
+}
+
+int pair_grid_find(const struct pair_grid *g, int gpu, int nic)
+{
+	if (g->row[gpu] < 0 || g->col[nic] < 0)
+		return -1;
+	return g->pair[(size_t)g->row[gpu] * g->nnic + (size_t)g->col[nic]];
+}
+
+void pair_grid_free(struct pair_grid *g)
+{
+	free(g->row);
+	free(g->col);
+	free(g->gpus);
+	free(g->nics);
+	free(g->pair);
 }

@@ -189,10 +189,6 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
  * (status 3) when memory runs out, like the rest of the model.
  */
 void *report_alloc(struct report *r, size_t n);
-char *report_vprintf(struct report *r, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
-char *report_printf(struct report *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 struct result *report_vadd(struct report *r, const char *gate,
 			   enum gdr_layer layer, unsigned int paths,
@@ -212,12 +208,30 @@ void ev_str(struct result *res, const char *key, const char *fmt, ...)
 void ev_int(struct result *res, const char *key, long long val);
 void ev_bool(struct result *res, const char *key, bool val);
 void ev_real(struct result *res, const char *key, double val);
+/* The string evidence key of res (which may be NULL), or NULL. */
+const char *ev_find_str(const struct result *res, const char *key);
 
 const char *status_name(enum gdr_status st);
 const char *layer_name(enum gdr_layer l);
 const char *path_name(enum gdr_path p);
 const char *verdict_name(enum verdict v);
 const char *subject_kind_name(enum subject_kind k);
+
+/*
+ * The GPU x RDMA device grid of a report, indexed once (a 64 x 64 node has
+ * 4096 pairs): rows are the GPU subjects, columns the NIC subjects, both
+ * in subject order, each cell the pair subject of its GPU and NIC.
+ */
+struct pair_grid {
+	int *row, *col;		/* subject -> its row (GPU) / column (NIC), -1 */
+	int *gpus, *nics;	/* row -> GPU subject, column -> NIC subject */
+	size_t ngpu, nnic;
+	int *pair;		/* [row * nnic + column]: pair subject, or -1 */
+};
+void pair_grid_build(const struct report *r, struct pair_grid *g);
+/* The pair subject of GPU subject gpu and NIC subject nic, or -1. */
+int pair_grid_find(const struct pair_grid *g, int gpu, int nic);
+void pair_grid_free(struct pair_grid *g);
 
 /* --redact: mask the hostname, GIDs, GUIDs and MACs everywhere. */
 void report_redact(struct report *r);

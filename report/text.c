@@ -59,14 +59,6 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
 	fputc('\n', out);
 }
 
-static const char *find_evidence(const struct result *res, const char *key)
-{
-	for (size_t e = 0; res && e < res->nev; e++)
-		if (res->ev[e].type == EV_STR && !strcmp(res->ev[e].key, key))
-			return res->ev[e].s;
-	return NULL;
-}
-
 /*
  * The GPU x RDMA device matrix, like `nvidia-smi topo -m` but with what
  * NCCL decides and the ACS verdict per pair, read back from the results.
@@ -81,42 +73,13 @@ static const char *const cell_gates[CELL_GATES] = {
 };
 
 struct matrix {
-	int *gpus, *nics;	/* subjects: rows, columns */
-	size_t ngpu, nnic;
-	int *pair;		/* [row * nnic + column]: pair subject or -1 */
+	struct pair_grid grid;
 	const struct result *(*cell)[CELL_GATES];	/* by pair subject */
 };
 
 static void matrix_build(const struct report *r, struct matrix *m)
 {
-	int *row = xcalloc(r->nsubj, sizeof(*row));
-	int *col = xcalloc(r->nsubj, sizeof(*col));
-
-	memset(m, 0, sizeof(*m));
-	m->gpus = xcalloc(r->nsubj, sizeof(*m->gpus));
-	m->nics = xcalloc(r->nsubj, sizeof(*m->nics));
-	for (size_t i = 0; i < r->nsubj; i++) {
-		row[i] = col[i] = -1;
-		if (r->subj[i].kind == SUBJ_GPU) {
-			row[i] = (int)m->ngpu;
-			m->gpus[m->ngpu++] = (int)i;
-		} else if (r->subj[i].kind == SUBJ_NIC) {
-			col[i] = (int)m->nnic;
-			m->nics[m->nnic++] = (int)i;
-		}
-	}
-	m->pair = xcalloc(m->ngpu * m->nnic, sizeof(*m->pair));
-	for (size_t i = 0; i < m->ngpu * m->nnic; i++)
-		m->pair[i] = -1;
-	for (size_t i = 0; i < r->nsubj; i++) {
-		const struct subject *s = &r->subj[i];
-
-		if (s->kind == SUBJ_PAIR && s->pair_gpu >= 0 &&
-		    s->pair_nic >= 0 && row[s->pair_gpu] >= 0 &&
-		    col[s->pair_nic] >= 0)
-			m->pair[(size_t)row[s->pair_gpu] * m->nnic +
-				(size_t)col[s->pair_nic]] = (int)i;
-	}
+	pair_grid_build(r, &m->grid);
 	m->cell = xcalloc(r->nsubj, sizeof(*m->cell));
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
@@ -128,22 +91,18 @@ static void matrix_build(const struct report *r, struct matrix *m)
 			    !strcmp(res->gate, cell_gates[c]))
 				m->cell[res->subject][c] = res;
 	}
-	free(row);
-	free(col);
 }
 
 static void matrix_free(struct matrix *m)
 {
-	free(m->gpus);
-	free(m->nics);
-	free(m->pair);
+	pair_grid_free(&m->grid);
 	free(m->cell);
 }
 
 static void print_cell(const struct result *const *cell, int width, FILE *out)
 {
 	const struct result *nccl = cell[CELL_NCCL], *acs = cell[CELL_ACS];
-	const char *cls = find_evidence(cell[CELL_PATH], "nvidia_smi");
+	const char *cls = ev_find_str(cell[CELL_PATH], "nvidia_smi");
 	const char *gdr, *acs_s;
 	char text[64];
 
@@ -160,28 +119,29 @@ static void print_cell(const struct result *const *cell, int width, FILE *out)
 static void print_matrix(const struct report *r, const struct matrix *m,
 			 FILE *out)
 {
+	const struct pair_grid *g = &m->grid;
 	const int cw = 18;
 
-	if (!m->nnic)
+	if (!g->nnic)
 		return;
 	fputs("\nGPU x NIC (distance, NCCL GDR, ACS)\n          ", out);
 	/* No padding after the last column: no trailing blanks. */
-	for (size_t j = 0; j < m->nnic; j++)
-		fprintf(out, "%-*s", j + 1 < m->nnic ? cw : 0,
-			r->subj[m->nics[j]].id);
+	for (size_t j = 0; j < g->nnic; j++)
+		fprintf(out, "%-*s", j + 1 < g->nnic ? cw : 0,
+			r->subj[g->nics[j]].id);
 	fputc('\n', out);
-	for (size_t g = 0; g < m->ngpu; g++) {
+	for (size_t i = 0; i < g->ngpu; i++) {
 		bool any = false;
 
-		for (size_t j = 0; j < m->nnic; j++) {
-			int pair = m->pair[g * m->nnic + j];
+		for (size_t j = 0; j < g->nnic; j++) {
+			int pair = g->pair[i * g->nnic + j];
 
 			if (pair < 0)
 				continue;
 			if (!any)
-				fprintf(out, "  %-8s", r->subj[m->gpus[g]].id);
+				fprintf(out, "  %-8s", r->subj[g->gpus[i]].id);
 			any = true;
-			print_cell(m->cell[pair], j + 1 < m->nnic ? cw : 0, out);
+			print_cell(m->cell[pair], j + 1 < g->nnic ? cw : 0, out);
 		}
 		if (any)
 			fputc('\n', out);
