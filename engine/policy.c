@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/gates.h"
+#include "report/xalloc.h"
 
 static void violation(struct report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -29,37 +30,57 @@ static void violation(struct report *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The topo.path result of a pair subject, and its nvidia-smi class. */
-static int pair_class(const struct report *r, int pair, int *res_idx)
+/*
+ * What the policy looks up per ready pair, indexed once: the pair subject
+ * of a (GPU, NIC) and the topo.path result of each pair subject.
+ */
+struct pair_index {
+	struct pair_grid grid;
+	int *path_result;	/* pair subject -> its topo.path result, -1 */
+};
+
+static void pair_index_build(const struct report *r, struct pair_index *ix)
+{
+	pair_grid_build(r, &ix->grid);
+	ix->path_result = xcalloc(r->nsubj, sizeof(*ix->path_result));
+	for (size_t i = 0; i < r->nsubj; i++)
+		ix->path_result[i] = -1;
+	for (size_t i = 0; i < r->nres; i++)
+		if (ix->path_result[r->res[i].subject] < 0 &&
+		    !strcmp(r->res[i].gate, "topo.path"))
+			ix->path_result[r->res[i].subject] = (int)i;
+}
+
+static void pair_index_free(struct pair_index *ix)
+{
+	pair_grid_free(&ix->grid);
+	free(ix->path_result);
+}
+
+/* The nvidia-smi class of a pair subject and its topo.path result. */
+static int pair_class(const struct report *r, const struct pair_index *ix,
+		      int pair, int *res_idx)
 {
 	static const char *const names[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
+	int i = ix->path_result[pair];
+	const char *cls = i >= 0 ?
+			  ev_find_str(&r->res[i], "nvidia_smi") : NULL;
 
-	for (size_t i = 0; i < r->nres; i++) {
-		const struct result *res = &r->res[i];
-
-		if (res->subject != pair || strcmp(res->gate, "topo.path"))
-			continue;
-		*res_idx = (int)i;
-		for (size_t e = 0; e < res->nev; e++)
-			if (res->ev[e].type == EV_STR &&
-			    !strcmp(res->ev[e].key, "nvidia_smi"))
-				for (int c = 0; c < 5; c++)
-					if (!strcmp(res->ev[e].s, names[c]))
-						return c;
-	}
+	for (int c = 0; cls && c < 5; c++)
+		if (!strcmp(cls, names[c])) {
+			*res_idx = i;
+			return c;
+		}
 	*res_idx = -1;
 	return TOPO_UNKNOWN;
 }
 
-static int pair_of(const struct report *r, int gpu, int port)
+static int pair_of(const struct report *r, const struct pair_index *ix,
+		   int gpu, int port)
 {
 	int nic = r->subj[port].kind == SUBJ_PORT ? r->subj[port].parent : port;
 
-	for (size_t i = 0; i < r->nsubj; i++)
-		if (r->subj[i].kind == SUBJ_PAIR && r->subj[i].pair_gpu == gpu &&
-		    r->subj[i].pair_nic == nic)
-			return (int)i;
-	return -1;
+	return nic >= 0 ? pair_grid_find(&ix->grid, gpu, nic) : -1;
 }
 
 static void close_path(struct report *r, enum gdr_path p, int decisive,
@@ -76,11 +97,15 @@ static void close_path(struct report *r, enum gdr_path p, int decisive,
 void policy_apply(struct report *r, const struct options *o)
 {
 	struct report_policy *pol = &r->meta.policy;
+	bool by_pair = o->max_distance >= 0 || o->every_gpu;
+	struct pair_index ix;
 	char why[160];
 
 	pol->every_gpu = o->every_gpu;
 	pol->max_distance = o->max_distance;
 	pol->warn_fails = o->warn_fails;
+	if (by_pair)
+		pair_index_build(r, &ix);
 
 	for (int p = 0; p < PATH_COUNT; p++) {
 		struct path_verdict *pv = &r->path[p];
@@ -91,9 +116,10 @@ void policy_apply(struct report *r, const struct options *o)
 			continue;
 		if (o->max_distance >= 0) {
 			for (size_t i = 0; i < pv->nready; i++) {
-				int idx, pair = pair_of(r, pv->ready[i][0],
+				int idx, pair = pair_of(r, &ix, pv->ready[i][0],
 							pv->ready[i][1]);
-				int cls = pair >= 0 ? pair_class(r, pair, &idx) :
+				int cls = pair >= 0 ?
+					  pair_class(r, &ix, pair, &idx) :
 					  TOPO_UNKNOWN;
 
 				if (cls <= o->max_distance) {
@@ -134,7 +160,7 @@ void policy_apply(struct report *r, const struct options *o)
 				for (size_t q = 0; q < r->nsubj; q++)
 					if (r->subj[q].kind == SUBJ_PAIR &&
 					    r->subj[q].pair_gpu == (int)g) {
-						int c = pair_class(r, (int)q, &idx);
+						int c = pair_class(r, &ix, (int)q, &idx);
 
 						if (c < best) {
 							best = c;
@@ -143,11 +169,11 @@ void policy_apply(struct report *r, const struct options *o)
 						}
 					}
 				for (size_t i = 0; i < pv->nready && !ok; i++) {
-					int pair = pair_of(r, pv->ready[i][0],
+					int pair = pair_of(r, &ix, pv->ready[i][0],
 							   pv->ready[i][1]);
 
 					ok = pv->ready[i][0] == (int)g && pair >= 0 &&
-					     pair_class(r, pair, &idx) <= best;
+					     pair_class(r, &ix, pair, &idx) <= best;
 				}
 				if (ok)
 					continue;
@@ -179,6 +205,8 @@ void policy_apply(struct report *r, const struct options *o)
 			}
 		}
 	}
+	if (by_pair)
+		pair_index_free(&ix);
 	if (o->warn_fails) {
 		size_t warns = 0;
 
