@@ -76,6 +76,7 @@ command -v jq >/dev/null 2>&1 || {
 
 # ----------------------------------------------------------------- 1. shellcheck
 scripts=$(ls examples/ci-gate/*.sh examples/slurm/*.sh examples/kubernetes/*.sh \
+	examples/prometheus/*.sh tests/slurm/*.sh \
 	tests/examples/*.sh 2>/dev/null)
 if command -v shellcheck >/dev/null 2>&1; then
 	for s in $scripts; do
