@@ -593,5 +593,82 @@ else
 	bad "textfile: the reg-ok sysroot did not build"
 fi
 
+# ----------------------------------------------------------------- 7. prometheus
+# The textfile wrapper's output through promtool, the alert rules of
+# examples/prometheus against metrics rendered from real runs.
+rules=examples/prometheus/gdrcheck.rules.yml
+if ! command -v promtool >/dev/null 2>&1; then
+	bad "prometheus: promtool is not installed (Debian package prometheus)"
+else
+	check "promtool check rules $rules" promtool check rules "$rules"
+	check "examples/prometheus/README.md shows $rules verbatim" \
+		python3 -c 'import sys; r = open(sys.argv[1]).read(); d = open(sys.argv[2]).read()
+sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus/README.md
+	nodes_arg=
+	for sc in reg-ok h200 acs-redirect healthy-dmabuf node-phb peermem-proprietary; do
+		sysroot "$sc" || { bad "prometheus: sysroot $sc did not build"; continue; }
+		case=tests/scenarios/$sc
+		cuda=/dev/null verbs=/dev/null
+		[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+		[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+		td=$work/prom/$sc
+		GDRCHECK_ONCE=1 TEXTFILE_DIR=$td NODE_NAME=node-$sc GDRCHECK="$top/gdrcheck" \
+			GDRCHECK_ARGS="--sysroot $work/sysroots/$sc" \
+			FAKE_CUDA_SCENARIO=$cuda FAKE_VERBS_SCENARIO=$verbs \
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			"$tf" >"$work/tf.out" 2>&1
+		rc=$?
+		check "prometheus $sc: textfile wrapper exit $(cat "$case/expected.rc"), got $rc" \
+			[ "$rc" = "$(cat "$case/expected.rc")" ]
+		check "prometheus $sc: promtool check metrics accepts gdrcheck.prom" \
+			sh -c 'promtool check metrics <"$1"' sh "$td/gdrcheck.prom"
+		env FAKE_CUDA_SCENARIO=$cuda FAKE_VERBS_SCENARIO=$verbs \
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			./gdrcheck --sysroot "$work/sysroots/$sc" --json >"$work/prom/$sc.json" 2>/dev/null
+		nodes_arg="$nodes_arg node-$sc=$td/gdrcheck.prom:$work/prom/$sc.json"
+	done
+	# A run that left no report: only the wrapper's metrics.
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$work/prom-segv"
+	chmod +x "$work/prom-segv"
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$work/prom/crash GDRCHECK="$work/prom-segv" "$tf" >/dev/null 2>&1
+	check "prometheus crash: promtool check metrics accepts the wrapper-only file" \
+		sh -c 'promtool check metrics <"$1"' sh "$work/prom/crash/gdrcheck.prom"
+	nodes_arg="$nodes_arg node-crash=$work/prom/crash/gdrcheck.prom"
+	# shellcheck disable=SC2086 # nodes_arg is a word list
+	python3 tests/examples/prom-rules.py "$rules" "$work" $nodes_arg >"$work/prom-rules.log" 2>&1
+	cat "$work/prom-rules.log"
+	p=$(sed -nE 's/^prom-rules subtotal ([0-9]+) passed, ([0-9]+) failed$/\1/p' "$work/prom-rules.log")
+	f=$(sed -nE 's/^prom-rules subtotal ([0-9]+) passed, ([0-9]+) failed$/\2/p' "$work/prom-rules.log")
+	if [ -z "$p" ]; then
+		bad "prometheus: the rule checker crashed"
+	else
+		pass=$((pass + p))
+		fail=$((fail + f))
+	fi
+	# Atomic: gdrcheck writes a file in TEXTFILE_DIR that the collector
+	# ignores (no .prom suffix), renamed onto gdrcheck.prom when complete.
+	cat >"$work/prom-spy" <<-'EOF'
+		#!/bin/sh
+		while [ "$1" != --output ]; do shift; done
+		echo "$2" >"$SPY_LOG"
+		ls -A "$(dirname "$2")" >>"$SPY_LOG"
+		echo "gdrcheck_exit_code{require=\"any\"} 0" >"$2"
+	EOF
+	chmod +x "$work/prom-spy"
+	mkdir -p "$work/prom/atomic"
+	echo 'gdrcheck_exit_code{require="any"} 1' >"$work/prom/atomic/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$work/prom/atomic \
+		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
+	check "textfile: gdrcheck writes into TEXTFILE_DIR under a name without .prom, the old file still in place" \
+		sh -c 'out=$(head -n 1 "$1"); [ "$(dirname "$out")" = "$2" ] &&
+			case $out in *.prom) exit 1 ;; esac &&
+			grep -qx gdrcheck.prom "$1"' sh "$work/spy.log" "$work/prom/atomic"
+	check "textfile: then renamed onto gdrcheck.prom (new content, nothing else left)" \
+		sh -c 'grep -qx "gdrcheck_exit_code{require=\"any\"} 0" "$1/gdrcheck.prom" &&
+			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$work/prom/atomic"
+fi
+
 echo "examples-ops: $pass passed, $fail failed"
 [ $fail -eq 0 ]
