@@ -186,10 +186,19 @@ for f in manifests:
                 .get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
                 f"{cn}: node name from the downward API")
             if kind == "DaemonSet":
-                tf = env.get("TEXTFILE_DIR", {}).get("value")
+                # Where its output goes: node_exporter's textfile directory
+                # or NFD's features.d, a writable hostPath at the same path.
+                if "FEATURES_FILE" in env:
+                    tf = os.path.dirname(env["FEATURES_FILE"]["value"])
+                    what = "FEATURES_FILE's directory"
+                    res(tf == "/etc/kubernetes/node-feature-discovery/features.d",
+                        f"{cn}: FEATURES_FILE in nfd-worker's default features.d")
+                else:
+                    tf = env.get("TEXTFILE_DIR", {}).get("value")
+                    what = "TEXTFILE_DIR"
                 res(tf in mounts and volumes[mounts[tf]["name"]]["hostPath"]["path"] == tf
                     and not mounts[tf].get("readOnly"),
-                    f"{cn}: TEXTFILE_DIR {tf} is a writable hostPath")
+                    f"{cn}: {what} {tf} is a writable hostPath")
                 res(sc.get("privileged") is False and "ALL" in sc.get("capabilities", {}).get("drop", []),
                     f"{cn}: unprivileged, drops ALL but IPC_LOCK")
                 res(bool(rdma_res), f"{cn}: RDMA through a device plugin resource")
@@ -669,6 +678,124 @@ sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus
 		sh -c 'grep -qx "gdrcheck_exit_code{require=\"any\"} 0" "$1/gdrcheck.prom" &&
 			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$work/prom/atomic"
 fi
+
+# ------------------------------------------------ 8. kubernetes node outputs
+# NFD features.d labels and the node-problem-detector plugin, from real
+# gdrcheck runs on the scenario sysroots.
+nfd=examples/kubernetes/gdrcheck-nfd.sh
+npd=examples/kubernetes/gdrcheck-npd.sh
+# scen SCENARIO CMD...: CMD with the scenario's doubles in the environment
+# and GDRCHECK_ARGS pointing gdrcheck at its sysroot.
+scen() {
+	sc=$1
+	shift
+	case=tests/scenarios/$sc
+	cuda=/dev/null verbs=/dev/null
+	[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+	[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+	env GDRCHECK="$top/gdrcheck" GDRCHECK_ARGS="--sysroot $work/sysroots/$sc ${ARGS:-}" \
+		SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" "$@"
+}
+if [ $have_jq = 1 ]; then
+	for sc in reg-ok h200 peermem-proprietary acs-redirect cuda-crash; do
+		sysroot "$sc" || { bad "nfd: sysroot $sc did not build"; continue; }
+		ff=$work/nfd/$sc/features.d/gdrcheck
+		scen "$sc" env FEATURES_FILE="$ff" "$nfd" >"$work/nfd.out" 2>&1
+		rc=$?
+		check "nfd $sc: exit $(cat "tests/scenarios/$sc/expected.rc") (gdrcheck's), got $rc" \
+			[ "$rc" = "$(cat "tests/scenarios/$sc/expected.rc")" ]
+		scen "$sc" sh -c './gdrcheck --json $GDRCHECK_ARGS' >"$work/nfd/$sc.json" 2>/dev/null
+		check "nfd $sc: features.d file valid, labels as the report says" \
+			python3 tests/examples/k8s-node.py nfd "$ff" "$work/nfd/$sc.json"
+		check "nfd $sc: only the feature file in features.d (temporary one renamed)" \
+			sh -c '[ "$(ls -A "$1")" = gdrcheck ]' sh "$(dirname "$ff")"
+	done
+	ARGS="--require dmabuf"
+	scen peermem-proprietary env FEATURES_FILE="$work/nfd/req/gdrcheck" "$nfd" >/dev/null 2>&1
+	rc=$?
+	ARGS=
+	check "nfd: --require dmabuf reaches gdrcheck (peermem-proprietary: exit 1, got $rc)" \
+		sh -c '[ "$1" = 1 ] && grep -qx "gdrcheck.ready=false" "$2" &&
+			grep -qx "gdrcheck.gate=gpu.dmabuf_attr" "$2" &&
+			grep -qx "gdrcheck.require=dmabuf" "$2"' sh "$rc" "$work/nfd/req/gdrcheck"
+	ff=$work/nfd/crash/gdrcheck
+	printf 'gdrcheck.ready=true\n' >"$work/nfd-stale" && mkdir -p "$work/nfd/crash" &&
+		cp "$work/nfd-stale" "$ff"
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$work/nfd-segv"
+	chmod +x "$work/nfd-segv"
+	GDRCHECK="$work/nfd-segv" FEATURES_FILE="$ff" "$nfd" >/dev/null 2>&1
+	rc=$?
+	check "nfd crash: exit 4, got $rc; a stale ready=true replaced by ready=false, verdict=ERROR" \
+		sh -c '[ "$1" = 4 ] && python3 tests/examples/k8s-node.py nfd "$2"' sh "$rc" "$ff"
+	FEATURES_FILE="$work/nfd/from/gdrcheck" "$nfd" --from tests/scenarios/h200/expected.json >/dev/null 2>&1
+	rc=$?
+	check "nfd --from a saved report: exit 1, labels as the report says" \
+		sh -c '[ "$1" = 1 ] && python3 tests/examples/k8s-node.py nfd "$2" "$3"' \
+		sh "$rc" "$work/nfd/from/gdrcheck" tests/scenarios/h200/expected.json
+	FEATURES_FILE="$work/nfd/x" "$nfd" --bogus >/dev/null 2>&1
+	rc=$?
+	check "nfd: a bad argument exits 2, got $rc" [ $rc = 2 ]
+	# The DaemonSet's loop: labels appear, TERM ends it promptly with 0.
+	GDRCHECK_INTERVAL=100 GDRCHECK="$work/nfd-segv" FEATURES_FILE="$work/nfd/loop/gdrcheck" \
+		"$nfd" >/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while ! [ -s "$work/nfd/loop/gdrcheck" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	check "nfd loop: wrote the file, TERM ends it with 0, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -qx gdrcheck.verdict=ERROR "$2"' sh "$rc" "$work/nfd/loop/gdrcheck"
+fi
+
+check "npd: examples/kubernetes/gdrcheck-npd.json is a valid custom-plugin-monitor config" \
+	python3 tests/examples/k8s-node.py npd examples/kubernetes/gdrcheck-npd.json examples/kubernetes/Dockerfile
+# NPD's protocol: 0 OK, 1 NonOK, 2 Unknown; stdout the message.
+for t in "reg-ok 0" "h200 1" "peermem-proprietary 0" "cuda-crash 2"; do
+	# shellcheck disable=SC2086 # split "scenario status"
+	set -- $t
+	sysroot "$1" || continue
+	scen "$1" "$npd" >"$work/npd.out" 2>"$work/npd.err"
+	rc=$?
+	check "npd $1: exit $2 for NPD, got $rc" [ "$rc" = "$2" ]
+	quiet_line "$1" >"$work/quiet.out" 2>/dev/null
+	if [ "$2" = 2 ]; then
+		check "npd $1: message says undecided and carries the verdict line" \
+			sh -c '[ "$(wc -l <"$1")" = 1 ] && [ "$(cat "$1")" = "gdrcheck undecided (exit 3): $(cat "$2")" ]' \
+			sh "$work/npd.out" "$work/quiet.out"
+	else
+		check "npd $1: message is gdrcheck's verdict line, one line" \
+			sh -c '[ "$(wc -l <"$1")" = 1 ] && cmp -s "$1" "$2"' sh "$work/npd.out" "$work/quiet.out"
+	fi
+	check "npd $1: message fits max_output_length" \
+		sh -c '[ "$(wc -c <"$1")" -le "$(jq .pluginConfig.max_output_length "$2")" ]' \
+		sh "$work/npd.out" examples/kubernetes/gdrcheck-npd.json
+done
+ARGS=--bogus-option
+scen reg-ok "$npd" >"$work/npd.out" 2>&1
+rc=$?
+ARGS=
+check "npd: a gdrcheck usage error is Unknown (2), got $rc" [ $rc = 2 ]
+GDRCHECK="$work/nfd-segv" "$npd" >"$work/npd.out" 2>&1
+rc=$?
+check "npd: a crash is Unknown (2) and says so, got $rc" \
+	sh -c '[ "$1" = 2 ] && grep -qx "gdrcheck died with signal 11" "$2"' sh "$rc" "$work/npd.out"
+printf '#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$*" >"$ARGS_LOG"\nexec sleep 300\n' >"$work/npd-hang"
+chmod +x "$work/npd-hang"
+t0=$(date +%s)
+ARGS_LOG=$work/npd-hang.args NPD_BUDGET=10 GDRCHECK="$work/npd-hang" "$npd" >"$work/npd.out" 2>&1
+rc=$?
+t1=$(date +%s)
+check "npd: a hang ends within NPD_BUDGET=10 (+kill), Unknown; took $((t1 - t0)) s, exit $rc" \
+	sh -c '[ "$1" = 2 ] && [ "$2" -le 14 ] && grep -q "did not finish within 10s" "$3" &&
+		grep -q -- "--quiet --timeout 1 --require any" "$4"' \
+	sh "$rc" "$((t1 - t0))" "$work/npd.out" "$work/npd-hang.args"
 
 echo "examples-ops: $pass passed, $fail failed"
 [ $fail -eq 0 ]
