@@ -23,7 +23,8 @@ def causes:
 		 reason_code: null}]
 	  else [$req[] | select(.value.verdict != "READY")
 		| {path: .key, verdict: .value.verdict, gate: .value.gate,
-		   subject: .value.subject, reason_code: .value.reason_code}]
+		   subject: .value.subject, reason_code: .value.reason_code,
+		   summary: .value.summary}]
 	       # Group by (gate, subject, reason_code), keeping path order.
 	       | reduce .[] as $x ([];
 		   (map([.gate, .subject, .reason_code]
@@ -35,13 +36,15 @@ def causes:
 	end;
 
 # One line: "dmabuf+peermem at nic.devices (host) NO_RDMA_DEVICE"; a path
-# verdict other than BLOCKED (UNKNOWN) is named.
+# verdict other than BLOCKED (UNKNOWN) is named; a path no gate decided
+# (UNKNOWN: nothing was checked) gives its summary.
 def cause_text:
 	[causes[]
 	 | if .gate == "policy" then "policy: \(.subject)"
+	   elif .gate == null then "\(.paths) \(.summary // .verdict)"
 	   else "\(.paths)"
 		+ (if .verdict == "BLOCKED" then "" else " \(.verdict)" end)
-		+ " at \(.gate // "?") (\(.subject // "?"))"
+		+ " at \(.gate) (\(.subject // "-"))"
 		+ (if .reason_code then " \(.reason_code)" else "" end)
 	   end]
 	| join("; ");
@@ -51,7 +54,8 @@ def cause_text:
 def cause_key:
 	[causes[]
 	 | if .gate == "policy" then "policy"
-	   else "\(.gate // "?") \(.reason_code // "-")" end]
+	   elif .gate == null then "\(.verdict) (no gate decided)"
+	   else "\(.gate) \(.reason_code // "-")" end]
 	| reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)
 	| join(" + ");
 

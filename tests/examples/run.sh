@@ -273,6 +273,44 @@ def res(ok, what):
     else: failed += 1
 
 # The expected table, computed from the JSON without jq.
+def causes(d):
+    """mechanism, cause key, cause text, fix: cause.jq's rules, restated."""
+    ready = [k for k, v in d["paths"].items() if v["verdict"] == "READY"]
+    mech = "+".join(ready) or "-"
+    if d["verdict"]["exit_code"] == 0:
+        return [mech, "-", "-", "-"]
+    req = [(k, v) for k, v in d["paths"].items()
+           if d["require"] == "any" or k == d["require"]]
+    if any(v["verdict"] == "READY" for _, v in req):
+        viol = (d["policy"]["violations"] or ["not READY"])[0]
+        rems = d["remediations"]
+        fix = next((r["text"] for r in rems if r["status"] == "WARN"),
+                   rems[0]["text"] if rems else "-")
+        return [mech, "policy", f"policy: {viol}", fix]
+    groups = []  # [paths, verdict, gate, subject, code], in path order
+    for k, v in req:
+        if v["verdict"] == "READY":
+            continue
+        g = next((x for x in groups
+                  if x[2:5] == [v["gate"], v["subject"], v["reason_code"]]), None)
+        if g and g[2:5] == [v["gate"], v["subject"], v["reason_code"]]:
+            g[0] += "+" + k
+        else:
+            groups.append([k, v["verdict"], v["gate"], v["subject"], v["reason_code"],
+                           v["summary"]])
+    text = "; ".join(
+        f"{g[0]} {g[5]}" if g[2] is None else
+        g[0] + ("" if g[1] == "BLOCKED" else " " + g[1]) + f" at {g[2]} ({g[3] or '-'})"
+        + (f" {g[4]}" if g[4] else "") for g in groups)
+    keys = []
+    for g in groups:
+        k = f"{g[1]} (no gate decided)" if g[2] is None else f"{g[2]} {g[4] or '-'}"
+        if k not in keys:
+            keys.append(k)
+    fix = next((r["text"] for g in groups for r in d["remediations"]
+                if r["gate"] == g[2]), "-")
+    return [mech, " + ".join(keys), text, fix]
+
 expect = {}
 nodes = sorted({os.path.basename(p).rsplit(".", 1)[0]
                 for p in glob.glob(fleet + "/*.json") + glob.glob(fleet + "/*.rc")})
@@ -283,7 +321,9 @@ for n in nodes:
     try:
         d = json.load(open(f"{fleet}/{n}.json"))
     except (OSError, ValueError):
-        expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-"]
+        expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-",
+                     "-", "no report", f"gdrcheck left no readable report (exit {rc or '-'})",
+                     "read NODE.err; run gdrcheck on the node by hand"]
         continue
     p = d["paths"]
     pairs = {(r["gpu"], r["port"]) for v in p.values() for r in v["ready"]}
@@ -292,6 +332,7 @@ for n in nodes:
                  p["peermem"]["verdict"], p["peermem"]["gate"] or "-",
                  str(len(p["dmabuf"]["ready"])), str(len(p["peermem"]["ready"])),
                  str(len(pairs)), rc if rc is not None else str(d["verdict"]["exit_code"])]
+    expect[n] += causes(d)
 
 lines = open(tsv).read().splitlines()
 res(lines[0].split("\t")[0] == "node", "tsv header first")
@@ -322,13 +363,42 @@ res(expect["zz-both"][8] == "3", "zz-both: 3 distinct pairs, not 6")
 
 # The human table carries the same rows and counts.
 t = open(txt).read().splitlines()
-res(t[0].split() == ["NODE", "OVERALL", "DMABUF", "PEERMEM", "PAIRS", "EXIT"], "table header")
-trows = {l.split()[0]: l.split() for l in t[1:] if l and not l.endswith(":") and ":" not in l}
+res(t[0].split() == ["NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "PAIRS", "EXIT", "CAUSE"],
+    "table header")
+end = t.index("")
+trows = {l.split()[0]: l.split() for l in t[1:end]}
+res(len(trows) == len(nodes), f"table: one row per node ({len(trows)})")
 for n in nodes:
     e = expect[n]
     cell = lambda verdict, gate: verdict if gate == "-" else f"{verdict}@{gate}"
-    want_row = [n, e[1], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
-    res(trows.get(n) == want_row, f"table row {n}: {trows.get(n)} == {want_row}")
+    want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
+    res(trows.get(n, [])[:7] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
+# Cause groups: every node not READY in exactly the group of its cause key,
+# largest group first, with the fix; the row's CAUSE is the group's number.
+bykey = {}
+for n in nodes:
+    if expect[n][1] != "READY":
+        bykey.setdefault(expect[n][11], []).append(n)
+g0 = t.index("not READY, by cause:")
+groups = []
+i = g0 + 1
+while i + 2 < len(t) and t[i].startswith("#"):
+    num, rest = t[i].split("  ", 1)
+    size, key = rest.split("  ", 1)
+    members = t[i + 1].split("nodes: ", 1)[1].split(", ")
+    fix = t[i + 2].split("fix:   ", 1)[1]
+    groups.append((num, int(size.split()[0]), key, members, fix))
+    i += 3
+res(sorted((g[2], sorted(g[3])) for g in groups) == sorted((k, sorted(v)) for k, v in bykey.items()),
+    f"cause groups = nodes grouped by cause key ({len(groups)} groups)")
+res([g[1] for g in groups] == sorted((g[1] for g in groups), reverse=True)
+    and all(g[1] == len(g[3]) for g in groups), "groups largest first, sizes match")
+for num, size, key, members, fix in groups:
+    res(all(trows[m][7] == num for m in members), f"group {num} ({key}): rows say CAUSE {num}")
+    res(all(expect[m][13] == fix for m in members), f"group {num}: fix is its nodes' fix")
+res(all(trows[n][7] == "-" for n in nodes if expect[n][1] == "READY"), "READY rows: CAUSE -")
+res(len(groups) >= 5 and any(len(g[3]) > 1 for g in groups),
+    "fixture mix: several causes, one shared by several nodes")
 labels = {"nodes": "nodes", "READY (overall)": "ready", "READY by dmabuf": "ready_dmabuf",
           "READY by peermem": "ready_peermem", "READY by both": "ready_both",
           "BLOCKED": "blocked", "UNKNOWN": "unknown", "NO-REPORT": "no_report"}
