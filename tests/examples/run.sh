@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tests of the operator examples (examples/ci-gate, examples/slurm,
 # examples/kubernetes). Needs ./gdrcheck and the test doubles built
-# (make gdrcheck doubles), shellcheck, jq, python3 with python3-yaml.
+# (make gdrcheck doubles), shellcheck, jq, python3 with python3-yaml,
+# promtool (Debian package prometheus).
 #
 #   tests/examples/run.sh        ends with "examples-ops: N passed, N failed"
 #
@@ -15,6 +16,14 @@
 #   5. gate            examples/ci-gate/gdrcheck-gate.sh on scenario sysroots:
 #                      archive, verdict line, exit status; crashes, usage
 #   6. textfile        examples/kubernetes/gdrcheck-textfile.sh: atomic .prom
+#   7. prometheus      promtool check metrics on the textfile output; the
+#                      rules of examples/prometheus: promtool check rules,
+#                      their metric names against real output, promtool
+#                      test rules on real runs (tests/examples/prom-rules.py)
+#   8. kubernetes      gdrcheck-nfd.sh (features.d format and labels against
+#                      the report) and gdrcheck-npd.sh (NPD exit codes and
+#                      message, the config's fields: tests/examples/k8s-node.py)
+# The Slurm health check runs against a real Slurm in tests/slurm/run.sh.
 #
 # Many checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016);
 # the file names counted with ls are the tests' own (SC2012).
