@@ -33,11 +33,13 @@
 #   GDRCHECK           the binary (default gdrcheck on PATH)
 #   GDRCHECK_ARGS      gdrcheck options, word split (default --require any;
 #                      add --no-alloc on nodes that run jobs)
-#   HEALTH_BUDGET      seconds for the whole run (default 50: slurmd kills
-#                      the program at 60). gdrcheck gets --deadline
-#                      BUDGET-5 when its --help lists that option, else
-#                      --timeout (BUDGET-5)/4 (the per-stage limit, four
-#                      vendor stages); coreutils timeout kills it at BUDGET.
+#   HEALTH_BUDGET      seconds for gdrcheck (default 45: slurmd kills the
+#                      program at 60, and the two scontrol calls get 4 s
+#                      each after it). gdrcheck gets --deadline BUDGET-5
+#                      when its --help lists that option, else --timeout
+#                      (BUDGET-5)/4 (the per-stage limit, four vendor
+#                      stages); coreutils timeout kills it at BUDGET (+3 s
+#                      for KILL).
 #   HEALTH_ON_ERROR    log (default) or drain
 #   HEALTH_REPORT_DIR  keep NODE.json and NODE.rc there (summary.sh reads
 #                      them); default: not kept
@@ -54,7 +56,7 @@ PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
 export PATH
 GDRCHECK=${GDRCHECK:-gdrcheck}
 GDRCHECK_ARGS=${GDRCHECK_ARGS:---require any}
-HEALTH_BUDGET=${HEALTH_BUDGET:-50}
+HEALTH_BUDGET=${HEALTH_BUDGET:-45}
 HEALTH_ON_ERROR=${HEALTH_ON_ERROR:-log}
 HEALTH_REPORT_DIR=${HEALTH_REPORT_DIR:-}
 SCONTROL=${SCONTROL:-scontrol}
@@ -92,7 +94,7 @@ trap 'rm -rf "$work"' EXIT
 # The node as slurmctld sees it: "<STATE>\t<reason>" (reason without the
 # " [user@time]" scontrol appends).
 node_state() {
-	"$SCONTROL" show node "$node" >"$work/node" 2>&1 || return 1
+	timeout 4 "$SCONTROL" show node "$node" >"$work/node" 2>&1 || return 1
 	st=$(sed -n 's/^ *State=\([^ ]*\).*/\1/p' "$work/node")
 	rs=$(sed -n 's/^ *Reason=//p' "$work/node" | sed 's/ \[[^]]*\]$//')
 	[ -n "$st" ] || return 1
@@ -101,7 +103,7 @@ node_state() {
 
 # drain REASON / resume: the node's state changes, logged.
 drain() {
-	if ! "$SCONTROL" update nodename="$node" state=drain reason="$1" \
+	if ! timeout 4 "$SCONTROL" update nodename="$node" state=drain reason="$1" \
 		>"$work/scontrol" 2>&1; then
 		log "ERROR scontrol drain failed: $(cat "$work/scontrol")"
 		exit 3
@@ -109,7 +111,7 @@ drain() {
 	log "drained: $1"
 }
 resume() {
-	if ! "$SCONTROL" update nodename="$node" state=resume \
+	if ! timeout 4 "$SCONTROL" update nodename="$node" state=resume \
 		>"$work/scontrol" 2>&1; then
 		log "ERROR scontrol resume failed: $(cat "$work/scontrol")"
 		exit 3
