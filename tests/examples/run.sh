@@ -482,6 +482,12 @@ if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
 			grep -q "^READY (overall):  1$" "$1" &&
 			grep -q "^READY by dmabuf:  1$" "$1" &&
 			grep -q "^READY by peermem: 1$" "$1"' sh "$work/sweep.out"
+	check "sweep: h200 grouped under its cause with the report's fix" \
+		sh -c 'n=$(grep "^h200 " "$1" | awk "{ print \$NF }") &&
+			grep -A2 "^$n  1 node  nic.devices NO_RDMA_DEVICE$" "$1" >"$1.grp" &&
+			grep -qx "    nodes: h200" "$1.grp" &&
+			grep -qxF "    fix:   $(jq -r ".remediations[] | select(.gate == \"nic.devices\") | .text" "$2")" "$1.grp"' \
+		sh "$work/sweep.out" "$sd/h200.json"
 	# A node whose gdrcheck cannot start: an .rc, no JSON, a NO-REPORT row.
 	SRUN="$top/tests/examples/fake-srun.sh" FAKE_SRUN_LOG="$work/srun.log" \
 		FAKE_SRUN_NODES="reg-ok broken" TOP="$top" SYSROOTS="$work/sysroots" \

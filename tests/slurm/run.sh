@@ -363,8 +363,12 @@ env -i SLURMD_NODENAME=$node SLURM_CONF="$conf" HANG_DEADLINE=1 \
 check "--deadline in gdrcheck --help: --deadline 5 passed, no --timeout" \
 	sh -c 'grep -q -- "--deadline 5 --require any" "$1" && ! grep -q -- --timeout "$1"' sh "$work/args.hang"
 unset HANG_DEADLINE
-check "the real gdrcheck got the bound too (--timeout or --deadline)" \
-	grep -qE -- "--(timeout|deadline) [0-9]+" "$work/args.reg-ok"
+# Default HEALTH_BUDGET 45: --deadline 40 if this gdrcheck has it, else
+# --timeout (45-5)/4 = 10.
+want_bound="--timeout 10"
+./gdrcheck --help 2>/dev/null | grep -q -- --deadline && want_bound="--deadline 40"
+check "the real gdrcheck got '$want_bound' (default HEALTH_BUDGET 45)" \
+	grep -q -- "--json --output .* $want_bound --require any" "$work/args.reg-ok"
 
 # ------------------------------------------------- 2. slurmd runs it itself
 # slurmd runs HealthCheckProgram with an empty environment: the launcher
