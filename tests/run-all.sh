@@ -6,6 +6,7 @@
 #   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
 #   4. docs      every option and gate is in the man page
 #      examples  committed real reports still match the schema
+#      slurm     the health-check wrapper against a real local Slurm
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
 #   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
 #      fault-matrix  every libcuda/libibverbs call x fail/hang/crash/exit
@@ -76,6 +77,8 @@ suite fault-matrix tests/fault-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite examples-ops tests/examples/run.sh
+# The Slurm health check against real munged + slurmctld + slurmd (root).
+suite slurm tests/slurm/run.sh
 suite examples sh -c 'n=0; bad=0
 	for f in examples/*/*.json; do
 		if python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f"; then

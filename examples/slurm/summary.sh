@@ -7,29 +7,35 @@
 # NODE.rc (gdrcheck's exit status on that node). No Slurm needed: it only
 # reads files. One row per node:
 #
-#   NODE  OVERALL  DMABUF  PEERMEM  PAIRS  EXIT
+#   NODE  OVERALL  MECH  DMABUF  PEERMEM  PAIRS  EXIT  CAUSE
 #
+# MECH is the mechanism that works (dmabuf, peermem, dmabuf+peermem, -).
 # DMABUF and PEERMEM are the path verdicts, with the decisive gate after
 # '@' when the path is not READY. PAIRS counts the distinct GPU x RDMA port
 # pairs READY by either path. EXIT is the recorded exit status (NODE.rc),
 # else the report's own. A node with an .rc but no readable JSON (gdrcheck
 # crashed, or the file is empty or not JSON) gets OVERALL NO-REPORT.
-# Then the counts: nodes, READY overall, READY by dmabuf, READY by peermem,
-# BLOCKED, UNKNOWN, NO-REPORT.
+# CAUSE numbers the node's cause group: after the table, the nodes that are
+# not READY are grouped by cause (the decisive gates and reason codes,
+# cause.jq; the subjects differ from node to node), largest group first,
+# each with its nodes and the fix. Then the counts: nodes, READY overall,
+# READY by dmabuf, READY by peermem, BLOCKED, UNKNOWN, NO-REPORT.
 #
 # --tsv prints tab-separated rows instead (header first: node overall dmabuf
-# dmabuf_gate peermem peermem_gate dmabuf_pairs peermem_pairs pairs exit),
-# then the counts as "# key value" lines.
+# dmabuf_gate peermem peermem_gate dmabuf_pairs peermem_pairs pairs exit
+# mechanism cause_key cause fix; cause and fix carry the subjects and the
+# whole remediation text), then the counts as "# key value" lines.
 #
 # Exit: 0 every node READY, 1 some node is not (or has no report),
 # 2 usage error or no report in DIR.
-# Needs: a POSIX sh, jq, awk, sort. summary.jq must sit next to this script
-# (or set SUMMARY_JQ).
+# Needs: a POSIX sh, jq, awk, sort. summary.jq and cause.jq must sit next
+# to this script (or set SUMMARY_JQ, and CAUSE_DIR for cause.jq).
 set -eu
 
 JQ=${JQ:-jq}
 here=$(cd "$(dirname "$0")" && pwd)
 SUMMARY_JQ=${SUMMARY_JQ:-$here/summary.jq}
+CAUSE_DIR=${CAUSE_DIR:-$here}
 
 usage() {
 	echo "usage: summary.sh [--tsv] DIR" >&2
@@ -72,11 +78,13 @@ while IFS= read -r node; do
 		rc=$(tr -d ' \n\r\t' <"$dir/$node.rc")
 	fi
 	if [ -s "$dir/$node.json" ] &&
-		row=$("$JQ" -r --arg node "$node" --arg rc "$rc" -f "$SUMMARY_JQ" \
+		row=$("$JQ" -r -L "$CAUSE_DIR" --arg node "$node" --arg rc "$rc" -f "$SUMMARY_JQ" \
 			"$dir/$node.json" 2>/dev/null) && [ -n "$row" ]; then
 		printf '%s\n' "$row"
 	else
-		printf '%s\tNO-REPORT\t-\t-\t-\t-\t0\t0\t0\t%s\n' "$node" "${rc:--}"
+		printf '%s\tNO-REPORT\t-\t-\t-\t-\t0\t0\t0\t%s\t-\tno report\t%s\t%s\n' \
+			"$node" "${rc:--}" "gdrcheck left no readable report (exit ${rc:--})" \
+			"read NODE.err; run gdrcheck on the node by hand"
 	fi
 done <"$rows.nodes" >"$rows"
 
@@ -91,41 +99,67 @@ function cell(v, g) { return g == "-" ? v : v "@" g }
 	n++
 	node[n] = $1; overall[n] = $2
 	dm[n] = cell($3, $4); pm[n] = cell($5, $6)
-	pairs[n] = $9; ex[n] = $10; line[n] = $0
+	pairs[n] = $9; ex[n] = $10; mech[n] = $11; line[n] = $0
 	count[$2]++
 	if ($3 == "READY") dmabuf_ready++
 	if ($5 == "READY") peermem_ready++
 	if ($3 == "READY" && $5 == "READY") both_ready++
-	if ($2 != "READY") notready++
+	if ($2 != "READY") {
+		notready++
+		if (!($12 in members)) { keys[++nkeys] = $12; fixof[$12] = $14 }
+		members[$12] = members[$12] (members[$12] == "" ? "" : ", ") $1
+		size[$12]++
+		key[n] = $12
+	}
 }
 END {
 	if (tsv) {
-		print "node\toverall\tdmabuf\tdmabuf_gate\tpeermem\tpeermem_gate\tdmabuf_pairs\tpeermem_pairs\tpairs\texit"
+		print "node\toverall\tdmabuf\tdmabuf_gate\tpeermem\tpeermem_gate\tdmabuf_pairs\tpeermem_pairs\tpairs\texit\tmechanism\tcause_key\tcause\tfix"
 		for (i = 1; i <= n; i++) print line[i]
-		printf "# nodes %d\n# ready %d\n# ready_dmabuf %d\n# ready_peermem %d\n# ready_both %d\n# blocked %d\n# unknown %d\n# no_report %d\n",
+		printf "# nodes %d\n# ready %d\n# ready_dmabuf %d\n# ready_peermem %d\n# ready_both %d\n# blocked %d\n# unknown %d\n# no_report %d\n# causes %d\n",
 			n, count["READY"], dmabuf_ready, peermem_ready, both_ready,
-			count["BLOCKED"], count["UNKNOWN"], count["NO-REPORT"]
-	} else {
-		w1 = 4; w2 = 7; w3 = 6; w4 = 7
-		for (i = 1; i <= n; i++) {
-			if (length(node[i]) > w1) w1 = length(node[i])
-			if (length(overall[i]) > w2) w2 = length(overall[i])
-			if (length(dm[i]) > w3) w3 = length(dm[i])
-			if (length(pm[i]) > w4) w4 = length(pm[i])
-		}
-		fmt = "%-" w1 "s  %-" w2 "s  %-" w3 "s  %-" w4 "s  %5s  %4s\n"
-		printf fmt, "NODE", "OVERALL", "DMABUF", "PEERMEM", "PAIRS", "EXIT"
-		for (i = 1; i <= n; i++)
-			printf fmt, node[i], overall[i], dm[i], pm[i], pairs[i], ex[i]
-		printf "\n"
-		printf "nodes:            %d\n", n
-		printf "READY (overall):  %d\n", count["READY"]
-		printf "READY by dmabuf:  %d\n", dmabuf_ready
-		printf "READY by peermem: %d\n", peermem_ready
-		printf "READY by both:    %d\n", both_ready
-		printf "BLOCKED:          %d\n", count["BLOCKED"]
-		printf "UNKNOWN:          %d\n", count["UNKNOWN"]
-		printf "NO-REPORT:        %d\n", count["NO-REPORT"]
+			count["BLOCKED"], count["UNKNOWN"], count["NO-REPORT"], nkeys
+		exit (notready > 0)
 	}
+	# Cause groups, largest first (then by key): a stable insertion sort.
+	for (i = 2; i <= nkeys; i++) {
+		k = keys[i]
+		for (j = i - 1; j >= 1 && (size[keys[j]] < size[k] ||
+			(size[keys[j]] == size[k] && keys[j] > k)); j--)
+			keys[j + 1] = keys[j]
+		keys[j + 1] = k
+	}
+	for (i = 1; i <= nkeys; i++) num[keys[i]] = i
+	w1 = 4; w2 = 7; w3 = 6; w4 = 7; w5 = 4
+	for (i = 1; i <= n; i++) {
+		if (length(node[i]) > w1) w1 = length(node[i])
+		if (length(overall[i]) > w2) w2 = length(overall[i])
+		if (length(dm[i]) > w3) w3 = length(dm[i])
+		if (length(pm[i]) > w4) w4 = length(pm[i])
+		if (length(mech[i]) > w5) w5 = length(mech[i])
+	}
+	fmt = "%-" w1 "s  %-" w2 "s  %-" w5 "s  %-" w3 "s  %-" w4 "s  %5s  %4s  %s\n"
+	printf fmt, "NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "PAIRS", "EXIT", "CAUSE"
+	for (i = 1; i <= n; i++)
+		printf fmt, node[i], overall[i], mech[i], dm[i], pm[i], pairs[i], ex[i],
+			(overall[i] == "READY" ? "-" : "#" num[key[i]])
+	if (nkeys > 0) {
+		printf "\nnot READY, by cause:\n"
+		for (i = 1; i <= nkeys; i++) {
+			k = keys[i]
+			printf "#%d  %d node%s  %s\n", i, size[k], size[k] == 1 ? "" : "s", k
+			printf "    nodes: %s\n", members[k]
+			printf "    fix:   %s\n", fixof[k]
+		}
+	}
+	printf "\n"
+	printf "nodes:            %d\n", n
+	printf "READY (overall):  %d\n", count["READY"]
+	printf "READY by dmabuf:  %d\n", dmabuf_ready
+	printf "READY by peermem: %d\n", peermem_ready
+	printf "READY by both:    %d\n", both_ready
+	printf "BLOCKED:          %d\n", count["BLOCKED"]
+	printf "UNKNOWN:          %d\n", count["UNKNOWN"]
+	printf "NO-REPORT:        %d\n", count["NO-REPORT"]
 	exit (notready > 0)
 }' "$rows"

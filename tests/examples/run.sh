@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tests of the operator examples (examples/ci-gate, examples/slurm,
 # examples/kubernetes). Needs ./gdrcheck and the test doubles built
-# (make gdrcheck doubles), shellcheck, jq, python3 with python3-yaml.
+# (make gdrcheck doubles), shellcheck, jq, python3 with python3-yaml,
+# promtool (Debian package prometheus).
 #
 #   tests/examples/run.sh        ends with "examples-ops: N passed, N failed"
 #
@@ -15,6 +16,14 @@
 #   5. gate            examples/ci-gate/gdrcheck-gate.sh on scenario sysroots:
 #                      archive, verdict line, exit status; crashes, usage
 #   6. textfile        examples/kubernetes/gdrcheck-textfile.sh: atomic .prom
+#   7. prometheus      promtool check metrics on the textfile output; the
+#                      rules of examples/prometheus: promtool check rules,
+#                      their metric names against real output, promtool
+#                      test rules on real runs (tests/examples/prom-rules.py)
+#   8. kubernetes      gdrcheck-nfd.sh (features.d format and labels against
+#                      the report) and gdrcheck-npd.sh (NPD exit codes and
+#                      message, the config's fields: tests/examples/k8s-node.py)
+# The Slurm health check runs against a real Slurm in tests/slurm/run.sh.
 #
 # Many checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016);
 # the file names counted with ls are the tests' own (SC2012).
@@ -76,6 +85,7 @@ command -v jq >/dev/null 2>&1 || {
 
 # ----------------------------------------------------------------- 1. shellcheck
 scripts=$(ls examples/ci-gate/*.sh examples/slurm/*.sh examples/kubernetes/*.sh \
+	examples/prometheus/*.sh tests/slurm/*.sh \
 	tests/examples/*.sh 2>/dev/null)
 if command -v shellcheck >/dev/null 2>&1; then
 	for s in $scripts; do
@@ -185,10 +195,19 @@ for f in manifests:
                 .get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
                 f"{cn}: node name from the downward API")
             if kind == "DaemonSet":
-                tf = env.get("TEXTFILE_DIR", {}).get("value")
+                # Where its output goes: node_exporter's textfile directory
+                # or NFD's features.d, a writable hostPath at the same path.
+                if "FEATURES_FILE" in env:
+                    tf = os.path.dirname(env["FEATURES_FILE"]["value"])
+                    what = "FEATURES_FILE's directory"
+                    res(tf == "/etc/kubernetes/node-feature-discovery/features.d",
+                        f"{cn}: FEATURES_FILE in nfd-worker's default features.d")
+                else:
+                    tf = env.get("TEXTFILE_DIR", {}).get("value")
+                    what = "TEXTFILE_DIR"
                 res(tf in mounts and volumes[mounts[tf]["name"]]["hostPath"]["path"] == tf
                     and not mounts[tf].get("readOnly"),
-                    f"{cn}: TEXTFILE_DIR {tf} is a writable hostPath")
+                    f"{cn}: {what} {tf} is a writable hostPath")
                 res(sc.get("privileged") is False and "ALL" in sc.get("capabilities", {}).get("drop", []),
                     f"{cn}: unprivileged, drops ALL but IPC_LOCK")
                 res(bool(rdma_res), f"{cn}: RDMA through a device plugin resource")
@@ -263,6 +282,44 @@ def res(ok, what):
     else: failed += 1
 
 # The expected table, computed from the JSON without jq.
+def causes(d):
+    """mechanism, cause key, cause text, fix: cause.jq's rules, restated."""
+    ready = [k for k, v in d["paths"].items() if v["verdict"] == "READY"]
+    mech = "+".join(ready) or "-"
+    if d["verdict"]["exit_code"] == 0:
+        return [mech, "-", "-", "-"]
+    req = [(k, v) for k, v in d["paths"].items()
+           if d["require"] == "any" or k == d["require"]]
+    if any(v["verdict"] == "READY" for _, v in req):
+        viol = (d["policy"]["violations"] or ["not READY"])[0]
+        rems = d["remediations"]
+        fix = next((r["text"] for r in rems if r["status"] == "WARN"),
+                   rems[0]["text"] if rems else "-")
+        return [mech, "policy", f"policy: {viol}", fix]
+    groups = []  # [paths, verdict, gate, subject, code], in path order
+    for k, v in req:
+        if v["verdict"] == "READY":
+            continue
+        g = next((x for x in groups
+                  if x[2:5] == [v["gate"], v["subject"], v["reason_code"]]), None)
+        if g and g[2:5] == [v["gate"], v["subject"], v["reason_code"]]:
+            g[0] += "+" + k
+        else:
+            groups.append([k, v["verdict"], v["gate"], v["subject"], v["reason_code"],
+                           v["summary"]])
+    text = "; ".join(
+        f"{g[0]} {g[5]}" if g[2] is None else
+        g[0] + ("" if g[1] == "BLOCKED" else " " + g[1]) + f" at {g[2]} ({g[3] or '-'})"
+        + (f" {g[4]}" if g[4] else "") for g in groups)
+    keys = []
+    for g in groups:
+        k = f"{g[1]} (no gate decided)" if g[2] is None else f"{g[2]} {g[4] or '-'}"
+        if k not in keys:
+            keys.append(k)
+    fix = next((r["text"] for g in groups for r in d["remediations"]
+                if r["gate"] == g[2]), "-")
+    return [mech, " + ".join(keys), text, fix]
+
 expect = {}
 nodes = sorted({os.path.basename(p).rsplit(".", 1)[0]
                 for p in glob.glob(fleet + "/*.json") + glob.glob(fleet + "/*.rc")})
@@ -273,7 +330,9 @@ for n in nodes:
     try:
         d = json.load(open(f"{fleet}/{n}.json"))
     except (OSError, ValueError):
-        expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-"]
+        expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-",
+                     "-", "no report", f"gdrcheck left no readable report (exit {rc or '-'})",
+                     "read NODE.err; run gdrcheck on the node by hand"]
         continue
     p = d["paths"]
     pairs = {(r["gpu"], r["port"]) for v in p.values() for r in v["ready"]}
@@ -282,6 +341,7 @@ for n in nodes:
                  p["peermem"]["verdict"], p["peermem"]["gate"] or "-",
                  str(len(p["dmabuf"]["ready"])), str(len(p["peermem"]["ready"])),
                  str(len(pairs)), rc if rc is not None else str(d["verdict"]["exit_code"])]
+    expect[n] += causes(d)
 
 lines = open(tsv).read().splitlines()
 res(lines[0].split("\t")[0] == "node", "tsv header first")
@@ -312,13 +372,42 @@ res(expect["zz-both"][8] == "3", "zz-both: 3 distinct pairs, not 6")
 
 # The human table carries the same rows and counts.
 t = open(txt).read().splitlines()
-res(t[0].split() == ["NODE", "OVERALL", "DMABUF", "PEERMEM", "PAIRS", "EXIT"], "table header")
-trows = {l.split()[0]: l.split() for l in t[1:] if l and not l.endswith(":") and ":" not in l}
+res(t[0].split() == ["NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "PAIRS", "EXIT", "CAUSE"],
+    "table header")
+end = t.index("")
+trows = {l.split()[0]: l.split() for l in t[1:end]}
+res(len(trows) == len(nodes), f"table: one row per node ({len(trows)})")
 for n in nodes:
     e = expect[n]
     cell = lambda verdict, gate: verdict if gate == "-" else f"{verdict}@{gate}"
-    want_row = [n, e[1], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
-    res(trows.get(n) == want_row, f"table row {n}: {trows.get(n)} == {want_row}")
+    want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
+    res(trows.get(n, [])[:7] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
+# Cause groups: every node not READY in exactly the group of its cause key,
+# largest group first, with the fix; the row's CAUSE is the group's number.
+bykey = {}
+for n in nodes:
+    if expect[n][1] != "READY":
+        bykey.setdefault(expect[n][11], []).append(n)
+g0 = t.index("not READY, by cause:")
+groups = []
+i = g0 + 1
+while i + 2 < len(t) and t[i].startswith("#"):
+    num, rest = t[i].split("  ", 1)
+    size, key = rest.split("  ", 1)
+    members = t[i + 1].split("nodes: ", 1)[1].split(", ")
+    fix = t[i + 2].split("fix:   ", 1)[1]
+    groups.append((num, int(size.split()[0]), key, members, fix))
+    i += 3
+res(sorted((g[2], sorted(g[3])) for g in groups) == sorted((k, sorted(v)) for k, v in bykey.items()),
+    f"cause groups = nodes grouped by cause key ({len(groups)} groups)")
+res([g[1] for g in groups] == sorted((g[1] for g in groups), reverse=True)
+    and all(g[1] == len(g[3]) for g in groups), "groups largest first, sizes match")
+for num, size, key, members, fix in groups:
+    res(all(trows[m][7] == num for m in members), f"group {num} ({key}): rows say CAUSE {num}")
+    res(all(expect[m][13] == fix for m in members), f"group {num}: fix is its nodes' fix")
+res(all(trows[n][7] == "-" for n in nodes if expect[n][1] == "READY"), "READY rows: CAUSE -")
+res(len(groups) >= 5 and any(len(g[3]) > 1 for g in groups),
+    "fixture mix: several causes, one shared by several nodes")
 labels = {"nodes": "nodes", "READY (overall)": "ready", "READY by dmabuf": "ready_dmabuf",
           "READY by peermem": "ready_peermem", "READY by both": "ready_both",
           "BLOCKED": "blocked", "UNKNOWN": "unknown", "NO-REPORT": "no_report"}
@@ -393,6 +482,12 @@ if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
 			grep -q "^READY (overall):  1$" "$1" &&
 			grep -q "^READY by dmabuf:  1$" "$1" &&
 			grep -q "^READY by peermem: 1$" "$1"' sh "$work/sweep.out"
+	check "sweep: h200 grouped under its cause with the report's fix" \
+		sh -c 'n=$(grep "^h200 " "$1" | awk "{ print \$NF }") &&
+			grep -A2 "^$n  1 node  nic.devices NO_RDMA_DEVICE$" "$1" >"$1.grp" &&
+			grep -qx "    nodes: h200" "$1.grp" &&
+			grep -qxF "    fix:   $(jq -r ".remediations[] | select(.gate == \"nic.devices\") | .text" "$2")" "$1.grp"' \
+		sh "$work/sweep.out" "$sd/h200.json"
 	# A node whose gdrcheck cannot start: an .rc, no JSON, a NO-REPORT row.
 	SRUN="$top/tests/examples/fake-srun.sh" FAKE_SRUN_LOG="$work/srun.log" \
 		FAKE_SRUN_NODES="reg-ok broken" TOP="$top" SYSROOTS="$work/sysroots" \
@@ -591,6 +686,201 @@ if sysroot reg-ok; then
 else
 	bad "textfile: the reg-ok sysroot did not build"
 fi
+
+# ----------------------------------------------------------------- 7. prometheus
+# The textfile wrapper's output through promtool, the alert rules of
+# examples/prometheus against metrics rendered from real runs.
+rules=examples/prometheus/gdrcheck.rules.yml
+if ! command -v promtool >/dev/null 2>&1; then
+	bad "prometheus: promtool is not installed (Debian package prometheus)"
+else
+	check "promtool check rules $rules" promtool check rules "$rules"
+	check "examples/prometheus/README.md shows $rules verbatim" \
+		python3 -c 'import sys; r = open(sys.argv[1]).read(); d = open(sys.argv[2]).read()
+sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus/README.md
+	nodes_arg=
+	for sc in reg-ok h200 acs-redirect healthy-dmabuf node-phb peermem-proprietary; do
+		sysroot "$sc" || { bad "prometheus: sysroot $sc did not build"; continue; }
+		case=tests/scenarios/$sc
+		cuda=/dev/null verbs=/dev/null
+		[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+		[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+		td=$work/prom/$sc
+		GDRCHECK_ONCE=1 TEXTFILE_DIR=$td NODE_NAME=node-$sc GDRCHECK="$top/gdrcheck" \
+			GDRCHECK_ARGS="--sysroot $work/sysroots/$sc" \
+			FAKE_CUDA_SCENARIO=$cuda FAKE_VERBS_SCENARIO=$verbs \
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			"$tf" >"$work/tf.out" 2>&1
+		rc=$?
+		check "prometheus $sc: textfile wrapper exit $(cat "$case/expected.rc"), got $rc" \
+			[ "$rc" = "$(cat "$case/expected.rc")" ]
+		check "prometheus $sc: promtool check metrics accepts gdrcheck.prom" \
+			sh -c 'promtool check metrics <"$1"' sh "$td/gdrcheck.prom"
+		env FAKE_CUDA_SCENARIO=$cuda FAKE_VERBS_SCENARIO=$verbs \
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			./gdrcheck --sysroot "$work/sysroots/$sc" --json >"$work/prom/$sc.json" 2>/dev/null
+		nodes_arg="$nodes_arg node-$sc=$td/gdrcheck.prom:$work/prom/$sc.json"
+	done
+	# A run that left no report: only the wrapper's metrics.
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$work/prom-segv"
+	chmod +x "$work/prom-segv"
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$work/prom/crash GDRCHECK="$work/prom-segv" "$tf" >/dev/null 2>&1
+	check "prometheus crash: promtool check metrics accepts the wrapper-only file" \
+		sh -c 'promtool check metrics <"$1"' sh "$work/prom/crash/gdrcheck.prom"
+	nodes_arg="$nodes_arg node-crash=$work/prom/crash/gdrcheck.prom"
+	# shellcheck disable=SC2086 # nodes_arg is a word list
+	python3 tests/examples/prom-rules.py "$rules" "$work" $nodes_arg >"$work/prom-rules.log" 2>&1
+	cat "$work/prom-rules.log"
+	p=$(sed -nE 's/^prom-rules subtotal ([0-9]+) passed, ([0-9]+) failed$/\1/p' "$work/prom-rules.log")
+	f=$(sed -nE 's/^prom-rules subtotal ([0-9]+) passed, ([0-9]+) failed$/\2/p' "$work/prom-rules.log")
+	if [ -z "$p" ]; then
+		bad "prometheus: the rule checker crashed"
+	else
+		pass=$((pass + p))
+		fail=$((fail + f))
+	fi
+	# Atomic: gdrcheck writes a file in TEXTFILE_DIR that the collector
+	# ignores (no .prom suffix), renamed onto gdrcheck.prom when complete.
+	cat >"$work/prom-spy" <<-'EOF'
+		#!/bin/sh
+		while [ "$1" != --output ]; do shift; done
+		echo "$2" >"$SPY_LOG"
+		ls -A "$(dirname "$2")" >>"$SPY_LOG"
+		echo "gdrcheck_exit_code{require=\"any\"} 0" >"$2"
+	EOF
+	chmod +x "$work/prom-spy"
+	mkdir -p "$work/prom/atomic"
+	echo 'gdrcheck_exit_code{require="any"} 1' >"$work/prom/atomic/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$work/prom/atomic \
+		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
+	check "textfile: gdrcheck writes into TEXTFILE_DIR under a name without .prom, the old file still in place" \
+		sh -c 'out=$(head -n 1 "$1"); [ "$(dirname "$out")" = "$2" ] &&
+			case $out in *.prom) exit 1 ;; esac &&
+			grep -qx gdrcheck.prom "$1"' sh "$work/spy.log" "$work/prom/atomic"
+	check "textfile: then renamed onto gdrcheck.prom (new content, nothing else left)" \
+		sh -c 'grep -qx "gdrcheck_exit_code{require=\"any\"} 0" "$1/gdrcheck.prom" &&
+			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$work/prom/atomic"
+fi
+
+# ------------------------------------------------ 8. kubernetes node outputs
+# NFD features.d labels and the node-problem-detector plugin, from real
+# gdrcheck runs on the scenario sysroots.
+nfd=examples/kubernetes/gdrcheck-nfd.sh
+npd=examples/kubernetes/gdrcheck-npd.sh
+# scen SCENARIO CMD...: CMD with the scenario's doubles in the environment
+# and GDRCHECK_ARGS pointing gdrcheck at its sysroot.
+scen() {
+	sc=$1
+	shift
+	case=tests/scenarios/$sc
+	cuda=/dev/null verbs=/dev/null
+	[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+	[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+	env GDRCHECK="$top/gdrcheck" GDRCHECK_ARGS="--sysroot $work/sysroots/$sc ${ARGS:-}" \
+		SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" "$@"
+}
+if [ $have_jq = 1 ]; then
+	for sc in reg-ok h200 peermem-proprietary acs-redirect cuda-crash; do
+		sysroot "$sc" || { bad "nfd: sysroot $sc did not build"; continue; }
+		ff=$work/nfd/$sc/features.d/gdrcheck
+		scen "$sc" env FEATURES_FILE="$ff" "$nfd" >"$work/nfd.out" 2>&1
+		rc=$?
+		check "nfd $sc: exit $(cat "tests/scenarios/$sc/expected.rc") (gdrcheck's), got $rc" \
+			[ "$rc" = "$(cat "tests/scenarios/$sc/expected.rc")" ]
+		scen "$sc" sh -c './gdrcheck --json $GDRCHECK_ARGS' >"$work/nfd/$sc.json" 2>/dev/null
+		check "nfd $sc: features.d file valid, labels as the report says" \
+			python3 tests/examples/k8s-node.py nfd "$ff" "$work/nfd/$sc.json"
+		check "nfd $sc: only the feature file in features.d (temporary one renamed)" \
+			sh -c '[ "$(ls -A "$1")" = gdrcheck ]' sh "$(dirname "$ff")"
+	done
+	ARGS="--require dmabuf"
+	scen peermem-proprietary env FEATURES_FILE="$work/nfd/req/gdrcheck" "$nfd" >/dev/null 2>&1
+	rc=$?
+	ARGS=
+	check "nfd: --require dmabuf reaches gdrcheck (peermem-proprietary: exit 1, got $rc)" \
+		sh -c '[ "$1" = 1 ] && grep -qx "gdrcheck.ready=false" "$2" &&
+			grep -qx "gdrcheck.gate=gpu.dmabuf_attr" "$2" &&
+			grep -qx "gdrcheck.require=dmabuf" "$2"' sh "$rc" "$work/nfd/req/gdrcheck"
+	ff=$work/nfd/crash/gdrcheck
+	printf 'gdrcheck.ready=true\n' >"$work/nfd-stale" && mkdir -p "$work/nfd/crash" &&
+		cp "$work/nfd-stale" "$ff"
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$work/nfd-segv"
+	chmod +x "$work/nfd-segv"
+	GDRCHECK="$work/nfd-segv" FEATURES_FILE="$ff" "$nfd" >/dev/null 2>&1
+	rc=$?
+	check "nfd crash: exit 4, got $rc; a stale ready=true replaced by ready=false, verdict=ERROR" \
+		sh -c '[ "$1" = 4 ] && python3 tests/examples/k8s-node.py nfd "$2"' sh "$rc" "$ff"
+	FEATURES_FILE="$work/nfd/from/gdrcheck" "$nfd" --from tests/scenarios/h200/expected.json >/dev/null 2>&1
+	rc=$?
+	check "nfd --from a saved report: exit 1, labels as the report says" \
+		sh -c '[ "$1" = 1 ] && python3 tests/examples/k8s-node.py nfd "$2" "$3"' \
+		sh "$rc" "$work/nfd/from/gdrcheck" tests/scenarios/h200/expected.json
+	FEATURES_FILE="$work/nfd/x" "$nfd" --bogus >/dev/null 2>&1
+	rc=$?
+	check "nfd: a bad argument exits 2, got $rc" [ $rc = 2 ]
+	# The DaemonSet's loop: labels appear, TERM ends it promptly with 0.
+	GDRCHECK_INTERVAL=100 GDRCHECK="$work/nfd-segv" FEATURES_FILE="$work/nfd/loop/gdrcheck" \
+		"$nfd" >/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while ! [ -s "$work/nfd/loop/gdrcheck" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	check "nfd loop: wrote the file, TERM ends it with 0, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -qx gdrcheck.verdict=ERROR "$2"' sh "$rc" "$work/nfd/loop/gdrcheck"
+fi
+
+check "npd: examples/kubernetes/gdrcheck-npd.json is a valid custom-plugin-monitor config" \
+	python3 tests/examples/k8s-node.py npd examples/kubernetes/gdrcheck-npd.json examples/kubernetes/Dockerfile
+# NPD's protocol: 0 OK, 1 NonOK, 2 Unknown; stdout the message.
+for t in "reg-ok 0" "h200 1" "peermem-proprietary 0" "cuda-crash 2"; do
+	# shellcheck disable=SC2086 # split "scenario status"
+	set -- $t
+	sysroot "$1" || continue
+	scen "$1" "$npd" >"$work/npd.out" 2>"$work/npd.err"
+	rc=$?
+	check "npd $1: exit $2 for NPD, got $rc" [ "$rc" = "$2" ]
+	quiet_line "$1" >"$work/quiet.out" 2>/dev/null
+	if [ "$2" = 2 ]; then
+		check "npd $1: message says undecided and carries the verdict line" \
+			sh -c '[ "$(wc -l <"$1")" = 1 ] && [ "$(cat "$1")" = "gdrcheck undecided (exit 3): $(cat "$2")" ]' \
+			sh "$work/npd.out" "$work/quiet.out"
+	else
+		check "npd $1: message is gdrcheck's verdict line, one line" \
+			sh -c '[ "$(wc -l <"$1")" = 1 ] && cmp -s "$1" "$2"' sh "$work/npd.out" "$work/quiet.out"
+	fi
+	check "npd $1: message fits max_output_length" \
+		sh -c '[ "$(wc -c <"$1")" -le "$(jq .pluginConfig.max_output_length "$2")" ]' \
+		sh "$work/npd.out" examples/kubernetes/gdrcheck-npd.json
+done
+ARGS=--bogus-option
+scen reg-ok "$npd" >"$work/npd.out" 2>&1
+rc=$?
+ARGS=
+check "npd: a gdrcheck usage error is Unknown (2), got $rc" [ $rc = 2 ]
+GDRCHECK="$work/nfd-segv" "$npd" >"$work/npd.out" 2>&1
+rc=$?
+check "npd: a crash is Unknown (2) and says so, got $rc" \
+	sh -c '[ "$1" = 2 ] && grep -qx "gdrcheck died with signal 11" "$2"' sh "$rc" "$work/npd.out"
+printf '#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$*" >"$ARGS_LOG"\nexec sleep 300\n' >"$work/npd-hang"
+chmod +x "$work/npd-hang"
+t0=$(date +%s)
+ARGS_LOG=$work/npd-hang.args NPD_BUDGET=10 GDRCHECK="$work/npd-hang" "$npd" >"$work/npd.out" 2>&1
+rc=$?
+t1=$(date +%s)
+check "npd: a hang ends within NPD_BUDGET=10 (+kill), Unknown; took $((t1 - t0)) s, exit $rc" \
+	sh -c '[ "$1" = 2 ] && [ "$2" -le 14 ] && grep -q "did not finish within 10s" "$3" &&
+		grep -q -- "--quiet --timeout 1 --require any" "$4"' \
+	sh "$rc" "$((t1 - t0))" "$work/npd.out" "$work/npd-hang.args"
 
 echo "examples-ops: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,0 +1,73 @@
+# cause.jq: why a gdrcheck --json report is not READY, from its own verdict
+# fields (paths.*.verdict/gate/subject/reason_code, policy.violations,
+# remediations). Shared by gdrcheck-health.sh and summary.jq:
+#
+#   jq -L DIR 'include "cause"; cause' REPORT.json
+#
+# causes: the decisive results, one object per distinct (gate, subject,
+# reason_code), with the paths it decides ("dmabuf+peermem"). Only the
+# paths --require asks for count; when one of them is READY the node was
+# failed by the policy (--every-gpu, --max-distance, --warn-fails) and the
+# first violation is the cause. Empty for a READY node.
+def required_paths:
+	(.require // "any") as $req
+	| [(.paths // {}) | to_entries[]
+	   | select($req == "any" or .key == $req)];
+
+def causes:
+	if (.verdict.exit_code // 3) == 0 then []
+	else required_paths as $req
+	| if ($req | length) > 0 and ($req | any(.value.verdict == "READY"))
+	  then [{paths: "policy", verdict: .verdict.status, gate: "policy",
+		 subject: (.policy.violations[0] // "not READY"),
+		 reason_code: null}]
+	  else [$req[] | select(.value.verdict != "READY")
+		| {path: .key, verdict: .value.verdict, gate: .value.gate,
+		   subject: .value.subject, reason_code: .value.reason_code,
+		   summary: .value.summary}]
+	       # Group by (gate, subject, reason_code), keeping path order.
+	       | reduce .[] as $x ([];
+		   (map([.gate, .subject, .reason_code]
+			== [$x.gate, $x.subject, $x.reason_code]) | index(true)) as $i
+		   | if $i == null then . + [$x + {paths: $x.path}]
+		     else .[$i].paths += "+" + $x.path end)
+	       | map(del(.path))
+	  end
+	end;
+
+# One line: "dmabuf+peermem at nic.devices (host) NO_RDMA_DEVICE"; a path
+# verdict other than BLOCKED (UNKNOWN) is named; a path no gate decided
+# (UNKNOWN: nothing was checked) gives its summary.
+def cause_text:
+	[causes[]
+	 | if .gate == "policy" then "policy: \(.subject)"
+	   elif .gate == null then "\(.paths) \(.summary // .verdict)"
+	   else "\(.paths)"
+		+ (if .verdict == "BLOCKED" then "" else " \(.verdict)" end)
+		+ " at \(.gate) (\(.subject // "-"))"
+		+ (if .reason_code then " \(.reason_code)" else "" end)
+	   end]
+	| join("; ");
+
+# The grouping key over a fleet: gate and reason code, without subjects
+# (GPU3 on one node, GPU5 on the next are one cause).
+def cause_key:
+	[causes[]
+	 | if .gate == "policy" then "policy"
+	   elif .gate == null then "\(.verdict) (no gate decided)"
+	   else "\(.gate) \(.reason_code // "-")" end]
+	| reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)
+	| join(" + ");
+
+# The fix: the remediation of the first cause's gate that has one (for a policy
+# failure, the first remediation of the results the policy counted: a WARN
+# under --warn-fails, else the first one).
+def fix:
+	(causes[0] // null) as $c
+	| if $c == null then ""
+	  elif $c.gate == "policy" then
+		((.remediations // []) | (map(select(.status == "WARN"))[0] // .[0])
+		 | .text // "")
+	  else (.remediations // []) as $r
+		| [causes[].gate as $g | $r[] | select(.gate == $g) | .text][0] // ""
+	  end;

@@ -1,0 +1,411 @@
+#!/bin/sh
+# examples/slurm/gdrcheck-health.sh against a real single-node Slurm: munged,
+# slurmctld and slurmd from Debian (munge, slurmctld, slurmd, slurm-client),
+# started here on localhost with a generated slurm.conf and munge key under a
+# temporary directory, stopped on every exit. gdrcheck runs on the scenario
+# fixtures of tests/scenarios (sysroot + test doubles), so the node's verdict
+# is chosen by the test.
+#
+#   tests/slurm/run.sh        ends with "slurm: N passed, N failed"
+#
+# Needs root (slurmd runs the health check as root; SlurmUser=root), ./gdrcheck
+# and the doubles (make gdrcheck doubles), jq, python3. A missing engine or
+# one that does not come up is a FAILED check, never a skip. KEEP=1 keeps the
+# work directory (logs of the three daemons).
+#   1. direct runs of the wrapper, with slurmd's empty environment: BLOCKED
+#      drains with the reason, READY resumes, ERROR (exit 3, usage error,
+#      crash, time-out) leaves the node and says so, an operator's drain is
+#      never touched, the time bound reaches gdrcheck
+#   2. the same wrapper as slurmd's own HealthCheckProgram
+# Checks are `sh -c '...$1...' sh ARG`: single quotes on purpose.
+# drain() and cleanup() run through check and the trap (SC2317).
+# shellcheck disable=SC2016,SC2317
+set -u
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+doubles=$top/tests/doubles
+health=$top/examples/slurm/gdrcheck-health.sh
+work=$(mktemp -d /tmp/gdrcheck-slurm.XXXXXX)
+chmod 755 "$work"
+pass=0
+fail=0
+pids=
+
+ok() {
+	pass=$((pass + 1))
+	echo "PASS $1"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+}
+check() {
+	name=$1
+	shift
+	if "$@" >"$work/check.log" 2>&1; then
+		ok "$name"
+	else
+		bad "$name"
+		sed 's/^/    /' "$work/check.log"
+	fi
+}
+# Stop what this script started (by pid), each within 10 s, then KILL.
+stop_daemons() {
+	for p in $pids; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $pids; do
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	pids=
+}
+cleanup() {
+	stop_daemons
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "work directory kept: $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+finish() {
+	echo "slurm: $pass passed, $fail failed"
+	[ $fail -eq 0 ]
+	exit
+}
+
+# ---------------------------------------------------------------- prerequisites
+missing=
+[ -x ./gdrcheck ] || missing="$missing ./gdrcheck"
+for so in libcuda-fake.so libibverbs-fake.so; do
+	[ -f "$doubles/$so" ] || missing="$missing tests/doubles/$so"
+done
+for t in munged slurmctld slurmd scontrol sinfo jq python3 timeout; do
+	command -v $t >/dev/null 2>&1 || missing="$missing $t"
+done
+if [ -n "$missing" ]; then
+	bad "prerequisites missing:$missing (make gdrcheck doubles; tests/install-deps.sh installs munge slurmctld slurmd slurm-client jq)"
+	finish
+fi
+if [ "$(id -u)" != 0 ]; then
+	bad "needs root: slurmd runs HealthCheckProgram as root (this is uid $(id -u))"
+	finish
+fi
+
+# ------------------------------------------------------------------- fixtures
+# fixture NAME: $work/bin/gd-NAME runs ./gdrcheck on the scenario's sysroot
+# with the doubles, as the node's gdrcheck.
+fixture() {
+	sc=$1
+	case=$top/tests/scenarios/$sc
+	python3 tests/scenarios/mksysroot.py "$case/sysroot.spec" "$work/sysroots/$sc" \
+		>"$work/mksysroot.$sc.log" 2>&1 || return 1
+	cuda=/dev/null verbs=/dev/null
+	[ -f "$case/cuda.conf" ] && cuda=$case/cuda.conf
+	[ -f "$case/verbs.conf" ] && verbs=$case/verbs.conf
+	extra=
+	[ -f "$case/args" ] && extra=$(sed "s|@DOUBLES@|$doubles|g" "$case/args")
+	cat >"$work/bin/gd-$sc" <<-EOF
+		#!/bin/sh
+		echo "\$*" >>"$work/args.$sc"
+		exec env FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" \\
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \\
+			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \\
+			"$top/gdrcheck" --sysroot "$work/sysroots/$sc" "\$@" $extra
+	EOF
+	chmod +x "$work/bin/gd-$sc"
+}
+mkdir -p "$work/bin" "$work/sysroots"
+for sc in reg-ok h200 cuda-crash peermem-proprietary; do
+	if ! fixture $sc; then
+		bad "fixture $sc: sysroot did not build: $(cat "$work/mksysroot.$sc.log")"
+		finish
+	fi
+done
+# Stand-ins: a crash, a hang (its --help lists --deadline or not).
+cat >"$work/bin/segv" <<-'EOF'
+	#!/bin/sh
+	kill -SEGV $$
+EOF
+cat >"$work/bin/hang" <<-EOF
+	#!/bin/sh
+	if [ "\$1" = --help ]; then
+		[ "\${HANG_DEADLINE:-0}" = 1 ] && echo "      --deadline SECONDS  bound the whole run"
+		exit 0
+	fi
+	echo "\$*" >"$work/args.hang"
+	exec sleep 300
+EOF
+chmod +x "$work/bin/segv" "$work/bin/hang"
+
+# ------------------------------------------------------------ munge and slurm
+# Three free TCP ports on localhost (slurmctld, slurmd, and one spare).
+ports=$(python3 -c 'import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+ctld_port=${ports% *}
+slurmd_port=${ports#* }
+node=gdrnode
+mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log" "$work/reports"
+chmod 700 "$work/munge"
+if ! dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 2>/dev/null; then
+	bad "cannot write a munge key"
+	finish
+fi
+chmod 600 "$work/munge/munge.key"
+sock=$work/munge/munge.socket
+conf=$work/slurm.conf
+cat >"$conf" <<-EOF
+	ClusterName=gdrcheck-test
+	SlurmctldHost=localhost
+	SlurmUser=root
+	SlurmdUser=root
+	SlurmctldPort=$ctld_port
+	SlurmdPort=$slurmd_port
+	AuthType=auth/munge
+	AuthInfo=socket=$sock
+	CredType=cred/munge
+	StateSaveLocation=$work/state
+	SlurmdSpoolDir=$work/spool
+	SlurmctldPidFile=$work/slurmctld.pid
+	SlurmdPidFile=$work/slurmd.pid
+	SlurmctldLogFile=$work/log/slurmctld.log
+	SlurmdLogFile=$work/log/slurmd.log
+	ProctrackType=proctrack/linuxproc
+	TaskPlugin=task/none
+	JobAcctGatherType=jobacct_gather/none
+	SwitchType=switch/none
+	MpiDefault=none
+	SelectType=select/linear
+	ReturnToService=2
+	NodeName=$node NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 RealMemory=1 State=UNKNOWN
+	PartitionName=gpu Nodes=$node Default=YES State=UP
+EOF
+SLURM_CONF=$conf
+export SLURM_CONF
+
+munged -F --force --socket="$sock" --key-file="$work/munge/munge.key" \
+	--pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
+	--seed-file="$work/munge/munge.seed" >"$work/log/munged.out" 2>&1 &
+pids="$pids $!"
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+if [ ! -S "$sock" ]; then
+	bad "munged did not come up within 10 s: $(tail -n 5 "$work/log/munged.log" "$work/log/munged.out" 2>&1)"
+	finish
+fi
+ok "munged up (socket $sock)"
+slurmctld -D -f "$conf" >"$work/log/slurmctld.out" 2>&1 &
+pids="$pids $!"
+slurmd -D -f "$conf" -N "$node" >"$work/log/slurmd.out" 2>&1 &
+pids="$pids $!"
+
+# node_field FIELD: State or Reason of the node as slurmctld has it.
+node_field() {
+	timeout 10 scontrol show node "$node" 2>/dev/null |
+		sed -n "s/^ *$1=//p" | sed 's/ .*//; s/ \[[^]]*\]$//' | head -n 1
+}
+node_reason() {
+	timeout 10 scontrol show node "$node" 2>/dev/null |
+		sed -n 's/^ *Reason=//p' | sed 's/ \[[^]]*\]$//'
+}
+# wait_state PATTERN SECONDS: until the node's State matches the grep -E
+# PATTERN.
+wait_state() {
+	i=0
+	while [ $i -lt $(($2 * 2)) ]; do
+		node_field State | grep -qE "$1" && return 0
+		sleep 0.5
+		i=$((i + 1))
+	done
+	return 1
+}
+if ! wait_state '^IDLE$' 30; then
+	bad "slurmctld + slurmd: node $node not IDLE within 30 s (state '$(node_field State)')"
+	tail -n 20 "$work/log/slurmctld.log" "$work/log/slurmd.log" "$work/log/"*.out 2>&1 | sed 's/^/    /'
+	finish
+fi
+ok "slurmctld and slurmd up: node $node IDLE ($(scontrol --version))"
+
+# ------------------------------------------------------- 1. the wrapper itself
+# health FIXTURE [VAR=VALUE...]: the wrapper as slurmd runs it (no
+# environment but SLURMD_NODENAME), settings through its config file.
+# Output in $work/out, exit status in $hrc.
+health() {
+	gd=$work/bin/$1
+	shift
+	{
+		echo "GDRCHECK=$gd"
+		echo "HEALTH_REPORT_DIR=$work/reports"
+		echo "SCONTROL='scontrol'"
+		for a in "$@"; do echo "$a"; done
+	} >"$work/health.conf"
+	env -i SLURMD_NODENAME=$node SLURM_CONF="$conf" \
+		GDRCHECK_HEALTH_CONF="$work/health.conf" "$health" >"$work/out" 2>&1
+	hrc=$?
+}
+drained() { node_field State | grep -q DRAIN; }
+
+# The reason the test expects: from the fixture's golden JSON, not from the
+# wrapper's code.
+h200_reason="gdrcheck: BLOCKED dmabuf+peermem at $(jq -r '.paths.dmabuf | "\(.gate) (\(.subject)) \(.reason_code)"' tests/scenarios/h200/expected.json)"
+check "fixture h200: both paths BLOCKED at the same gate (the reason merges them)" \
+	sh -c '[ "$(jq -c "[.paths[] | [.gate, .subject]] | unique | length" "$1")" = 1 ]' \
+	sh tests/scenarios/h200/expected.json
+
+health gd-h200
+check "BLOCKED (h200): exit 1, got $hrc" [ $hrc = 1 ]
+check "BLOCKED: node drained" drained
+check "BLOCKED: reason names the gate and subject: '$h200_reason'" \
+	sh -c '[ "$1" = "$2" ]' sh "$(node_reason)" "$h200_reason"
+check "BLOCKED: sinfo -R shows the reason" \
+	sh -c 'timeout 10 sinfo -R -h -o "%E" | grep -qxF "$1"' sh "$h200_reason"
+check "BLOCKED: the wrapper says so on stdout" grep -q "drained: $h200_reason" "$work/out"
+check "BLOCKED: report kept in HEALTH_REPORT_DIR" \
+	sh -c '[ "$(jq -r .verdict.status "$1/$2.json")" = BLOCKED ] && [ "$(cat "$1/$2.rc")" = 1 ]' \
+	sh "$work/reports" "$node"
+
+health gd-h200
+check "BLOCKED again: exit 1, still drained, same reason, no new drain" \
+	sh -c '[ "$1" = 1 ] && [ "$2" = "$3" ] && grep -q "still drained" "$4"' \
+	sh "$hrc" "$(node_reason)" "$h200_reason" "$work/out"
+
+health gd-cuda-crash
+check "ERROR (exit 3) on a node we drained: exit 3, stays drained (no proof of health)" \
+	sh -c '[ "$1" = 3 ] && [ "$2" = "$3" ]' sh "$hrc" "$(node_reason)" "$h200_reason"
+check "ERROR: logged as undecided, node left" \
+	grep -q "ERROR, node state left as is.*undecided (exit 3)" "$work/out"
+
+health gd-reg-ok
+check "READY (reg-ok): exit 0, got $hrc" [ $hrc = 0 ]
+check "READY: the node it drained is resumed" \
+	sh -c '! timeout 10 scontrol show node "$1" | grep -q "State=[^ ]*DRAIN"' sh "$node"
+check "READY: reason cleared, 'resumed' logged" \
+	sh -c '[ -z "$1" ] && grep -q "resumed" "$2"' sh "$(node_reason)" "$work/out"
+wait_state '^IDLE$' 15
+check "READY: node back to IDLE (state '$(node_field State)')" wait_state '^IDLE$' 1
+
+# --require dmabuf on a node READY only by peermem: a GPU subject.
+pm_reason="gdrcheck: BLOCKED dmabuf at $(jq -r '.paths.dmabuf | "\(.gate) (\(.subject)) \(.reason_code)"' tests/scenarios/peermem-proprietary/expected.json)"
+health gd-peermem-proprietary "GDRCHECK_ARGS='--require dmabuf'"
+check "BLOCKED --require dmabuf (peermem-proprietary): exit 1, reason '$pm_reason'" \
+	sh -c '[ "$1" = 1 ] && [ "$2" = "$3" ]' sh "$hrc" "$(node_reason)" "$pm_reason"
+health gd-peermem-proprietary "GDRCHECK_ARGS='--require peermem'"
+check "READY --require peermem: exit 0, resumed" \
+	sh -c '[ "$1" = 0 ] && ! timeout 10 scontrol show node "$2" | grep -q "State=[^ ]*DRAIN"' \
+	sh "$hrc" "$node"
+
+# ERROR on a healthy node: never a silent drain.
+for t in "gd-cuda-crash undecided (exit 3)" "segv died with signal 11"; do
+	fx=${t%% *}
+	msg=${t#* }
+	health "$fx"
+	check "ERROR ($fx): exit 3, node not drained, log says '$msg'" \
+		sh -c '[ "$1" = 3 ] && ! timeout 10 scontrol show node "$2" | grep -q "State=[^ ]*DRAIN" &&
+			grep -q "ERROR, node state left as is.*$3" "$4"' sh "$hrc" "$node" "$msg" "$work/out"
+done
+health gd-reg-ok "GDRCHECK_ARGS='--bogus-option'"
+check "ERROR (usage error): exit 3, not drained, logged with gdrcheck's message" \
+	sh -c '[ "$1" = 3 ] && ! timeout 10 scontrol show node "$2" | grep -q "State=[^ ]*DRAIN" &&
+		grep -q "usage error (exit 2).*bogus" "$3"' sh "$hrc" "$node" "$work/out"
+health gd-reg-ok "HEALTH_ON_ERROR=sometimes"
+check "a bad HEALTH_ON_ERROR: exit 3, not drained" \
+	sh -c '[ "$1" = 3 ] && ! timeout 10 scontrol show node "$2" | grep -q "State=[^ ]*DRAIN"' sh "$hrc" "$node"
+
+# HEALTH_ON_ERROR=drain: a distinct reason, and READY undoes it.
+health segv HEALTH_ON_ERROR=drain
+check "HEALTH_ON_ERROR=drain: a crash drains with 'gdrcheck: ERROR ...signal 11'" \
+	sh -c '[ "$1" = 3 ] && [ "$2" = "gdrcheck: ERROR gdrcheck died with signal 11" ]' \
+	sh "$hrc" "$(node_reason)"
+health gd-reg-ok
+check "READY after an ERROR drain of ours: resumed" \
+	sh -c '[ "$1" = 0 ] && [ -z "$2" ]' sh "$hrc" "$(node_reason)"
+
+# An operator's drain is not ours: neither resumed nor rewritten.
+timeout 10 scontrol update nodename=$node state=drain reason="disk replacement"
+health gd-reg-ok
+check "operator drain + READY: left drained with the operator's reason" \
+	sh -c '[ "$1" = 0 ] && [ "$2" = "disk replacement" ] && grep -q "drained by someone else" "$3"' \
+	sh "$hrc" "$(node_reason)" "$work/out"
+health gd-h200
+check "operator drain + BLOCKED: reason not overwritten" \
+	sh -c '[ "$1" = 1 ] && [ "$2" = "disk replacement" ]' sh "$hrc" "$(node_reason)"
+timeout 10 scontrol update nodename=$node state=resume
+
+# The time bound: --timeout per stage today, --deadline where gdrcheck has
+# it; a hang ends at HEALTH_BUDGET and is an ERROR.
+t0=$(date +%s)
+health hang HEALTH_BUDGET=10
+t1=$(date +%s)
+check "hang, HEALTH_BUDGET=10: ends in $((t1 - t0)) s (<= 14), exit 3, not drained" \
+	sh -c '[ "$1" -le 14 ] && [ "$2" = 3 ] && ! timeout 10 scontrol show node "$3" | grep -q "State=[^ ]*DRAIN" &&
+		grep -q "did not finish within HEALTH_BUDGET=10s" "$4"' \
+	sh "$((t1 - t0))" "$hrc" "$node" "$work/out"
+check "no --deadline in gdrcheck --help: --timeout (10-5)/4 = 1 passed" \
+	grep -q -- "--json --output .* --timeout 1 --require any" "$work/args.hang"
+HANG_DEADLINE=1
+export HANG_DEADLINE
+{ echo "GDRCHECK=$work/bin/hang"; echo HEALTH_BUDGET=10; } >"$work/health.conf"
+env -i SLURMD_NODENAME=$node SLURM_CONF="$conf" HANG_DEADLINE=1 \
+	GDRCHECK_HEALTH_CONF="$work/health.conf" "$health" >"$work/out" 2>&1
+check "--deadline in gdrcheck --help: --deadline 5 passed, no --timeout" \
+	sh -c 'grep -q -- "--deadline 5 --require any" "$1" && ! grep -q -- --timeout "$1"' sh "$work/args.hang"
+unset HANG_DEADLINE
+# Default HEALTH_BUDGET 45: --deadline 40 if this gdrcheck has it, else
+# --timeout (45-5)/4 = 10.
+want_bound="--timeout 10"
+./gdrcheck --help 2>/dev/null | grep -q -- --deadline && want_bound="--deadline 40"
+check "the real gdrcheck got '$want_bound' (default HEALTH_BUDGET 45)" \
+	grep -q -- "--json --output .* $want_bound --require any" "$work/args.reg-ok"
+
+# ------------------------------------------------- 2. slurmd runs it itself
+# slurmd runs HealthCheckProgram with an empty environment: the launcher
+# only names the settings file; the fixture is switched by rewriting it.
+cat >"$work/bin/hc" <<-EOF
+	#!/bin/sh
+	GDRCHECK_HEALTH_CONF=$work/health.conf
+	export GDRCHECK_HEALTH_CONF
+	exec "$health" >>"$work/log/hc.log" 2>&1
+EOF
+chmod +x "$work/bin/hc"
+{ echo "GDRCHECK=$work/bin/gd-h200"; echo "SCONTROL=scontrol"; echo "SLURM_CONF=$conf"; echo "export SLURM_CONF"; } >"$work/health.conf"
+printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' \
+	"$work/bin/hc" >>"$conf"
+timeout 20 scontrol reconfigure >"$work/reconf.log" 2>&1
+check "scontrol reconfigure with HealthCheckProgram" sh -c '[ "$1" = 0 ]' sh $?
+if wait_state DRAIN 30; then
+	ok "slurmd's health check drained the node (h200)"
+else
+	bad "slurmd's health check did not drain within 30 s (state '$(node_field State)')"
+	sed 's/^/    /' "$work/log/hc.log" 2>/dev/null | tail -n 5
+fi
+check "slurmd's run: reason '$h200_reason'" \
+	sh -c '[ "$1" = "$2" ]' sh "$(node_reason)" "$h200_reason"
+{ echo "GDRCHECK=$work/bin/gd-reg-ok"; echo "SLURM_CONF=$conf"; echo "export SLURM_CONF"; } >"$work/health.conf.new"
+mv -f "$work/health.conf.new" "$work/health.conf"
+if wait_state '^IDLE$' 30; then
+	ok "slurmd's health check resumed the node (reg-ok)"
+else
+	bad "slurmd's health check did not resume within 30 s (state '$(node_field State)')"
+	sed 's/^/    /' "$work/log/hc.log" 2>/dev/null | tail -n 5
+fi
+check "slurmd ran the wrapper as root with SLURMD_NODENAME=$node" \
+	grep -q "gdrcheck-health: $node: resumed" "$work/log/hc.log"
+
+started=$pids
+stop_daemons
+check "munged, slurmctld, slurmd stopped" \
+	sh -c 'for p in $1; do ! kill -0 "$p" 2>/dev/null || exit 1; done' sh "$started"
+finish
