@@ -153,6 +153,36 @@ PY
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 
+# The worker cannot start (descriptors exhausted: pipe2 fails): every
+# vendor stage is "failed", and each reason names the call and errno (the
+# reason buffers were once left unset on this path).
+FAKE_CUDA_SCENARIO="$work/cuda.conf" FAKE_VERBS_SCENARIO="$work/verbs.conf" \
+GDRCHECK_LIBCUDA="$top/tests/doubles/libcuda-fake.so" \
+GDRCHECK_LIBIBVERBS="$top/tests/doubles/libibverbs-fake.so" \
+	sh -c 'ulimit -n 6 && exec "$@"' sh "$top/gdrcheck" \
+	--sysroot "$work/sysroot" --json >"$work/out.nofd" 2>"$work/out.nofd.err"
+rc=$?
+if [ "$rc" = 3 ] && [ ! -s "$work/out.nofd.err" ] &&
+	python3 "$top/tests/validate-json.py" "$top/report/gdrcheck-report.schema.json" \
+		"$work/out.nofd" &&
+	python3 - "$work/out.nofd" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["workers"] and all(w["state"] == "failed" and w["call"] == "pipe2"
+                            for w in d["workers"]), d["workers"]
+res = {r["gate"]: r for r in d["results"]}
+for g, what in (("gpu.libcuda", "libcuda"), ("nic.libibverbs", "libibverbs")):
+    want = (f"loading {what}: could not start the isolated worker: pipe2 "
+            "failed: Too many open files")
+    assert res[g]["status"] == "ERROR" and res[g]["reason"] == want, res[g]
+PY
+then
+	echo "PASS worker-start-failure: exit 3, every stage failed, reasons name pipe2"
+	pass=$((pass + 1))
+else
+	echo "FAIL worker-start-failure: exit $rc"; fail=$((fail + 1))
+fi
+
 # Progress: on a terminal's stderr, once the run passes a second.
 printf 'device_count = 1\nhang.cuInit = 1\n' >"$work/cuda-hang.conf"
 if FAKE_CUDA_SCENARIO="$work/cuda-hang.conf" FAKE_VERBS_SCENARIO="$work/verbs.conf" \
