@@ -141,37 +141,60 @@ bool cuda_usable(const struct gdr_ctx *ctx)
 }
 
 /*
- * Where what a library printed during a stage is shown: the first result
- * of the stage's own gate (one copy, not one per subject).
+ * Where what a library printed during a stage is shown: the first result of
+ * the first of the stage's gates that ran (one copy, not one per subject).
  */
-static const char *const output_gates[WSTAGE_COUNT] = {
-	[WSTAGE_CUDA] = "gpu.libcuda",
-	[WSTAGE_CUDA_EXPORT] = "mech.dmabuf_export",
-	[WSTAGE_VERBS] = "nic.libibverbs",
-	[WSTAGE_REGISTRATION] = "reg.plan",
-	[WSTAGE_RELEASE] = "gpu.cuinit",
+static const char *const output_gates[WSTAGE_COUNT][6] = {
+	[WSTAGE_CUDA] = { "gpu.libcuda", "gpu.cuinit", "gpu.devices",
+			  "mech.dmabuf_export", "reg.plan" },
+	[WSTAGE_CUDA_EXPORT] = { "mech.dmabuf_export", "reg.dmabuf" },
+	[WSTAGE_VERBS] = { "nic.libibverbs", "nic.uverbs",
+			   "mech.dmabuf_provider", "reg.host_mr" },
+	[WSTAGE_REGISTRATION] = { "reg.plan", "reg.host_mr", "reg.dmabuf",
+				  "reg.peermem", "data.dmabuf" },
+	[WSTAGE_RELEASE] = { "gpu.cuinit", "gpu.libcuda", "reg.plan",
+			     "mech.dmabuf_export" },
 };
+
+static bool has_output(const struct result *r)
+{
+	for (size_t k = 0; k < r->nev; k++)
+		if (!strcmp(r->ev[k].key, "library_output"))
+			return true;
+	return false;
+}
+
+/* A gate that ran first; one left out by --only/--skip as a last resort. */
+static struct result *output_result(struct report *rep, enum worker_stage s)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (int g = 0; g < 6 && output_gates[s][g]; g++)
+			for (size_t i = 0; i < rep->nres; i++) {
+				struct result *r = &rep->res[i];
+
+				if (strcmp(r->gate, output_gates[s][g]) ||
+				    has_output(r) ||
+				    (!pass && !strcmp(r->code, "EXCLUDED")))
+					continue;
+				return r;
+			}
+	return NULL;
+}
 
 void stage_output_evidence(struct gdr_ctx *ctx)
 {
 	for (int s = 0; s < WSTAGE_COUNT; s++) {
 		const struct stage_status *st = &ctx->vf->stage[s];
-		struct report *rep = ctx->rep;
+		struct result *r;
 
-		if (!st->output_bytes || !output_gates[s])
+		if (!st->output_bytes)
 			continue;
-		for (size_t i = 0; i < rep->nres; i++) {
-			struct result *r = &rep->res[i];
-
-			if (strcmp(r->gate, output_gates[s]))
-				continue;
-			/* Untrusted bytes: the renderers escape them. */
-			ev_str(r, "library_output", "%s", st->output);
-			ev_int(r, "library_output_bytes",
-			       (long long)st->output_bytes);
-			ev_bool(r, "library_output_truncated",
-				st->output_truncated);
-			break;
-		}
+		r = output_result(ctx->rep, (enum worker_stage)s);
+		if (!r)
+			continue;	/* none of its gates ran */
+		/* Untrusted bytes: the renderers escape them. */
+		ev_str(r, "library_output", "%s", st->output);
+		ev_int(r, "library_output_bytes", (long long)st->output_bytes);
+		ev_bool(r, "library_output_truncated", st->output_truncated);
 	}
 }
