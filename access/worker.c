@@ -225,7 +225,7 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 		if (!stage_wanted(opt, s))
 			continue;
 		if (run_spent(opt)) {
-			for (; s < WSTAGE_COUNT; s++)
+			for (; s < WSTAGE_RELEASE; s++)
 				if (stage_wanted(opt, s))
 					vf->stage[s].state = STAGE_DEADLINE;
 			break;
@@ -438,7 +438,7 @@ static void mark_failed(const struct vendor_options *opt,
 			int err)
 {
 	for (int s = first; s < WSTAGE_COUNT; s++) {
-		if (!stage_wanted(opt, s))
+		if (!stage_wanted(opt, s) || s == WSTAGE_RELEASE)
 			continue;
 		vf->stage[s].state = STAGE_FAILED;
 		vf->stage[s].err = err;
@@ -447,13 +447,16 @@ static void mark_failed(const struct vendor_options *opt,
 	}
 }
 
+/* Stages a stop left unfinished. A release never started is nothing to
+ * report: the killed worker's contexts went with it. */
 static void mark_rest(const struct vendor_options *opt,
 		      struct vendor_facts *vf, int first, enum stage_state state)
 {
 	for (int s = first; s < WSTAGE_COUNT; s++)
 		if (stage_wanted(opt, s) &&
-		    (vf->stage[s].state == STAGE_NOT_RUN ||
-		     vf->stage[s].state == STAGE_RUNNING))
+		    (vf->stage[s].state == STAGE_RUNNING ||
+		     (vf->stage[s].state == STAGE_NOT_RUN &&
+		      s != WSTAGE_RELEASE)))
 			vf->stage[s].state = state;
 }
 
