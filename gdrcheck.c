@@ -22,10 +22,13 @@
 #include "access/sysroot.h"
 #include "access/vendor.h"
 #include "engine/gates.h"
+#include "probes/probes.h"
 
 #define EXIT_USAGE 2
 #define EXIT_UNDECIDED 3
 #define DEFAULT_TIMEOUT 30.0
+/* Slurm's HealthCheckProgram gets 60 s; leave a margin. */
+#define DEFAULT_DEADLINE 45.0
 
 enum {
 	OPT_SYSROOT = 256,
@@ -46,6 +49,7 @@ enum {
 	OPT_MAX_DISTANCE,
 	OPT_WARN_FAILS,
 	OPT_CAPTURE,
+	OPT_DEADLINE,
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "libpci", required_argument, NULL, OPT_LIBPCI },
 	{ "pci-dump", required_argument, NULL, OPT_PCI_DUMP },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "deadline", required_argument, NULL, OPT_DEADLINE },
 	{ "no-alloc", no_argument, NULL, OPT_NO_ALLOC },
 	{ "no-datapath", no_argument, NULL, OPT_NO_DATAPATH },
 	{ "reg-size", required_argument, NULL, OPT_REG_SIZE },
@@ -114,6 +119,8 @@ static void usage(FILE *out)
 	      "      --pci-dump FILE      read PCI config space from an `lspci -xxxx`\n"
 	      "                           capture instead of sysfs\n"
 	      "  -t, --timeout SECONDS    limit for each vendor-library stage (default 30)\n"
+	      "      --deadline SECONDS   limit for the whole run, every stage included\n"
+	      "                           (default 45)\n"
 	      "      --no-alloc           allocate no GPU memory (nodes running jobs):\n"
 	      "                           no registration, no transfer\n"
 	      "      --no-datapath        register, but run no loopback transfer\n"
@@ -151,6 +158,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->color = -1;
 	o->max_distance = -1;
 	o->timeout = DEFAULT_TIMEOUT;
+	o->deadline = DEFAULT_DEADLINE;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
@@ -250,6 +258,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 			    !(o->timeout >= 0.1 && o->timeout <= 3600))
 				return usage_error("invalid --timeout '%s' "
 						   "(seconds, 0.1 to 3600)",
+						   optarg);
+			break;
+		}
+		case OPT_DEADLINE: {
+			char *end;
+
+			errno = 0;
+			o->deadline = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(o->deadline >= 0.1 && o->deadline <= 86400))
+				return usage_error("invalid --deadline '%s' "
+						   "(seconds, 0.1 to 86400)",
 						   optarg);
 			break;
 		}
@@ -477,6 +497,8 @@ int main(int argc, char **argv)
 	vo.libcuda = opt.libcuda;
 	vo.libibverbs = opt.libibverbs;
 	vo.stage_timeout = opt.timeout;
+	vo.run_started_ms = t0;
+	vo.run_deadline_ms = t0 + opt.deadline * 1e3;
 	vo.no_alloc = opt.no_alloc;
 	/* Call into a vendor library only for the layers that need it. */
 	vo.skip_cuda = !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
@@ -500,6 +522,7 @@ int main(int argc, char **argv)
 			[STAGE_CRASHED] = "crashed", [STAGE_FAILED] = "failed",
 			[STAGE_INTERRUPTED] = "interrupted",
 			[STAGE_SKIPPED_DEP] = "skipped",
+			[STAGE_DEADLINE] = "deadline",
 		};
 		const struct stage_status *st = &vf->stage[s];
 		struct worker_meta *w = &rep.meta.workers[rep.meta.nworkers];
@@ -524,6 +547,7 @@ int main(int argc, char **argv)
 	pcitree_build(&ctx);
 	inventory_build(&ctx);
 	gates_run(&ctx);
+	stage_output_evidence(&ctx);
 	verdict_fold(&rep, opt.require);
 	policy_apply(&rep, &opt);
 	policy_overall(&rep, opt.require, opt.warn_fails);

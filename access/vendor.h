@@ -28,14 +28,28 @@ enum stage_state {
 	STAGE_FAILED,		/* the worker could not be started */
 	STAGE_INTERRUPTED,	/* SIGINT/SIGTERM: stopped, not run further */
 	STAGE_SKIPPED_DEP,	/* not run: its library hung or crashed before */
+	STAGE_DEADLINE,		/* not run: the run's --deadline was spent */
 };
+
+/* What a library printed during a stage, kept as evidence (bytes as is). */
+#define VF_OUTPUT	2048
 
 struct stage_status {
 	enum stage_state state;
-	char call[VF_NAME];	/* vendor call in progress (for hang/crash) */
+	char call[VF_NAME];	/* vendor call in progress (for hang/crash);
+				 * STAGE_FAILED: the system call that failed */
 	int signal;		/* STAGE_CRASHED */
+	int err;		/* STAGE_FAILED: its errno */
 	double seconds;		/* wall time of the stage */
 	int pid;		/* the worker that ran it */
+	double started_ms;	/* now_ms() when the worker entered it */
+	double limit;		/* seconds it was allowed (STAGE_TIMEOUT) */
+	bool by_deadline;	/* the run's --deadline, not --timeout, cut it */
+	/* Filled by the parent from the stage's stdout/stderr pipe: the
+	 * first VF_OUTPUT - 1 bytes (NUL bytes dropped), and the total. */
+	char output[VF_OUTPUT];
+	unsigned long long output_bytes;
+	bool output_truncated;
 };
 
 /* A library loaded through a function table. */
@@ -204,6 +218,9 @@ enum worker_stage {
 	WSTAGE_CUDA_EXPORT,	/* libcuda: allocate + DMA-BUF export */
 	WSTAGE_VERBS,		/* libibverbs: devices, provider probe */
 	WSTAGE_REGISTRATION,	/* both: MRs on GPU memory, loopback RDMA */
+	/* libcuda: release the primary contexts. Bounded like the others,
+	 * but listed in the report only when it did not finish. */
+	WSTAGE_RELEASE,
 	WSTAGE_COUNT,
 };
 
@@ -219,6 +236,10 @@ struct vendor_options {
 	const char *libcuda;		/* NULL = default soname */
 	const char *libibverbs;
 	double stage_timeout;		/* seconds */
+	/* The whole run's budget (--deadline): now_ms() values; no stage
+	 * runs past run_deadline_ms. 0: none. */
+	double run_started_ms;
+	double run_deadline_ms;
 	bool skip_cuda;
 	bool skip_export;
 	bool skip_verbs;

@@ -3,10 +3,18 @@
  * Vendor-library isolation. All libcuda and libibverbs calls run in one
  * forked worker for the whole run (CUDA is initialised once, as the driver's
  * own cost dominates). The worker writes its facts into a shared anonymous
- * mapping and ticks a pipe at every stage boundary; the parent gives each
- * stage a deadline. A stage that hangs is killed, a stage that crashes is
- * recorded with its signal and the call in progress, and a fresh worker
- * carries on with the next stage.
+ * mapping; the parent gives each stage a deadline. A stage that hangs is
+ * killed, a stage that crashes is recorded with its signal and the call in
+ * progress, and a fresh worker carries on with the next stage.
+ *
+ * The parent trusts nothing the libraries do to the process: the shared
+ * mapping, not the pipe, says how far the worker got, so a library that
+ * forks a helper holding the pipe open or closes every descriptor cannot
+ * stall the parent. Every wait polls against a deadline; the worker runs in
+ * its own process group, which is killed (SIGKILL) and reaped on every exit
+ * path, and dies with the parent (PR_SET_PDEATHSIG). Each stage's stdout and
+ * stderr go to a pipe of their own, which the parent drains: what a library
+ * printed becomes evidence, never part of the report streams.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access/cuda.h"
@@ -24,6 +35,21 @@
 #include "access/symtab.h"
 #include "access/vendor.h"
 #include "access/verbs.h"
+
+/* How long a SIGKILLed worker may take to be reaped (a task stuck in the
+ * driver dies only when the driver lets go); then it is left to init. */
+#define REAP_GRACE_MS	2000.0
+/* The parent wakes at least this often to check the worker's state. */
+#define POLL_TICK_MS	100
+
+static void release_stage(const struct vendor_options *opt,
+			  struct vendor_facts *vf, struct stage_status *st)
+{
+	(void)opt;
+	(void)vf;
+	snprintf(st->call, sizeof(st->call), "CUDA context release");
+	cuda_release_all();
+}
 
 struct stage_def {
 	const char *name;
@@ -36,6 +62,7 @@ static const struct stage_def stages[WSTAGE_COUNT] = {
 	[WSTAGE_CUDA_EXPORT] = { .name = "cuda-export", .run = cuda_stage_export },
 	[WSTAGE_VERBS] = { .name = "verbs", .run = verbs_stage_probe },
 	[WSTAGE_REGISTRATION] = { .name = "registration", .run = reg_stage },
+	[WSTAGE_RELEASE] = { .name = "release", .run = release_stage },
 };
 
 volatile sig_atomic_t vendor_interrupted;
@@ -59,43 +86,168 @@ static bool stage_wanted(const struct vendor_options *opt, int s)
 		/* Runs without CUDA too: the host-memory control needs verbs only. */
 		return !opt->skip_verbs && !opt->verbs_poisoned &&
 		       !opt->skip_registration && !opt->no_alloc;
+	case WSTAGE_RELEASE:
+		return !opt->skip_cuda && !opt->cuda_poisoned;
 	default:
 		return false;
 	}
 }
 
-static void tick(int fd)
+static bool run_spent(const struct vendor_options *opt)
+{
+	return opt->run_deadline_ms > 0 && now_ms() >= opt->run_deadline_ms;
+}
+
+/* One worker's descriptors: a wake-up pipe and a stdout/stderr pipe per
+ * stage (so what was printed is attributed to the stage exactly). */
+struct worker_fds {
+	int tick[2];
+	int out[WSTAGE_COUNT][2];
+	/* Inode of each write end: a library that closed our descriptors
+	 * may have reused the numbers, and those are not ours to write. */
+	ino_t tick_ino;
+	ino_t out_ino[WSTAGE_COUNT];
+};
+
+static void fds_init(struct worker_fds *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->tick[0] = f->tick[1] = -1;
+	for (int s = 0; s < WSTAGE_COUNT; s++)
+		f->out[s][0] = f->out[s][1] = -1;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void close_write_ends(struct worker_fds *f)
+{
+	close_fd(&f->tick[1]);
+	for (int s = 0; s < WSTAGE_COUNT; s++)
+		close_fd(&f->out[s][1]);
+}
+
+static void close_read_ends(struct worker_fds *f)
+{
+	close_fd(&f->tick[0]);
+	for (int s = 0; s < WSTAGE_COUNT; s++)
+		close_fd(&f->out[s][0]);
+}
+
+static ino_t fd_ino(int fd)
+{
+	struct stat sb;
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISFIFO(sb.st_mode))
+		return 0;
+	return sb.st_ino;
+}
+
+/* Returns the name of the call that failed, or NULL. */
+static const char *fds_open(struct worker_fds *f,
+			    const struct vendor_options *opt, int first)
+{
+	if (pipe2(f->tick, O_CLOEXEC) < 0)
+		return "pipe2";
+	if (fcntl(f->tick[0], F_SETFL, O_NONBLOCK) < 0)
+		return "fcntl";
+	f->tick_ino = fd_ino(f->tick[1]);
+	for (int s = first; s < WSTAGE_COUNT; s++) {
+		if (!stage_wanted(opt, s))
+			continue;
+		if (pipe2(f->out[s], O_CLOEXEC) < 0)
+			return "pipe2";
+		if (fcntl(f->out[s][0], F_SETFL, O_NONBLOCK) < 0)
+			return "fcntl";
+		f->out_ino[s] = fd_ino(f->out[s][1]);
+	}
+	return NULL;
+}
+
+/* Still the pipe we made (a library may have closed it and reused the
+ * number)? */
+static bool fd_ours(int fd, ino_t ino)
+{
+	return fd >= 0 && ino && fd_ino(fd) == ino;
+}
+
+static void tick(const struct worker_fds *f)
 {
 	char c = 's';
 
-	while (write(fd, &c, 1) < 0 && errno == EINTR)
+	if (!fd_ours(f->tick[1], f->tick_ino))
+		return;
+	while (write(f->tick[1], &c, 1) < 0 && errno == EINTR)
 		;
+}
+
+/* A stage's output goes to its own pipe; flush what stdio buffered first. */
+static void redirect_output(struct worker_fds *f, int s)
+{
+	fflush(stdout);
+	fflush(stderr);
+	if (!fd_ours(f->out[s][1], f->out_ino[s]))
+		return;
+	dup2(f->out[s][1], STDOUT_FILENO);
+	dup2(f->out[s][1], STDERR_FILENO);
+	close(f->out[s][1]);
+	f->out[s][1] = -1;
 }
 
 static void __attribute__((noreturn))
 worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
-	    int first, int fd)
+	    int first, struct worker_fds *f, pid_t parent)
 {
+	int devnull;
+
+	/* Dies with the parent; if the parent is already gone, the death
+	 * signal was armed too late to fire. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	setpgid(0, 0);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	close_read_ends(f);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		close(devnull);
+	}
 	for (int s = first; s < WSTAGE_COUNT; s++) {
 		struct stage_status *st = &vf->stage[s];
 		double t0;
 
 		if (!stage_wanted(opt, s))
 			continue;
+		if (run_spent(opt)) {
+			for (; s < WSTAGE_RELEASE; s++)
+				if (stage_wanted(opt, s))
+					vf->stage[s].state = STAGE_DEADLINE;
+			break;
+		}
+		redirect_output(f, s);
 		st->call[0] = '\0';
 		st->pid = (int)getpid();
-		st->state = STAGE_RUNNING;
-		tick(fd);
 		t0 = now_ms();
+		st->started_ms = t0;
+		st->state = STAGE_RUNNING;
+		tick(f);
 		stages[s].run(opt, vf, st);
+		fflush(stdout);
+		fflush(stderr);
 		st->seconds = (now_ms() - t0) / 1e3;
-		st->state = STAGE_DONE;
-		tick(fd);
+		/* A release that went through is no finding. */
+		if (s == WSTAGE_RELEASE)
+			memset(st, 0, sizeof(*st));
+		else
+			st->state = STAGE_DONE;
+		tick(f);
 	}
-	cuda_release_all();
 	_exit(0);
 }
 
@@ -107,97 +259,349 @@ static int running_stage(const struct vendor_facts *vf)
 	return -1;
 }
 
-/* Run one worker from stage `first`; returns the stage to resume at. */
-static int run_worker(const struct vendor_options *opt,
-		      struct vendor_facts *vf, int first)
-{
-	int pipefd[2], status = 0, cur = -1;
-	double deadline = 0, started = 0;
-	pid_t pid;
+/* What the parent drained from a stage's output pipe. */
+struct stage_output {
+	char text[VF_OUTPUT];
+	size_t len;
+	unsigned long long total;
+	bool truncated;
+};
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		goto fail;
+struct supervisor {
+	const struct vendor_options *opt;
+	struct vendor_facts *vf;		/* the shared mapping */
+	struct stage_output out[WSTAGE_COUNT];
+	bool progress;				/* stderr is a terminal */
+	bool progress_shown;
+	int progress_stage;
+	long progress_secs;
+};
+
+static void keep_output(struct stage_output *o, const char *buf, size_t n)
+{
+	size_t i;
+
+	o->total += n;
+	for (i = 0; i < n && o->len < sizeof(o->text) - 1; i++)
+		if (buf[i])	/* NUL-free: the evidence is a C string */
+			o->text[o->len++] = buf[i];
+	if (i < n)
+		o->truncated = true;
+	o->text[o->len] = '\0';
+}
+
+/* Read what is there now, never blocking (the pipes are O_NONBLOCK). */
+static void drain_output(struct supervisor *sv, struct worker_fds *f)
+{
+	char buf[4096];
+
+	for (int s = 0; s < WSTAGE_COUNT; s++) {
+		for (int rounds = 0; f->out[s][0] >= 0 && rounds < 64; rounds++) {
+			ssize_t n = read(f->out[s][0], buf, sizeof(buf));
+
+			if (n > 0) {
+				keep_output(&sv->out[s], buf, (size_t)n);
+				continue;
+			}
+			if (n == 0 || (errno != EINTR && errno != EAGAIN))
+				close_fd(&f->out[s][0]);	/* EOF */
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+	}
+}
+
+static void drain_ticks(struct worker_fds *f)
+{
+	char buf[64];
+	ssize_t n;
+
+	while (f->tick[0] >= 0 && (n = read(f->tick[0], buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			close_fd(&f->tick[0]);
+		if (n < 0)
+			return;
+	}
+	close_fd(&f->tick[0]);	/* EOF: the worker (or a library) closed it */
+}
+
+/* One line on a terminal's stderr, overwritten, once the run is slow. */
+static void show_progress(struct supervisor *sv, int cur)
+{
+	double now = now_ms();
+	long secs;
+
+	if (!sv->progress || cur < 0 ||
+	    now - sv->opt->run_started_ms < 1000.0)
+		return;
+	secs = (long)((now - sv->vf->stage[cur].started_ms) / 1e3);
+	if (sv->progress_shown && cur == sv->progress_stage &&
+	    secs == sv->progress_secs)
+		return;
+	sv->progress_shown = true;
+	sv->progress_stage = cur;
+	sv->progress_secs = secs;
+	fprintf(stderr, "\r\033[Kgdrcheck: %s stage, %ld s", stage_name(cur),
+		secs);
+	if (sv->vf->stage[cur].call[0])
+		fprintf(stderr, " (%.40s)", sv->vf->stage[cur].call);
+	fflush(stderr);
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ms / 1e3),
+		.tv_nsec = (long)((ms - (double)(time_t)(ms / 1e3) * 1e3) * 1e6),
+	};
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Kill the worker's whole process group and reap the worker, waiting at
+ * most REAP_GRACE_MS. *status is set when it was reaped.
+ */
+static bool kill_and_reap(pid_t pid, int *status)
+{
+	double until = now_ms() + REAP_GRACE_MS;
+	siginfo_t si;
+
+	/* Kill the group while the leader is unreaped: its id cannot be
+	 * reused as long as the leader is a zombie. */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+		    errno != EINTR)
+			return false;	/* not our child any more */
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		if (si.si_pid == pid)
+			break;
+		if (now_ms() >= until)
+			return false;
+		sleep_ms(5);
+	}
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return true;
+}
+
+/*
+ * gdrcheck is a child subreaper (see vendor_collect): a helper a library
+ * forked and moved out of the worker's group lands here once the worker
+ * died. Kill and reap every such orphan; gdrcheck has no other children.
+ */
+static void reap_orphans(void)
+{
+	char path[64], buf[4096];
+	FILE *f;
+
+	for (int round = 0; round < 8; round++) {
+		bool any = false;
+		int n = 0;
+
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children",
+			 (int)getpid());
+		f = fopen(path, "re");
+		if (!f)
+			return;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *p = buf, *end;
+
+			for (long id; (id = strtol(p, &end, 10)) > 0; p = end) {
+				kill((pid_t)id, SIGKILL);
+				any = true;
+				n++;
+			}
+		}
+		fclose(f);
+		if (!any)
+			return;
+		for (double until = now_ms() + 200; now_ms() < until;) {
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				n--;
+			if (n <= 0)
+				break;
+			sleep_ms(5);
+		}
+	}
+}
+
+static void mark_failed(const struct vendor_options *opt,
+			struct vendor_facts *vf, int first, const char *call,
+			int err)
+{
+	for (int s = first; s < WSTAGE_COUNT; s++) {
+		if (!stage_wanted(opt, s) || s == WSTAGE_RELEASE)
+			continue;
+		vf->stage[s].state = STAGE_FAILED;
+		vf->stage[s].err = err;
+		snprintf(vf->stage[s].call, sizeof(vf->stage[s].call), "%s",
+			 call);
+	}
+}
+
+/* Stages a stop left unfinished. A release never started is nothing to
+ * report: the killed worker's contexts went with it. */
+static void mark_rest(const struct vendor_options *opt,
+		      struct vendor_facts *vf, int first, enum stage_state state)
+{
+	for (int s = first; s < WSTAGE_COUNT; s++)
+		if (stage_wanted(opt, s) &&
+		    (vf->stage[s].state == STAGE_RUNNING ||
+		     (vf->stage[s].state == STAGE_NOT_RUN &&
+		      s != WSTAGE_RELEASE)))
+			vf->stage[s].state = state;
+}
+
+/* Run one worker from stage `first`; returns the stage to resume at. */
+static int run_worker(struct supervisor *sv, int first)
+{
+	const struct vendor_options *opt = sv->opt;
+	struct vendor_facts *vf = sv->vf;
+	int status = 0, cur = -1, ret = WSTAGE_COUNT;
+	double deadline = 0;
+	struct worker_fds f;
+	const char *failed;
+	bool reaped = false;
+	pid_t pid, self;
+
+	fds_init(&f);
+	failed = fds_open(&f, opt, first);
+	if (failed) {
+		int err = errno;
+
+		close_write_ends(&f);
+		close_read_ends(&f);
+		mark_failed(opt, vf, first, failed, err);
+		return WSTAGE_COUNT;
+	}
 	fflush(NULL);
+	self = getpid();
 	pid = fork();
 	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		goto fail;
+		int err = errno;
+
+		close_write_ends(&f);
+		close_read_ends(&f);
+		mark_failed(opt, vf, first, "fork", err);
+		return WSTAGE_COUNT;
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		worker_main(opt, vf, first, pipefd[1]);
-	}
-	close(pipefd[1]);
+	if (pid == 0)
+		worker_main(opt, vf, first, &f, self);
+	/* Both sides set the group, so no kill(-pid) can miss it. */
+	setpgid(pid, pid);
+	close_write_ends(&f);
 
 	for (;;) {
-		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
-		int s = running_stage(vf), timeout_ms, ret;
-		char buf[64];
+		struct pollfd p[1 + WSTAGE_COUNT];
+		int n = 0, s, timeout_ms = POLL_TICK_MS;
+		siginfo_t si;
 
-		if (s != cur) {
-			cur = s;
-			started = now_ms();
-			deadline = started + opt->stage_timeout * 1e3;
-		}
-		timeout_ms = cur < 0 ? 1000 : (int)(deadline - now_ms()) + 1;
-		if (timeout_ms < 0)
-			timeout_ms = 0;
-		ret = poll(&p, 1, timeout_ms);
+		drain_output(sv, &f);
+		drain_ticks(&f);
 		if (vendor_interrupted) {
 			/* The worker's resources die with it: the kernel and
 			 * the drivers release MRs, QPs and GPU memory. */
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			close(pipefd[0]);
-			for (int s2 = first; s2 < WSTAGE_COUNT; s2++)
-				if (stage_wanted(opt, s2) &&
-				    vf->stage[s2].state != STAGE_DONE)
-					vf->stage[s2].state = STAGE_INTERRUPTED;
-			return WSTAGE_COUNT;
+			reaped = kill_and_reap(pid, &status);
+			mark_rest(opt, vf, first, STAGE_INTERRUPTED);
+			ret = WSTAGE_COUNT;
+			goto out;
 		}
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret == 0 && cur >= 0 && now_ms() >= deadline) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+		    errno != EINTR)
+			break;	/* cannot happen: it is our child */
+		if (si.si_pid == pid)
+			break;	/* exited: finished, crashed or a library's exit */
+		s = running_stage(vf);
+		if (s != cur) {
+			cur = s;
+			if (cur >= 0) {
+				struct stage_status *st = &vf->stage[cur];
+				double started = st->started_ms;
+
+				/* Trust the worker's clock only if sane. */
+				if (!(started > 0 && started <= now_ms()))
+					started = now_ms();
+				st->started_ms = started;
+				deadline = started + opt->stage_timeout * 1e3;
+				st->by_deadline = opt->run_deadline_ms > 0 &&
+						  opt->run_deadline_ms < deadline;
+				if (st->by_deadline)
+					deadline = opt->run_deadline_ms;
+				st->limit = (deadline - started) / 1e3;
+			}
+		}
+		show_progress(sv, cur);
+		if (cur >= 0 && now_ms() >= deadline) {
 			struct stage_status *st = &vf->stage[cur];
 
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			close(pipefd[0]);
+			reaped = kill_and_reap(pid, &status);
 			st->state = STAGE_TIMEOUT;
-			st->seconds = (now_ms() - started) / 1e3;
-			return cur + 1;
+			st->seconds = (now_ms() - st->started_ms) / 1e3;
+			ret = cur + 1;
+			if (st->by_deadline) {
+				mark_rest(opt, vf, cur + 1, STAGE_DEADLINE);
+				ret = WSTAGE_COUNT;
+			}
+			goto out;
 		}
-		if (ret > 0) {
-			ssize_t n = read(pipefd[0], buf, sizeof(buf));
-
-			if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-				break;	/* worker is gone */
+		/* Between stages: the run's budget still holds. */
+		if (cur < 0 && run_spent(opt)) {
+			reaped = kill_and_reap(pid, &status);
+			mark_rest(opt, vf, first, STAGE_DEADLINE);
+			ret = WSTAGE_COUNT;
+			goto out;
 		}
+		if (cur >= 0 && deadline - now_ms() < timeout_ms)
+			timeout_ms = (int)(deadline - now_ms()) + 1;
+		if (opt->run_deadline_ms > 0 &&
+		    opt->run_deadline_ms - now_ms() < timeout_ms)
+			timeout_ms = (int)(opt->run_deadline_ms - now_ms()) + 1;
+		if (timeout_ms < 0)
+			timeout_ms = 0;
+		if (f.tick[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = f.tick[0], .events = POLLIN };
+		for (int o = 0; o < WSTAGE_COUNT; o++)
+			if (f.out[o][0] >= 0)
+				p[n++] = (struct pollfd){ .fd = f.out[o][0],
+							  .events = POLLIN };
+		/* EINTR (a signal) and timeouts all loop back to the checks. */
+		if (n)
+			poll(p, (nfds_t)n, timeout_ms);
+		else
+			sleep_ms(timeout_ms);
 	}
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	reaped = kill_and_reap(pid, &status);
 	cur = running_stage(vf);
-	if (cur < 0)
-		return WSTAGE_COUNT;
-	/* Died inside a stage: a signal, or a library calling exit(). */
-	vf->stage[cur].state = STAGE_CRASHED;
-	vf->stage[cur].signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	vf->stage[cur].seconds = (now_ms() - started) / 1e3;
-	return cur + 1;
-fail:
-	for (int s = first; s < WSTAGE_COUNT; s++)
-		if (stage_wanted(opt, s))
-			vf->stage[s].state = STAGE_FAILED;
-	return WSTAGE_COUNT;
+	if (cur >= 0) {
+		/* Died inside a stage: a signal, or a library calling exit(). */
+		vf->stage[cur].state = STAGE_CRASHED;
+		vf->stage[cur].signal = reaped && WIFSIGNALED(status) ?
+					WTERMSIG(status) : 0;
+		vf->stage[cur].seconds =
+			(now_ms() - vf->stage[cur].started_ms) / 1e3;
+		ret = cur + 1;
+	}
+out:
+	reap_orphans();
+	drain_output(sv, &f);
+	close_read_ends(&f);
+	return ret;
 }
 
 /* Which libraries a stage calls into. */
 static bool uses_cuda(int s)
 {
 	return s == WSTAGE_CUDA || s == WSTAGE_CUDA_EXPORT ||
-	       s == WSTAGE_REGISTRATION;
+	       s == WSTAGE_REGISTRATION || s == WSTAGE_RELEASE;
 }
 
 static bool uses_verbs(int s)
@@ -205,37 +609,107 @@ static bool uses_verbs(int s)
 	return s == WSTAGE_VERBS || s == WSTAGE_REGISTRATION;
 }
 
+#define TERMINATE(a) ((a)[sizeof(a) - 1] = '\0')
+
+/* The worker wrote these strings: end each inside its array, whatever a
+ * crashing library left in the mapping. */
+static void terminate_strings(struct vendor_facts *vf)
+{
+	for (int s = 0; s < WSTAGE_COUNT; s++)
+		TERMINATE(vf->stage[s].call);
+	TERMINATE(vf->cuda.lib.path);
+	TERMINATE(vf->cuda.lib.error);
+	TERMINATE(vf->cuda.lib.missing_required);
+	TERMINATE(vf->cuda.lib.missing_optional);
+	TERMINATE(vf->cuda.init.name);
+	TERMINATE(vf->cuda.version_call.name);
+	TERMINATE(vf->cuda.count_call.name);
+	for (int i = 0; i < VF_MAX_GPUS; i++) {
+		struct cuda_gpu *g = &vf->cuda.gpus[i];
+
+		TERMINATE(g->name);
+		TERMINATE(g->pci);
+		TERMINATE(g->attr_call.name);
+		TERMINATE(g->ctx_retain.name);
+		TERMINATE(g->alloc.name);
+		TERMINATE(g->export_call.name);
+		TERMINATE(g->enum_call.name);
+		TERMINATE(g->enum_fn);
+		TERMINATE(g->setup_call.name);
+		TERMINATE(g->fd_link);
+		TERMINATE(g->fd_exp_name);
+	}
+	TERMINATE(vf->verbs.lib.path);
+	TERMINATE(vf->verbs.lib.error);
+	TERMINATE(vf->verbs.lib.missing_required);
+	TERMINATE(vf->verbs.lib.missing_optional);
+	for (int i = 0; i < VF_MAX_NICS; i++)
+		TERMINATE(vf->verbs.nics[i].name);
+	TERMINATE(vf->reg.alloc_fail.name);
+	TERMINATE(vf->reg.alloc_fn);
+	for (int i = 0; i < REG_MAX_PAIRS; i++) {
+		struct reg_pair *p = &vf->reg.pairs[i];
+
+		TERMINATE(p->nic);
+		TERMINATE(p->skip);
+		TERMINATE(p->export_call.name);
+		TERMINATE(p->peermem.call);
+		TERMINATE(p->dmabuf.call);
+		TERMINATE(p->dp_peermem.step);
+		TERMINATE(p->dp_peermem.dtoh.name);
+		TERMINATE(p->dp_dmabuf.step);
+		TERMINATE(p->dp_dmabuf.dtoh.name);
+	}
+	for (int i = 0; i < VF_MAX_NICS; i++) {
+		TERMINATE(vf->reg.nics[i].nic);
+		TERMINATE(vf->reg.nics[i].host.call);
+		TERMINATE(vf->reg.nics[i].g2g_error);
+	}
+	for (int i = 0; i < KMSG_MAX_LINES; i++)
+		TERMINATE(vf->reg.kmsg[i]);
+}
+
 void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 {
+	/* Static, not heap: a worker leaves by _exit() with it allocated. */
+	static struct supervisor supervisor;
 	struct vendor_options copy = *in, *opt = &copy;
+	struct supervisor *sv = &supervisor;
 	struct vendor_facts *shared;
 	int next = 0;
 
 	memset(vf, 0, sizeof(*vf));
+	memset(sv, 0, sizeof(*sv));
 	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED) {
-		for (int s = 0; s < WSTAGE_COUNT; s++)
-			if (stage_wanted(opt, s))
-				vf->stage[s].state = STAGE_FAILED;
+		mark_failed(opt, vf, 0, "mmap", errno);
 		return;
 	}
 	memset(shared, 0, sizeof(*shared));
+	sv->opt = opt;
+	sv->vf = shared;
+	sv->progress = isatty(STDERR_FILENO) == 1;
+	/* Helpers a library forks and moves out of the worker's process
+	 * group are re-parented here, not to init, so they can be reaped. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	while (next < WSTAGE_COUNT) {
 		while (next < WSTAGE_COUNT && !stage_wanted(opt, next))
 			next++;
 		if (next >= WSTAGE_COUNT)
 			break;
 		if (vendor_interrupted) {
-			for (; next < WSTAGE_COUNT; next++)
-				if (stage_wanted(opt, next))
-					shared->stage[next].state = STAGE_INTERRUPTED;
+			mark_rest(opt, shared, next, STAGE_INTERRUPTED);
+			break;
+		}
+		if (run_spent(opt)) {
+			mark_rest(opt, shared, next, STAGE_DEADLINE);
 			break;
 		}
 		{
 			int ran = next;
 
-			next = run_worker(opt, shared, next);
+			next = run_worker(sv, next);
 			/* A stage that hung or crashed poisons its libraries;
 			 * the registration stage is the only one using both,
 			 * so it is blamed on the call in progress. */
@@ -252,12 +726,24 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 						      strncmp(st->call, "cu", 2)))
 					opt->verbs_poisoned = true;
 			}
-			for (int s = next; s < WSTAGE_COUNT; s++)
+			/* (The release stage is no finding of its own.) */
+			for (int s = next; s < WSTAGE_RELEASE; s++)
 				if (shared->stage[s].state == STAGE_NOT_RUN &&
 				    !stage_wanted(opt, s) && stage_wanted(in, s))
 					shared->stage[s].state = STAGE_SKIPPED_DEP;
 		}
 	}
+	if (sv->progress_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
 	memcpy(vf, shared, sizeof(*vf));
 	munmap(shared, sizeof(*shared));
+	terminate_strings(vf);
+	for (int s = 0; s < WSTAGE_COUNT; s++) {
+		memcpy(vf->stage[s].output, sv->out[s].text,
+		       sizeof(vf->stage[s].output));
+		vf->stage[s].output_bytes = sv->out[s].total;
+		vf->stage[s].output_truncated = sv->out[s].truncated;
+	}
 }

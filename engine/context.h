@@ -45,6 +45,7 @@ struct options {
 	const char *libpci;
 	const char *pci_dump;		/* lspci -xxxx capture to read */
 	double timeout;			/* seconds per vendor stage */
+	double deadline;		/* seconds for the whole run */
 	unsigned long long reg_bytes;	/* GPU buffer for registrations */
 	enum require_policy require;
 };

@@ -15,8 +15,18 @@ enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 
 	switch (st->state) {
 	case STAGE_TIMEOUT:
-		snprintf(buf, len, "timed out after %.0f s in %s",
-			 ctx->opt->timeout, call);
+		if (st->by_deadline)
+			snprintf(buf, len, "timed out after %.3g s in %s: the "
+				 "run's --deadline of %g s was spent",
+				 st->limit, call, ctx->opt->deadline);
+		else
+			snprintf(buf, len, "timed out after %g s in %s",
+				 ctx->opt->timeout, call);
+		return ST_ERROR;
+	case STAGE_DEADLINE:
+		snprintf(buf, len, "not run: the run's --deadline of %g s was "
+			 "spent before the %s stage", ctx->opt->deadline,
+			 stage_name(s));
 		return ST_ERROR;
 	case STAGE_CRASHED:
 		if (st->signal)
@@ -27,7 +37,9 @@ enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 				 call);
 		return ST_ERROR;
 	case STAGE_FAILED:
-		snprintf(buf, len, "could not start the isolated worker");
+		snprintf(buf, len, "could not start the isolated worker: %s "
+			 "failed: %s", st->call[0] ? st->call : "start-up",
+			 st->err ? strerror(st->err) : "unknown error");
 		return ST_ERROR;
 	case STAGE_SKIPPED_DEP:
 		/* Name the stage and call that poisoned the library. */
@@ -126,4 +138,63 @@ bool cuda_usable(const struct gdr_ctx *ctx)
 	const struct cuda_facts *cf = &ctx->vf->cuda;
 
 	return cf->lib.loaded && cf->init.called && cf->init.rc == CUDA_SUCCESS;
+}
+
+/*
+ * Where what a library printed during a stage is shown: the first result of
+ * the first of the stage's gates that ran (one copy, not one per subject).
+ */
+static const char *const output_gates[WSTAGE_COUNT][6] = {
+	[WSTAGE_CUDA] = { "gpu.libcuda", "gpu.cuinit", "gpu.devices",
+			  "mech.dmabuf_export", "reg.plan" },
+	[WSTAGE_CUDA_EXPORT] = { "mech.dmabuf_export", "reg.dmabuf" },
+	[WSTAGE_VERBS] = { "nic.libibverbs", "nic.uverbs",
+			   "mech.dmabuf_provider", "reg.host_mr" },
+	[WSTAGE_REGISTRATION] = { "reg.plan", "reg.host_mr", "reg.dmabuf",
+				  "reg.peermem", "data.dmabuf" },
+	[WSTAGE_RELEASE] = { "gpu.cuinit", "gpu.libcuda", "reg.plan",
+			     "mech.dmabuf_export" },
+};
+
+static bool has_output(const struct result *r)
+{
+	for (size_t k = 0; k < r->nev; k++)
+		if (!strcmp(r->ev[k].key, "library_output"))
+			return true;
+	return false;
+}
+
+/* A gate that ran first; one left out by --only/--skip as a last resort. */
+static struct result *output_result(struct report *rep, enum worker_stage s)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (int g = 0; g < 6 && output_gates[s][g]; g++)
+			for (size_t i = 0; i < rep->nres; i++) {
+				struct result *r = &rep->res[i];
+
+				if (strcmp(r->gate, output_gates[s][g]) ||
+				    has_output(r) ||
+				    (!pass && !strcmp(r->code, "EXCLUDED")))
+					continue;
+				return r;
+			}
+	return NULL;
+}
+
+void stage_output_evidence(struct gdr_ctx *ctx)
+{
+	for (int s = 0; s < WSTAGE_COUNT; s++) {
+		const struct stage_status *st = &ctx->vf->stage[s];
+		struct result *r;
+
+		if (!st->output_bytes)
+			continue;
+		r = output_result(ctx->rep, (enum worker_stage)s);
+		if (!r)
+			continue;	/* none of its gates ran */
+		/* Untrusted bytes: the renderers escape them. */
+		ev_str(r, "library_output", "%s", st->output);
+		ev_int(r, "library_output_bytes", (long long)st->output_bytes);
+		ev_bool(r, "library_output_truncated", st->output_truncated);
+	}
 }

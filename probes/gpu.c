@@ -69,7 +69,8 @@ void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "missing_optional", "%s", lf->missing_optional);
 		return;
 	}
-	if (!lf->attempted || stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
+	/* stage_problem first: it always sets why. */
+	if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)) || !lf->attempted) {
 		if (!lf->attempted && !why[0])
 			snprintf(why, sizeof(why), "the CUDA stage did not run");
 		emit(ctx, ctx->host, ST_ERROR, "LIBCUDA_PROBE_FAILED",

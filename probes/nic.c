@@ -38,7 +38,8 @@ void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
 		ev_bool(r, "_ibv_query_gid_ex@IBVERBS_1.11", v->have_query_gid_ex);
 		return;
 	}
-	if (!lf->attempted || stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why))) {
+	/* stage_problem first: it always sets why. */
+	if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)) || !lf->attempted) {
 		if (!lf->attempted && !why[0])
 			snprintf(why, sizeof(why), "the verbs stage did not run");
 		emit(ctx, ctx->host, ST_ERROR, "LIBIBVERBS_PROBE_FAILED",

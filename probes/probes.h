@@ -73,6 +73,13 @@ void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t);
 enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 			      enum worker_stage s, char *buf, size_t len);
 
+/*
+ * What a vendor library printed to stdout/stderr during a stage becomes
+ * evidence ("library_output") on the stage's first result. Run after the
+ * gates.
+ */
+void stage_output_evidence(struct gdr_ctx *ctx);
+
 /* The CUDA facts for an inventory GPU, or NULL if CUDA does not see it. */
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
 /* The verbs facts for an inventory NIC, or NULL if verbs does not list it. */

@@ -83,6 +83,12 @@ usage "'abc'" $S --timeout abc
 usage "'1e9'" $S --timeout 1e9
 usage "'nan'" $S --timeout nan
 usage "'0.05'" $S --timeout 0.05
+usage "--deadline" $S --deadline
+usage "'0'" $S --deadline 0
+usage "'-3'" $S --deadline -3
+usage "'1e9'" $S --deadline 1e9
+usage "'inf'" $S --deadline inf
+usage "'3s'" $S --deadline 3s
 usage "'3'" $S --reg-size 3
 usage "'5K'" $S --reg-size 5K
 usage "'2T'" $S --reg-size 2T
@@ -138,6 +144,7 @@ for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
 	--libpci) args="$o /nonexistent/libpci.so.3" ;;
 	--pci-dump) continue ;;
 	--timeout) args="$o 5" ;;
+	--deadline) args="$o 20" ;;
 	--reg-size) args="$o 4K" ;;
 	*) bad "help lists $o" "no good value known to this test: add it"; continue ;;
 	esac

@@ -7,6 +7,12 @@
 #   crash.NAME = 1  the call raises SIGSEGV
 #   exit.NAME = 0   the library calls _exit(0) mid-call (status 0: the
 #                   nastiest, it looks like success)
+# and, as a second axis on a few calls of each stage, libraries that misbehave
+# without failing (tests/doubles/fake_scenario.h): print junk to stdout and
+# stderr (escapes, bad UTF-8, a NUL), fork a helper that holds the worker's
+# pipes (in or out of its process group), close every descriptor above 2,
+# ignore SIGTERM; alone (the verdict must be the clean run's) or before a
+# hang, crash or exit (kinds joined by '+', e.g. forkhold+hang),
 # on the PIX fixture of the registration scenarios (tests/scenarios/reg-ok:
 # one GPU, one ConnectX RoCE port, DMA-BUF path READY, peermem BLOCKED).
 # ibv_reg_mr is only called when libibverbs lacks ibv_reg_mr_iova2 (rdma-core
@@ -24,7 +30,12 @@
 #     crash "crashed with signal 11 (...) in CALL", for exit "exited
 #     unexpectedly in CALL"
 #   - no process of the run is left behind (found by the run's unique
-#     FAKE_LEDGER_DIR in /proc/PID/environ)
+#     FAKE_LEDGER_DIR in /proc/PID/environ: workers and library helpers)
+#   - second axis: done within 4 s (a parent waiting for the pipe's end of
+#     file would sit out --timeout 5); alone, every result's status equals
+#     the clean run's (case "clean"); stdout holds no byte of the junk
+#     outside the JSON strings that carry it, and what was printed is
+#     evidence (library_output, _bytes, _truncated) on the stage's gate
 #   - the doubles' ledgers ($FAKE_LEDGER_DIR/{cuda,verbs}.PID, "name acquired
 #     released") balance in every process except workers the report lists
 #     as timeout/crashed/interrupted (the kernel reclaims what a killed
@@ -58,11 +69,23 @@ if [ "${1:-}" = --one ]; then
 	cp "$top/tests/scenarios/reg-ok/verbs.conf" "$d/verbs.conf"
 	conf="$d/verbs.conf"
 	[ "$lib" = c ] && conf="$d/cuda.conf"
-	echo "$kind.$call = $value" >>"$conf"
+	if [ "$value" = - ]; then	# second axis: kinds joined by '+'
+		for k in $(echo "$kind" | tr + ' '); do
+			case $k in
+			none) continue ;;
+			print) v=50000 ;;
+			exit) v=0 ;;
+			*) v=1 ;;
+			esac
+			echo "$k.$call = $v" >>"$conf"
+		done
+	else
+		echo "$kind.$call = $value" >>"$conf"
+	fi
 	verbs="$doubles/libibverbs-fake.so"
 	[ "$lib" = vi ] && verbs="$work/libibverbs-fake-noiova2.so"
 	to=5
-	[ "$kind" = hang ] && to=1
+	case $kind in *hang*) to=1 ;; esac
 	t0=$(date +%s.%N)
 	env SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 		FAKE_CUDA_SCENARIO="$d/cuda.conf" FAKE_VERBS_SCENARIO="$d/verbs.conf" \
@@ -72,7 +95,9 @@ if [ "${1:-}" = --one ]; then
 		--json --timeout "$to" >"$d/out.json" 2>"$d/stderr"
 	rc=$?
 	t1=$(date +%s.%N)
-	# Anything of this run still alive? (workers inherit the environment)
+	# Anything of this run still alive? (workers inherit the environment;
+	# globbing back on, the case line needed it off)
+	set +f
 	left=$(grep -slxz "FAKE_LEDGER_DIR=$d/ledger" /proc/[0-9]*/environ 2>/dev/null |
 		sed 's|^/proc/\([0-9]*\)/environ$|\1|' | tr '\n' ' ')
 	for p in $left; do
@@ -174,15 +199,44 @@ ibv_dealloc_pd                 v   16         -                                 
 ibv_close_device               v   5          -                                   0        -                                          reg.plan                    3         device
 '
 
+# Second axis: the calls and the gate whose result carries what the
+# library printed in the stage the call is first made in; closefds: whether
+# closing every descriptor leaves the double itself working (it keeps its
+# exported dma-buf fds open across calls, so later calls lose them).
+# call                 output-gate          closefds
+hostile='
+cuInit                 gpu.libcuda          yes
+cuMemAlloc_v2          mech.dmabuf_export   no
+ibv_get_device_list    nic.libibverbs       no
+ibv_open_device        nic.libibverbs       no
+ibv_reg_dmabuf_mr      nic.libibverbs       no
+ibv_post_send          reg.plan             no
+'
+# (the clean run, which the second axis compares with, always runs)
+echo "clean cuInit c none - - 0 - - -" >"$work/cases.list"
+{
 printf '%s\n' "$matrix" | while read -r call lib fvals fdeps frcs fre adeps arcs leak; do
 	[ -n "$call" ] || continue
 	for v in $(echo "$fvals" | tr , ' '); do
-		printf '%s\n' "$call.fail.$v $call $lib fail $v $fdeps $frcs $fre $leak"
+		printf '%s\n' "$call.fail.$v $call $lib fail $v $fdeps $frcs $fre $leak -"
 	done
-	echo "$call.hang $call $lib hang 1 $adeps $arcs - -"
-	echo "$call.crash $call $lib crash 1 $adeps $arcs - -"
-	echo "$call.exit $call $lib exit 0 $adeps $arcs - -"
-done | grep -E -- "^[^ ]*($pattern)[^ ]* " >"$work/cases.list"
+	echo "$call.hang $call $lib hang 1 $adeps $arcs - - -"
+	echo "$call.crash $call $lib crash 1 $adeps $arcs - - -"
+	echo "$call.exit $call $lib exit 0 $adeps $arcs - - -"
+	printf '%s\n' "$hostile" | while read -r hcall gate closefds; do
+		[ "$hcall" = "$call" ] || continue
+		kinds="print forkhold forkescape"
+		[ "$closefds" = yes ] && kinds="$kinds closefds"
+		for k in $kinds; do
+			echo "$call.$k $call $lib $k - - 0 - - $gate"
+		done
+		for k in print+exit print+crash forkhold+hang forkhold+exit \
+			forkescape+hang ignterm+hang closefds+hang; do
+			echo "$call.$k $call $lib $k - $adeps $arcs - - $gate"
+		done
+	done
+done
+} | grep -E -- "^[^ ]*($pattern)[^ ]* " >>"$work/cases.list"
 
 t0=$(date +%s)
 xargs -d '\n' -P "$jobs" -n 1 sh "$self" --one "$work" <"$work/cases.list"
@@ -197,10 +251,25 @@ top, work, bound = sys.argv[1:]
 with open(os.path.join(top, "report/gdrcheck-report.schema.json")) as f:
     validator = jsonschema.Draft202012Validator(json.load(f))
 npass = nfail = 0
+
+def statuses(doc):
+    return {(r["gate"], r["subject"]): r["status"] for r in doc["results"]}
+
+clean = None
+try:
+    with open(os.path.join(work, "cases", "clean", "out.json")) as f:
+        clean = statuses(json.load(f))
+except (OSError, ValueError):
+    pass
 for line in open(os.path.join(work, "cases.list")):
-    cid, call, lib, kind, value, deps, rcs, rex, leakok = line.split()
+    cid, call, lib, kind, value, deps, rcs, rex, leakok, outgate = line.split()
     d = os.path.join(work, "cases", cid)
     bad = []
+    hostile = value == "-"
+    parts = kind.split("+")
+    if hostile:
+        abort = [k for k in parts if k in ("hang", "crash", "exit")]
+        kind = abort[0] if abort else "none"
     try:
         rc, t0, t1, *left = open(os.path.join(d, "meta")).read().split()
     except OSError:
@@ -211,6 +280,8 @@ for line in open(os.path.join(work, "cases.list")):
     secs = float(t1) - float(t0)
     if secs >= float(bound) or rc in (124, 137):
         bad.append(f"did not finish within {bound} s")
+    elif hostile and secs >= 4:
+        bad.append(f"took {secs:.1f} s (a wait without deadline?)")
     if rc not in (0, 1, 3):
         bad.append(f"exit status {rc} (" + ("a signal" if rc > 128 else
                    "usage error" if rc == 2 else "not 0/1/3") + ")")
@@ -218,15 +289,55 @@ for line in open(os.path.join(work, "cases.list")):
         bad.append(f"exit status {rc}, expected {rcs.replace(',', ' or ')}")
     if left:
         bad.append("processes left behind: " + " ".join(left))
-    err = open(os.path.join(d, "stderr")).read()
+    err = open(os.path.join(d, "stderr"), errors="backslashreplace").read()
     if err:
         bad.append("stderr: " + err.strip().replace("\n", " | ")[:200])
     doc = None
+    raw = open(os.path.join(d, "out.json"), "rb").read()
     try:
-        with open(os.path.join(d, "out.json")) as f:
-            doc = json.load(f)
+        doc = json.loads(raw.decode("utf-8"))
     except Exception as e:
         bad.append(f"stdout is not JSON: {e}")
+    if hostile:
+        for b in (b"\x1b", b"\xff", b"\xfe", b"\x00", b"\x07"):
+            if b in raw:
+                bad.append(f"stdout holds the library's byte {b!r}")
+    if hostile and doc is not None:
+        outs = [(r["gate"], r["evidence"]) for r in doc.get("results", [])
+                if "library_output" in r["evidence"]]
+        kept = sum(e["library_output"].count("LIBJUNK") for g, e in outs)
+        if raw.count(b"LIBJUNK") != kept:
+            bad.append(f"LIBJUNK {raw.count(b'LIBJUNK')} times on stdout, "
+                       f"{kept} inside library_output evidence")
+        if "print" in parts:
+            mine = [e for g, e in outs if g == outgate]
+            if not mine:
+                bad.append(f"{outgate}: no library_output evidence "
+                           f"(found on {[g for g, e in outs]})")
+            for e in mine:
+                lo = e["library_output"]
+                if not lo or e.get("library_output_bytes", 0) < 50000 or \
+                        e.get("library_output_truncated") is not True:
+                    bad.append(f"{outgate}: evidence {lo[:40]!r} "
+                               f"bytes {e.get('library_output_bytes')} "
+                               f"truncated {e.get('library_output_truncated')}")
+                # 2047 bytes kept; a renderer may escape each up to 6x
+                if len(lo.encode("utf-8")) > 2047 * 6:
+                    bad.append(f"{outgate}: library_output not capped "
+                               f"({len(lo)} chars)")
+        elif outs:
+            bad.append(f"library_output where nothing was printed: "
+                       f"{[g for g, e in outs]}")
+        if kind == "none" and cid != "clean":
+            if clean is None:
+                bad.append("no clean run to compare with")
+            elif statuses(doc) != clean:
+                diff = sorted(k for k in set(clean) | set(statuses(doc))
+                              if clean.get(k) != statuses(doc).get(k))
+                bad.append("results differ from the clean run: " +
+                           " ".join(f"{g}({s}) {clean.get((g, s))}->"
+                                    f"{statuses(doc).get((g, s))}"
+                                    for g, s in diff[:6]))
     if doc is not None:
         for e in list(validator.iter_errors(doc))[:3]:
             bad.append("schema: " + "/".join(map(str, e.path)) + ": " + e.message[:120])

@@ -173,9 +173,68 @@ static long long fault_value(const char *kind, const char *name, int idx)
 	return fake_getf_ll(0, "%s.%s", kind, name);
 }
 
+/* What a badly behaved library prints: escapes, bad UTF-8, a NUL. */
+static const char junk[] = "LIBJUNK {\"verdict\": \"READY\"} \033[2J\033]0;pwned\007"
+			   "\xff\xfe\xc3\x28 \xe2\x82 <![CDATA[ ]]> \0NUL\r\n";
+
+static void print_junk(long long n)
+{
+	/* Half through stdio (buffered, flushed as a library would), half
+	 * straight to the stderr descriptor. */
+	for (int fd = 1; fd <= 2; fd++) {
+		for (long long i = 0; i < n / 2; i += (long long)sizeof(junk)) {
+			size_t len = sizeof(junk);
+
+			if (n / 2 - i < (long long)len)
+				len = (size_t)(n / 2 - i);
+			if (fd == 1)
+				fwrite(junk, 1, len, stdout);
+			else if (write(2, junk, len) < 0)
+				break;
+		}
+		fflush(stdout);
+	}
+}
+
+/* A helper process the library leaves running, holding every inherited
+ * descriptor (the worker's pipes included); with @escape it also leaves
+ * the process group, as a daemonising helper would. */
+static void fork_helper(bool escape)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return;
+	if (escape)
+		setsid();
+	for (;;)
+		pause();
+}
+
 bool fake_fault(const char *name, int idx, long long *val)
 {
 	long long v;
+
+	v = fault_value("print", name, idx);
+	if (v > 0)
+		print_junk(v);
+	if (fault_value("forkhold", name, idx))
+		fork_helper(false);
+	if (fault_value("forkescape", name, idx))
+		fork_helper(true);
+	if (fault_value("closefds", name, idx))
+		for (int fd = 3; fd < 4096; fd++)
+			close(fd);
+	if (fault_value("ignterm", name, idx)) {
+		sigset_t set;
+
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGINT);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+	}
 
 	if (fault_value("hang", name, idx))
 		for (;;)

@@ -38,7 +38,16 @@ FAKE_HIDDEN long long fake_getf_ll(long long dflt, const char *fmt, ...)
  *   crash.NAME = 1     raise(SIGSEGV)
  *   exit.NAME = N      _exit(N), a library calling exit
  *   fail.NAME = V      returns true and stores V in *val (V = 0: no fault)
- * The caller turns V into its own error convention.
+ * The caller turns V into its own error convention. Before those, in this
+ * order, misbehaviours that let the call go on:
+ *   print.NAME = N     N bytes of junk (escapes, bad UTF-8, a NUL, a JSON
+ *                      look-alike), half to stdout through stdio, half to
+ *                      the stderr descriptor
+ *   forkhold.NAME = 1  fork a helper that sleeps forever holding every
+ *                      inherited descriptor
+ *   forkescape.NAME = 1  the same, after setsid() (out of the group)
+ *   closefds.NAME = 1  close every descriptor above 2
+ *   ignterm.NAME = 1   ignore and block SIGTERM and SIGINT
  */
 FAKE_HIDDEN bool fake_fault(const char *name, int idx, long long *val);
 
