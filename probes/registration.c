@@ -251,6 +251,125 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "errno", pp->dmabuf.err);
 }
 
+/* A data check's finding, as evidence and in a reason. */
+static const char *fault_word(int f)
+{
+	switch (f) {
+	case DPF_NONE:
+		return "ok";
+	case DPF_NOT_LANDED:
+		return "not_landed";
+	case DPF_PARTIAL:
+		return "partial";
+	case DPF_STALE:
+		return "stale";
+	case DPF_CORRUPT:
+		return "corrupt";
+	case DPF_STRAY:
+		return "stray";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *fault_human(int f)
+{
+	switch (f) {
+	case DPF_NONE:
+		return "ok";
+	case DPF_NOT_LANDED:
+		return "not landed";
+	case DPF_PARTIAL:
+		return "partly landed";
+	case DPF_STALE:
+		return "stale data";
+	case DPF_STRAY:
+		return "bytes outside the target";
+	default:
+		return "wrong data";
+	}
+}
+
+static const char *fault_code(int f)
+{
+	switch (f) {
+	case DPF_NOT_LANDED:
+		return "DATA_NOT_LANDED";
+	case DPF_PARTIAL:
+		return "DATA_INCOMPLETE";
+	case DPF_STALE:
+		return "DATA_STALE";
+	case DPF_STRAY:
+		return "DATA_STRAY_WRITE";
+	default:
+		return "DATA_MISMATCH";
+	}
+}
+
+static const char *write_fault_meaning(int f)
+{
+	switch (f) {
+	case DPF_NOT_LANDED:
+		return "no byte reached GPU memory, which still holds what it "
+		       "held before: the NIC reports DMA it never did";
+	case DPF_PARTIAL:
+		return "only part of the data reached GPU memory, the rest "
+		       "still holds the poison written before";
+	case DPF_STRAY:
+		return "bytes landed outside the range written (in the GPU "
+		       "buffer's guards or in host memory)";
+	default:
+		return "GPU memory holds other bytes than were sent";
+	}
+}
+
+static const char *read_fault_meaning(int f)
+{
+	switch (f) {
+	case DPF_NOT_LANDED:
+		return "no byte arrived in host memory, which still holds the "
+		       "poison written before: the NIC reports DMA it never did";
+	case DPF_PARTIAL:
+		return "only part of the data arrived in host memory";
+	case DPF_STALE:
+		return "it returned stale data: what GPU memory held earlier in "
+		       "this run, not what it holds now";
+	case DPF_STRAY:
+		return "it wrote host memory outside its target range";
+	default:
+		return "it returned other bytes than GPU memory holds";
+	}
+}
+
+/* Completions said success; the data checks say otherwise. */
+static struct result *data_fault(struct gdr_ctx *ctx, int subject,
+				 const struct dp_result *d)
+{
+	bool w = d->write_fault != DPF_NONE;
+	int f = w ? d->write_fault : d->read_fault;
+	const char *other;
+	struct result *r;
+
+	/* The WRITE is seen through cuMemcpyDtoH; without it only the READ. */
+	other = d->verified_gpu ? "ok" : "not checked";
+	r = emit(ctx, subject, ST_BLOCKED, fault_code(f),
+		 "RDMA %s completed successfully but %s (WRITE: %s, READ: "
+		 "%s)%s", w ? "WRITE" : "READ",
+		 w ? write_fault_meaning(f) : read_fault_meaning(f),
+		 w ? fault_human(f) : other, fault_human(d->read_fault),
+		 d->fault_round ? "; in the round after the bandwidth run" : "");
+	result_remedy(r, "the NIC, its firmware or the IOMMU loses, corrupts "
+		      "or misdirects DMA without reporting an error: check "
+		      "platform.iommu and platform.acs, dmesg, and the NIC "
+		      "firmware");
+	ev_str(r, "write_check", "%s", d->verified_gpu || w ?
+	       fault_word(d->write_fault) : "not_checked");
+	ev_str(r, "read_check", "%s", fault_word(d->read_fault));
+	ev_bool(r, "read_own_pattern", d->read_own_pattern);
+	ev_int(r, "round", d->fault_round + 1);
+	return r;
+}
+
 static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
@@ -284,6 +403,10 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		r = emit(ctx, pr->subject, ST_PASS, "TRANSFER_VERIFIED",
 			 "loopback RC on port %d: RDMA WRITE into and READ from "
 			 "GPU memory, %s verified", pp->port, human);
+	} else if (d->htod.called) {
+		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
+			 "preparing GPU memory for the check failed: "
+			 "cuMemcpyHtoD_v2: %s", d->htod.name);
 	} else if (d->dtoh.called) {
 		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
 			 "RDMA WRITE completed; checking GPU memory failed: "
@@ -304,6 +427,8 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		else if (d->wc_status == 12)
 			result_remedy(r, "check the port, its GID and the link; "
 				      "dmesg for IOMMU faults");
+	} else if (d->write_fault || d->read_fault) {
+		r = data_fault(ctx, pr->subject, d);
 	} else if (d->write_ok && d->read_ok) {
 		r = emit(ctx, pr->subject, ST_BLOCKED, "DATA_MISMATCH",
 			 "RDMA completed but the data differs (READ %s, GPU copy "
@@ -363,12 +488,23 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, nic->subject, ST_PASS, "GPU_TO_GPU_OK",
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR verified",
 			 rn->g2g_src, rn->g2g_dst);
+	else if (rn->g2g_fault)
+		r = emit(ctx, nic->subject, ST_WARN,
+			 rn->g2g_fault == DPF_NOT_LANDED ?
+			 "GPU_TO_GPU_NOT_LANDED" : "GPU_TO_GPU_MISMATCH",
+			 "RDMA WRITE from GPU%d's MR into GPU%d's MR completed "
+			 "successfully but %s", rn->g2g_src, rn->g2g_dst,
+			 rn->g2g_fault == DPF_NOT_LANDED ?
+			 "no byte reached the destination GPU" :
+			 write_fault_meaning(rn->g2g_fault));
 	else
 		r = emit(ctx, nic->subject, ST_WARN, "GPU_TO_GPU_FAILED",
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR: %s",
 			 rn->g2g_src, rn->g2g_dst, rn->g2g_error);
 	ev_int(r, "src_cuda", rn->g2g_src);
 	ev_int(r, "dst_cuda", rn->g2g_dst);
+	if (rn->g2g_fault)
+		ev_str(r, "check", "%s", fault_word(rn->g2g_fault));
 }
 
 void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
