@@ -904,11 +904,15 @@ static int kmsg_open(struct reg_facts *rf)
 	char path[512];
 	int fd;
 
-	if (!sysroot_path(path, sizeof(path), "/dev/kmsg"))
+	if (!sysroot_path(path, sizeof(path), "/dev/kmsg")) {
+		rf->kmsg_errno = ENAMETOOLONG;
 		return -1;
+	}
+	errno = 0;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		rf->kmsg_errno = errno;
+		/* Never 0: the report names this errno. */
+		rf->kmsg_errno = errno ? errno : EIO;
 		return -1;
 	}
 	/* Only what is logged from now on is ours to report. */

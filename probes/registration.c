@@ -519,10 +519,18 @@ void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (!rf->kmsg_readable) {
-		r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
-			 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
-			 "faults during the test cannot be seen",
-			 strerror(rf->kmsg_errno));
+		/* errno 0 would print "Success": say that it is unknown. */
+		if (rf->kmsg_errno > 0)
+			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+				 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
+				 "faults during the test cannot be seen",
+				 strerror(rf->kmsg_errno));
+		else
+			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+				 "kernel log not watched (/dev/kmsg: no error "
+				 "recorded, the registration worker ended before "
+				 "opening it): IOMMU/AER faults during the test "
+				 "cannot be seen");
 		result_remedy(r, "run as root (or with CAP_SYSLOG) to watch the "
 			      "kernel log");
 		return;
