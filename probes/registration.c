@@ -14,6 +14,28 @@
 #include "probes/parse.h"
 #include "probes/probes.h"
 
+/*
+ * One libibverbs device per name, or results cannot be attributed: two
+ * devices of one name (a broken provider, a hostile library) would make the
+ * first match, and so the verdict, depend on enumeration order. Emits an
+ * ERROR for @subject and returns true then.
+ */
+static bool nic_ambiguous(struct gdr_ctx *ctx, int subject, int nic)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	const char *name = ctx->inv.nic[nic].name;
+	int n = 0;
+
+	for (int i = 0; i < rf->nnics; i++)
+		n += !strcmp(rf->nics[i].nic, name);
+	if (n < 2)
+		return false;
+	emit(ctx, subject, ST_ERROR, "DEVICE_NAME_AMBIGUOUS",
+	     "libibverbs lists %d devices named %s: whose result is whose "
+	     "cannot be told", n, name);
+	return true;
+}
+
 static const struct reg_nic *reg_nic_of(const struct gdr_ctx *ctx, int nic)
 {
 	const struct reg_facts *rf = &ctx->vf->reg;
@@ -133,7 +155,8 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing_gpu(ctx, nic->subject, "the host-memory MR", false))
+	if (stage_missing_gpu(ctx, nic->subject, "the host-memory MR", false) ||
+	    nic_ambiguous(ctx, nic->subject, t->nic))
 		return;
 	rn = reg_nic_of(ctx, t->nic);
 	if (!rn || rn->open_err || rn->pd_err) {
@@ -174,7 +197,8 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing(ctx, pr->subject, "ibv_reg_mr on GPU memory"))
+	if (stage_missing(ctx, pr->subject, "ibv_reg_mr on GPU memory") ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
@@ -212,7 +236,8 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing(ctx, pr->subject, "ibv_reg_dmabuf_mr on GPU memory"))
+	if (stage_missing(ctx, pr->subject, "ibv_reg_dmabuf_mr on GPU memory") ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
 	if (!pp || pp->skip[0]) {
@@ -386,7 +411,8 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		r->waived = true;
 		return;
 	}
-	if (stage_missing(ctx, pr->subject, "the loopback transfer"))
+	if (stage_missing(ctx, pr->subject, "the loopback transfer") ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
 	d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
@@ -476,7 +502,8 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 		     "--no-datapath: no transfer");
 		return;
 	}
-	if (stage_missing(ctx, nic->subject, "the GPU-to-GPU transfer"))
+	if (stage_missing(ctx, nic->subject, "the GPU-to-GPU transfer") ||
+	    nic_ambiguous(ctx, nic->subject, t->nic))
 		return;
 	rn = reg_nic_of(ctx, t->nic);
 	if (!rn || !rn->g2g_tried) {
