@@ -35,6 +35,8 @@
  * that returns GPU poison is told from one that never landed. */
 #define POISON_GPU	0xa5
 #define POISON_HOST	0x5a
+/* Where cuMemcpyDtoH copies to: a copy that moved nothing shows. */
+#define POISON_FETCH	0x3c
 /* Earlier contents of a GPU buffer remembered to recognise stale data. */
 #define GPU_HISTORY	32
 
@@ -176,7 +178,7 @@ static void gpu_note(struct gpu_buf *gb, const struct content *c)
  */
 static enum dp_fault judge(const struct reg_run *rr, const uint8_t *got,
 			   const struct content *want, bool poison_known,
-			   struct gpu_buf *gb, bool read)
+			   const struct gpu_buf *gb, bool read)
 {
 	const uint8_t *t = got + want->off, *e;
 	size_t bad = 0, still_poison = 0, landed = 0;
@@ -506,6 +508,7 @@ static int gpu_fetch(const struct reg_run *rr, const struct gpu_buf *gb,
 	double t0;
 	int rc;
 
+	memset(rr->got, POISON_FETCH, rr->bytes);
 	enter(rr->st, "cuMemcpyDtoH_v2");
 	t0 = now_ms();
 	rc = rr->cu->memcpy_dtoh(rr->got, gb->ptr, rr->bytes);
