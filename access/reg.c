@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -905,6 +906,7 @@ out:
 static int kmsg_open(struct reg_facts *rf)
 {
 	char path[512];
+	struct stat sb;
 	int fd;
 
 	if (!sysroot_path(path, sizeof(path), "/dev/kmsg")) {
@@ -918,8 +920,19 @@ static int kmsg_open(struct reg_facts *rf)
 		rf->kmsg_errno = errno ? errno : EIO;
 		return -1;
 	}
+	/* The kernel log is a character device; anything else (a FIFO, a
+	 * file or directory planted in a sysroot) is not, and reads no log. */
+	if (fstat(fd, &sb) || !S_ISCHR(sb.st_mode)) {
+		rf->kmsg_errno = ENODEV;
+		close(fd);
+		return -1;
+	}
 	/* Only what is logged from now on is ours to report. */
-	lseek(fd, 0, SEEK_END);
+	if (lseek(fd, 0, SEEK_END) < 0) {
+		rf->kmsg_errno = errno ? errno : EIO;
+		close(fd);
+		return -1;
+	}
 	rf->kmsg_readable = true;
 	return fd;
 }
@@ -947,9 +960,16 @@ static void kmsg_collect(struct reg_facts *rf, int fd)
 	for (;;) {
 		char *msg, *nl;
 
+		errno = 0;
 		n = read(fd, rec, sizeof(rec) - 1);
 		if (n < 0 && errno == EPIPE)
 			continue;	/* overwritten records: skip ahead */
+		if (n < 0 && errno != EAGAIN) {
+			/* What could not be read is no clean log. */
+			rf->kmsg_readable = false;
+			rf->kmsg_errno = errno ? errno : EIO;
+			break;
+		}
 		if (n <= 0)
 			break;
 		rec[n] = '\0';

@@ -547,7 +547,13 @@ void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (!rf->kmsg_readable) {
 		/* errno 0 would print "Success": say that it is unknown. */
-		if (rf->kmsg_errno > 0)
+		if (rf->kmsg_errno == ENODEV)
+			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+				 "kernel log unreadable (/dev/kmsg is not the "
+				 "kernel's log device: not a character device, "
+				 "or no driver behind it): IOMMU/AER faults "
+				 "during the test cannot be seen");
+		else if (rf->kmsg_errno > 0)
 			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
 				 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
 				 "faults during the test cannot be seen",
