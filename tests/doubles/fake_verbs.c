@@ -87,6 +87,11 @@
  *   devI.read_stale [0]       1: RDMA READs return what the remote range held
  *                             when its MR was registered (a stale copy kept
  *                             by the double), not what it holds now
+ *   devI.wc_short [0]         N > 0: successful WRs move only their first N
+ *                             bytes (a truncated DMA), completion as asked
+ *   devI.wc_overrun [0]       N > 0: a successful RDMA WRITE also sets the N
+ *                             bytes after its remote range to 0xee (clipped
+ *                             to the MR): a DMA that spills over
  * Fault keys (fake_scenario.h): fail/hang/crash/exit.NAME[.I]; I is the
  * device the call is about (via its device, context, PD, MR, CQ or QP).
  * The data path's names are "ibv_post_send" (fail.: that return value, the
@@ -1226,7 +1231,7 @@ static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *w
 	bool inl = !rd && (wr->send_flags & IBV_SEND_INLINE);
 	char *local[MAX_SGE], *remote;
 	struct fake_mr *m;
-	long long st;
+	long long st, room, spill;
 	uint8_t mask;
 
 	st = dev_key(q->idx, "wc_status");
@@ -1275,10 +1280,28 @@ static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *w
 	if (rd && m->stale)
 		remote = m->stale + (wr->wr.rdma.remote_addr - m->iova);
 	mask = dev_key(q->idx, "wc_corrupt") ? (rd ? 0x55 : 0xff) : 0;
-	for (int k = 0; k < wr->num_sge; k++) {
+	room = dev_key(q->idx, "wc_short");
+	if (room <= 0 || (uint64_t)room > total)
+		room = (long long)total;
+	spill = rd ? 0 : dev_key(q->idx, "wc_overrun");
+	if (spill > 0) {
+		uint64_t end = wr->wr.rdma.remote_addr + total;
+		uint64_t left = m->iova + m->mr.length - end;
+		char *after;
+
+		if ((uint64_t)spill > left)
+			spill = (long long)left;
+		after = spill ? mr_bytes(m, end, (uint64_t)spill, true) : NULL;
+		if (after)
+			memset(after, 0xee, (size_t)spill);
+	}
+	for (int k = 0; k < wr->num_sge && room > 0; k++) {
 		uint32_t len = wr->sg_list[k].length;
 		char *dst = rd ? local[k] : remote;
 
+		if ((long long)len > room)
+			len = (uint32_t)room;
+		room -= len;
 		if (!len)
 			continue;
 		memmove(dst, rd ? remote : local[k], len);

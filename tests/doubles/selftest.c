@@ -1196,6 +1196,36 @@ static void dp_stale(void)
 	dp_close(&d, 2);
 }
 
+/*
+ * devI.wc_short = 4096 and wc_overrun = 64: a WRITE of 8 KiB moves its
+ * first 4 KiB only, and sets the 64 bytes after its 8 KiB to 0xee.
+ */
+static void dp_short_overrun(void)
+{
+	static char want[DP_BYTES];
+	uint64_t remote;
+	struct ibv_wc wc;
+	struct dp d;
+
+	dp_open(&d);
+	remote = d.gpu + DP_DMABUF_OFF;
+	dp_create(&d, 4);
+	dp_connect(&d, ACC_ALL, 0, 0);
+	memset(want, 0xa5, sizeof(want));
+	CHECK(CUV(d.c, "cuMemcpyHtoD_v2", cuMemcpyHtoD_fn)(
+		      remote, want, DP_BYTES) == 0);
+	fill(hostbuf, DP_BYTES, 130);
+	CHECK(post(&d, IBV_WR_RDMA_WRITE, (uintptr_t)hostbuf, d.hmr->lkey,
+		   remote, d.dmr->rkey, 8192, IBV_SEND_SIGNALED, 130) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 130, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE) &&
+	      wc.byte_len == 8192);
+	memcpy(want, hostbuf, 4096);
+	memset(want + 8192, 0xee, 64);
+	CHECK(dtoh_is(&d, remote, want));
+	dp_close(&d, 2);
+}
+
 /* devI.wc_drop = 1: no completion, ever; the SQ fills; ERR flushes. */
 static void dp_drop(void)
 {
@@ -1422,6 +1452,9 @@ static const struct tcase cases[] = {
 	   "device_count = 1\ndev0.silent_drop = 3\n", dp_silent),
 	DP("dp read_stale = 1", "device_count = 1\n",
 	   "device_count = 1\ndev0.read_stale = 1\n", dp_stale),
+	DP("dp wc_short = 4096, wc_overrun = 64", "device_count = 1\n",
+	   "device_count = 1\ndev0.wc_short = 4096\ndev0.wc_overrun = 64\n",
+	   dp_short_overrun),
 	DP("dp fail.ibv_post_send/poll_cq/modify_qp/create_*",
 	   "device_count = 1\n",
 	   "device_count = 2\nfail.ibv_post_send = 105\n"
