@@ -85,8 +85,8 @@ struct reg_run {
 	struct reg_facts *rf;
 	struct stage_status *st;
 	size_t bytes;
-	size_t guard;		/* poison kept at both ends of a GPU buffer */
-	uint64_t seed;		/* this run's: patterns differ run to run */
+	size_t guard;		/* poison at both ends of a GPU buffer */
+	uint64_t seed;		/* patterns differ run to run */
 	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
 };
@@ -869,7 +869,8 @@ static void gpu_to_gpu(const struct reg_run *rr, struct nic_res *nr,
 	}
 	enter(rr->st, "ibv_post_send");
 	ret = post_rdma(&lb, IBV_WR_RDMA_WRITE, (void *)(uintptr_t)(a->ptr + g),
-			amr->lkey, (uint64_t)b->ptr + g, bmr->rkey, len, true, 9);
+			amr->lkey, (uint64_t)b->ptr + g, bmr->rkey, len, true,
+			9);
 	if (ret) {
 		snprintf(rn->g2g_error, sizeof(rn->g2g_error),
 			 "ibv_post_send: %s", strerror(ret));

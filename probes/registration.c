@@ -236,7 +236,8 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing(ctx, pr->subject, "ibv_reg_dmabuf_mr on GPU memory") ||
+	if (stage_missing(ctx, pr->subject,
+			  "ibv_reg_dmabuf_mr on GPU memory") ||
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
@@ -353,12 +354,13 @@ static const char *read_fault_meaning(int f)
 	switch (f) {
 	case DPF_NOT_LANDED:
 		return "no byte arrived in host memory, which still holds the "
-		       "poison written before: the NIC reports DMA it never did";
+		       "poison written before: the NIC reports DMA it never "
+		       "did";
 	case DPF_PARTIAL:
 		return "only part of the data arrived in host memory";
 	case DPF_STALE:
-		return "it returned stale data: what GPU memory held earlier in "
-		       "this run, not what it holds now";
+		return "it returned stale data: what GPU memory held "
+		       "earlier in this run, not what it holds now";
 	case DPF_STRAY:
 		return "it wrote host memory outside its target range";
 	default:
