@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,16 +30,44 @@
 #define POLL_DEADLINE_MS 2000.0
 #define BW_MAX_ITERS	64
 #define BW_BATCH	8
+/* Verified rounds per MR: before the bandwidth run and after it. */
+#define DP_ROUNDS	2
+/* What memory holds before a transfer: distinct on either side, so a READ
+ * that returns GPU poison is told from one that never landed. */
+#define POISON_GPU	0xa5
+#define POISON_HOST	0x5a
+/* Where cuMemcpyDtoH copies to: a copy that moved nothing shows. */
+#define POISON_FETCH	0x3c
+/* Earlier contents of a GPU buffer remembered to recognise stale data. */
+#define GPU_HISTORY	32
 
 /* NCCL registers GPU buffers with these rights. */
 #define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		   IBV_ACCESS_REMOTE_READ)
+
+/*
+ * Contents of a buffer of rr->bytes: the pattern of @key at [off, off +
+ * len), @fill everywhere else (only @fill when !pattern).
+ */
+struct content {
+	bool pattern;
+	uint64_t key;
+	size_t off, len;
+	uint8_t fill;
+};
+
+/* What a transfer moves: the pattern key is derived from all of it. */
+enum dp_path { DPP_PEERMEM = 1, DPP_DMABUF = 2 };
+enum dp_dir { DPD_WRITE = 1, DPD_READ = 2, DPD_GPU_TO_GPU = 3 };
 
 struct gpu_buf {
 	int ordinal;
 	CUcontext ctx;
 	CUdeviceptr ptr;
 	bool allocated;
+	/* What this run put into the buffer, newest last (a ring). */
+	struct content history[GPU_HISTORY];
+	int nhistory;
 };
 
 struct nic_res {
@@ -55,6 +85,10 @@ struct reg_run {
 	struct reg_facts *rf;
 	struct stage_status *st;
 	size_t bytes;
+	size_t guard;		/* poison at both ends of a GPU buffer */
+	uint64_t seed;		/* patterns differ run to run */
+	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
+	uint8_t *got;		/* and what cuMemcpyDtoH found */
 };
 
 static void enter(struct stage_status *st, const char *call)
@@ -62,19 +96,124 @@ static void enter(struct stage_status *st, const char *call)
 	snprintf(st->call, sizeof(st->call), "%s", call);
 }
 
-/* A pattern that differs per byte and per buffer, never all equal. */
-static void fill_pattern(uint8_t *p, size_t n, unsigned int seed)
+/* --- patterns and poison ------------------------------------------------ */
+
+/* SplitMix64's finaliser: a bijection on 64 bits. */
+static uint64_t mix64(uint64_t z)
 {
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)((i * 131u + seed * 17u + (i >> 9)) & 0xff);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
-static bool check_pattern(const uint8_t *p, size_t n, unsigned int seed)
+static uint64_t run_seed(void)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != (uint8_t)((i * 131u + seed * 17u + (i >> 9)) & 0xff))
-			return false;
-	return true;
+	struct timespec ts;
+	uint64_t seed;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
+		return seed;
+	/* No entropy yet (early boot): unique per run is all that counts. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return mix64((uint64_t)ts.tv_sec * 1000000000ull +
+		     (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+}
+
+/*
+ * The key of one transfer. The fields are packed without overlap and both
+ * steps are bijections, so two transfers of a run never share a key; word i
+ * of a pattern is mix64(key + (i + 1) * golden), so two patterns differ in
+ * every 8-byte word: nothing left over from another GPU, NIC, path,
+ * direction or round can pass for this transfer's data.
+ */
+static uint64_t pattern_key(const struct reg_run *rr, int gpu, int nic,
+			    enum dp_path path, enum dp_dir dir, int round)
+{
+	uint64_t id = ((uint64_t)(gpu & 0xffff) << 48) |
+		      ((uint64_t)(nic & 0xffff) << 32) |
+		      ((uint64_t)path << 20) | ((uint64_t)dir << 16) |
+		      (uint64_t)(round & 0xffff);
+
+	return mix64(rr->seed ^ mix64(id));
+}
+
+static void content_fill(uint8_t *p, size_t n, const struct content *c)
+{
+	uint64_t w;
+	size_t i;
+
+	memset(p, c->fill, n);
+	if (!c->pattern)
+		return;
+	for (i = 0; i < c->len; i += sizeof(w)) {
+		size_t k = c->len - i < sizeof(w) ? c->len - i : sizeof(w);
+
+		w = mix64(c->key + (i / sizeof(w) + 1) * 0x9e3779b97f4a7c15ull);
+		memcpy(p + c->off + i, &w, k);
+	}
+}
+
+static struct content poison(uint8_t fill)
+{
+	return (struct content){ .fill = fill };
+}
+
+static struct content pattern(uint64_t key, size_t off, size_t len,
+			      uint8_t fill)
+{
+	return (struct content){ .pattern = true, .key = key, .off = off,
+				 .len = len, .fill = fill };
+}
+
+/* Remember what the buffer holds now (or was just sent). */
+static void gpu_note(struct gpu_buf *gb, const struct content *c)
+{
+	gb->history[gb->nhistory++ % GPU_HISTORY] = *c;
+}
+
+/*
+ * Does @got (rr->bytes) hold @want? The target range is judged first: still
+ * the poison it held before (@poison_known) is a transfer that never landed,
+ * part of it a partial one; an earlier content of @gb there is stale data;
+ * anything else is corrupt. Then the rest, which must still be @want's fill.
+ */
+static enum dp_fault judge(const struct reg_run *rr, const uint8_t *got,
+			   const struct content *want, bool poison_known,
+			   const struct gpu_buf *gb, bool read)
+{
+	const uint8_t *t = got + want->off, *e;
+	size_t bad = 0, still_poison = 0, landed = 0;
+	int h, n;
+
+	content_fill(rr->expect, rr->bytes, want);
+	e = rr->expect + want->off;
+	/* Without the poison the rest of the buffer is unknown. */
+	if (poison_known ? !memcmp(got, rr->expect, rr->bytes) :
+	    !memcmp(t, e, want->len))
+		return DPF_NONE;
+	for (size_t i = 0; i < want->len; i++) {
+		if (t[i] == e[i]) {
+			landed += e[i] != want->fill;
+			continue;
+		}
+		bad++;
+		still_poison += t[i] == want->fill;
+	}
+	if (!bad)
+		return DPF_STRAY;
+	if (poison_known && still_poison == bad)
+		return landed ? DPF_PARTIAL : DPF_NOT_LANDED;
+	/* Newest first: the contents the GPU buffer held before. */
+	n = gb->nhistory < GPU_HISTORY ? gb->nhistory : GPU_HISTORY;
+	for (h = 0; h < n; h++) {
+		const struct content *c =
+			&gb->history[(gb->nhistory - 1 - h) % GPU_HISTORY];
+
+		content_fill(rr->expect, rr->bytes, c);
+		if (!memcmp(t, rr->expect + want->off, want->len))
+			return read ? DPF_STALE : DPF_NOT_LANDED;
+	}
+	return DPF_CORRUPT;
 }
 
 const char *wc_status_meaning(int status)
@@ -343,96 +482,186 @@ static int wait_one(const struct reg_run *rr, struct loopback *lb,
 	return 0;
 }
 
-/*
- * RDMA WRITE host -> GPU MR, check GPU memory with cuMemcpyDtoH, RDMA READ
- * GPU MR -> host, check; then a bounded WRITE bandwidth run.
- */
-static void datapath(const struct reg_run *rr, struct nic_res *nr,
-		     const struct reg_pair *pp, const struct gpu_buf *gb,
-		     const struct ibv_mr *gmr, unsigned int seed,
-		     struct dp_result *d)
+/* Load GPU memory with @c (through rr->expect) and remember it. */
+static int gpu_load(const struct reg_run *rr, struct gpu_buf *gb,
+		    const struct content *c, struct cu_call *rec)
 {
-	struct loopback lb = { 0 };
-	uint8_t *src = nr->host, *dst = nr->host + rr->bytes, *check = NULL;
-	uint64_t remote = (uint64_t)gb->ptr;
 	double t0;
-	int iters, done = 0, ret;
+	int rc;
 
-	d->tried = true;
-	d->wc_status = -1;
-	d->bytes = rr->bytes;
-	if (loopback_create(rr, nr, pp, &lb, d))
-		goto out;
-
-	fill_pattern(src, rr->bytes, seed);
-	memset(dst, 0, rr->bytes);
-	enter(rr->st, "ibv_post_send");
-	ret = post_rdma(&lb, IBV_WR_RDMA_WRITE, src, nr->host_mr->lkey, remote,
-			gmr->rkey, rr->bytes, true, 1);
-	if (ret) {
-		fail_step(d, "ibv_post_send(WRITE)", ret);
-		goto out;
+	content_fill(rr->expect, rr->bytes, c);
+	enter(rr->st, "cuMemcpyHtoD_v2");
+	t0 = now_ms();
+	rc = rr->cu->memcpy_htod(gb->ptr, rr->expect, rr->bytes);
+	if (rc != CUDA_SUCCESS) {
+		if (rec)
+			cuda_call_record(rec, rc, t0);
+		return -1;
 	}
-	if (wait_one(rr, &lb, d, "RDMA WRITE"))
-		goto out;
+	gpu_note(gb, c);
+	return 0;
+}
+
+/* The whole GPU buffer into rr->got. */
+static int gpu_fetch(const struct reg_run *rr, const struct gpu_buf *gb,
+		     struct cu_call *rec)
+{
+	double t0;
+	int rc;
+
+	memset(rr->got, POISON_FETCH, rr->bytes);
+	enter(rr->st, "cuMemcpyDtoH_v2");
+	t0 = now_ms();
+	rc = rr->cu->memcpy_dtoh(rr->got, gb->ptr, rr->bytes);
+	if (rc != CUDA_SUCCESS) {
+		cuda_call_record(rec, rc, t0);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One verified round. The WRITE carries a fresh pattern from host memory
+ * into the middle of GPU memory poisoned just before, and cuMemcpyDtoH
+ * checks it there (the guards at both ends still poison, the host's READ
+ * target untouched). The READ then carries a pattern of its own, loaded into
+ * the GPU by cuMemcpyHtoD, into poisoned host memory; without both copies
+ * it reads back the WRITE's. 0, or -1 with d filled when a step failed.
+ */
+static int dp_round(const struct reg_run *rr, struct nic_res *nr,
+		    struct loopback *lb, struct gpu_buf *gb,
+		    const struct ibv_mr *gmr, int nic, enum dp_path path,
+		    int round, struct content *sent, struct dp_result *d)
+{
+	size_t n = rr->bytes, g = rr->guard, len = n - 2 * g;
+	uint8_t *src = nr->host, *dst = nr->host + n;
+	bool in = rr->cu->memcpy_htod, out = rr->cu->memcpy_dtoh;
+	uint64_t remote = (uint64_t)gb->ptr + g;
+	struct content at_gpu, r, at_host, gpu_poison = poison(POISON_GPU);
+	struct content untouched = poison(POISON_HOST);
+	int ret;
+
+	d->write_ok = d->read_ok = false;
+	d->verified_gpu = d->verified_read = false;
+	d->read_own_pattern = in && out;
+	*sent = pattern(pattern_key(rr, gb->ordinal, nic, path, DPD_WRITE,
+				    round), 0, len, POISON_HOST);
+	at_gpu = pattern(sent->key, g, len, POISON_GPU);
+	content_fill(src, n, sent);
+	memset(dst, POISON_HOST, n);
+	if (in && gpu_load(rr, gb, &gpu_poison, &d->htod))
+		return fail_step(d, "cuMemcpyHtoD_v2", EIO);
+	enter(rr->st, "ibv_post_send");
+	ret = post_rdma(lb, IBV_WR_RDMA_WRITE, src, nr->host_mr->lkey, remote,
+			gmr->rkey, len, true, 1);
+	if (ret)
+		return fail_step(d, "ibv_post_send(WRITE)", ret);
+	if (wait_one(rr, lb, d, "RDMA WRITE"))
+		return -1;
 	d->write_ok = true;
-	if (rr->cu->memcpy_dtoh) {
-		check = malloc(rr->bytes);
-		if (!check) {
-			fail_step(d, "malloc", ENOMEM);
-			goto out;
-		}
-		enter(rr->st, "cuMemcpyDtoH_v2");
-		t0 = now_ms();
-		ret = rr->cu->memcpy_dtoh(check, gb->ptr, rr->bytes);
-		if (ret != CUDA_SUCCESS) {
-			/* The check itself failed: that is no data mismatch. */
-			cuda_call_record(&d->dtoh, ret, t0);
-			snprintf(d->step, sizeof(d->step), "cuMemcpyDtoH_v2");
-			goto out;
-		}
-		d->verified_gpu = check_pattern(check, rr->bytes, seed);
+	if (out) {
+		if (gpu_fetch(rr, gb, &d->dtoh))
+			return fail_step(d, "cuMemcpyDtoH_v2", EIO);
+		d->write_fault = judge(rr, rr->got, &at_gpu, in, gb, false);
 	}
-	enter(rr->st, "ibv_post_send");
-	ret = post_rdma(&lb, IBV_WR_RDMA_READ, dst, nr->host_mr->lkey, remote,
-			gmr->rkey, rr->bytes, true, 2);
-	if (ret) {
-		fail_step(d, "ibv_post_send(READ)", ret);
-		goto out;
-	}
-	if (wait_one(rr, &lb, d, "RDMA READ"))
-		goto out;
-	d->read_ok = true;
-	d->verified_read = check_pattern(dst, rr->bytes, seed);
+	if (!d->write_fault && judge(rr, dst, &untouched, true, gb, false))
+		d->write_fault = DPF_STRAY;
+	gpu_note(gb, &at_gpu);
 
-	/* Bandwidth: batches of WRITEs, the last of each batch signaled. */
+	r = at_gpu;
+	if (d->read_own_pattern) {
+		r = pattern(pattern_key(rr, gb->ordinal, nic, path, DPD_READ,
+					round), g, len, POISON_GPU);
+		if (gpu_load(rr, gb, &r, &d->htod))
+			return fail_step(d, "cuMemcpyHtoD_v2", EIO);
+	}
+	memset(dst, POISON_HOST, n);
+	enter(rr->st, "ibv_post_send");
+	ret = post_rdma(lb, IBV_WR_RDMA_READ, dst + g, nr->host_mr->lkey,
+			remote, gmr->rkey, len, true, 2);
+	if (ret)
+		return fail_step(d, "ibv_post_send(READ)", ret);
+	if (wait_one(rr, lb, d, "RDMA READ"))
+		return -1;
+	d->read_ok = true;
+	at_host = pattern(r.key, g, len, POISON_HOST);
+	d->read_fault = judge(rr, dst, &at_host, true, gb, true);
+	d->verified_gpu = out && !d->write_fault;
+	d->verified_read = !d->read_fault;
+	return 0;
+}
+
+/* Batches of WRITEs of the whole buffer, the last of each batch signaled. */
+static int dp_bandwidth(const struct reg_run *rr, struct nic_res *nr,
+			struct loopback *lb, struct gpu_buf *gb,
+			const struct ibv_mr *gmr, const struct content *sent,
+			struct dp_result *d)
+{
+	int iters, done = 0, ret;
+	double t0;
+
 	iters = (int)((64ull << 20) / rr->bytes);
 	iters = iters < BW_BATCH ? BW_BATCH : iters > BW_MAX_ITERS ? BW_MAX_ITERS :
 		iters / BW_BATCH * BW_BATCH;
+	/* GPU memory will hold the source buffer, if anything. */
+	gpu_note(gb, sent);
 	t0 = now_ms();
 	while (done < iters) {
 		for (int i = 0; i < BW_BATCH; i++) {
 			enter(rr->st, "ibv_post_send");
-			ret = post_rdma(&lb, IBV_WR_RDMA_WRITE, src,
-					nr->host_mr->lkey, remote, gmr->rkey,
-					rr->bytes, i == BW_BATCH - 1,
+			ret = post_rdma(lb, IBV_WR_RDMA_WRITE, nr->host,
+					nr->host_mr->lkey, (uint64_t)gb->ptr,
+					gmr->rkey, rr->bytes, i == BW_BATCH - 1,
 					(uint64_t)(done + i));
-			if (ret) {
-				fail_step(d, "ibv_post_send(bandwidth)", ret);
-				goto out;
-			}
+			if (ret)
+				return fail_step(d, "ibv_post_send(bandwidth)",
+						 ret);
 		}
-		if (wait_one(rr, &lb, d, "RDMA WRITE (bandwidth)"))
-			goto out;
+		if (wait_one(rr, lb, d, "RDMA WRITE (bandwidth)"))
+			return -1;
 		done += BW_BATCH;
 	}
 	d->iters = done;
 	d->gbps = (double)rr->bytes * done * 8 / ((now_ms() - t0) * 1e6);
+	return 0;
+}
+
+/*
+ * The proof through one GPU MR: a verified round, the bandwidth run, and
+ * a second verified round (the NIC still moves data after the burst).
+ */
+static void datapath(const struct reg_run *rr, struct nic_res *nr,
+		     const struct reg_pair *pp, struct gpu_buf *gb,
+		     const struct ibv_mr *gmr, int nic, enum dp_path path,
+		     struct dp_result *d)
+{
+	struct loopback lb = { 0 };
+	struct content sent = { 0 };
+
+	d->tried = true;
+	d->wc_status = -1;
+	d->bytes = rr->bytes;
+	if (!rr->expect || !rr->got) {
+		fail_step(d, "malloc", ENOMEM);
+		return;
+	}
+	if (loopback_create(rr, nr, pp, &lb, d))
+		goto out;
+	for (int round = 0; round < DP_ROUNDS; round++) {
+		if (round && dp_bandwidth(rr, nr, &lb, gb, gmr, &sent, d))
+			goto out;
+		if (dp_round(rr, nr, &lb, gb, gmr, nic, path, round, &sent, d))
+			goto out;
+		if (d->write_fault || d->read_fault) {
+			d->fault_round = round;
+			snprintf(d->step, sizeof(d->step), "data check");
+			goto out;
+		}
+	}
 	d->ok = d->verified_read && (d->verified_gpu || !rr->cu->memcpy_dtoh);
 	if (!d->ok)
 		snprintf(d->step, sizeof(d->step), "data check");
 out:
-	free(check);
 	loopback_destroy(rr, &lb);
 }
 
@@ -454,7 +683,7 @@ static void gpu_release(const struct reg_run *rr, struct gpu_buf *gb)
 
 static int gpu_setup(const struct reg_run *rr, struct gpu_buf *gb, int ordinal)
 {
-	uint8_t *pattern;
+	struct content fresh = poison(POISON_GPU);
 	double t0;
 	int rc;
 
@@ -481,15 +710,9 @@ static int gpu_setup(const struct reg_run *rr, struct gpu_buf *gb, int ordinal)
 		return -1;
 	}
 	gb->allocated = true;
-	/* Zero the buffer so a check cannot pass on stale data. */
-	if (rr->cu->memcpy_htod) {
-		pattern = calloc(1, rr->bytes);
-		if (pattern) {
-			enter(rr->st, "cuMemcpyHtoD_v2");
-			rr->cu->memcpy_htod(gb->ptr, pattern, rr->bytes);
-			free(pattern);
-		}
-	}
+	/* Poisoned from the start; every transfer poisons again anyway. */
+	if (rr->cu->memcpy_htod && rr->expect)
+		(void)gpu_load(rr, gb, &fresh, NULL);
 	return 0;
 }
 
@@ -603,30 +826,41 @@ static struct ibv_mr *reg_dmabuf(const struct reg_run *rr, struct nic_res *nr,
 	return mr;
 }
 
-/* GPU A's MR -> GPU B's MR through the NIC, checked on B with DtoH. */
+/*
+ * GPU A's MR -> GPU B's MR through the NIC: A loaded with a pattern of its
+ * own, B poisoned, B checked with cuMemcpyDtoH (guards included).
+ */
 static void gpu_to_gpu(const struct reg_run *rr, struct nic_res *nr,
-		       const struct reg_pair *pp, struct gpu_buf *a,
-		       struct ibv_mr *amr, struct gpu_buf *b,
-		       struct ibv_mr *bmr, struct reg_nic *rn)
+		       const struct reg_pair *pp, int nic, enum dp_path path,
+		       struct gpu_buf *a, struct ibv_mr *amr,
+		       struct gpu_buf *b, struct ibv_mr *bmr, struct reg_nic *rn)
 {
+	size_t g = rr->guard, len = rr->bytes - 2 * g;
+	struct content sent, b_poison = poison(POISON_GPU);
 	struct dp_result d = { 0 };
 	struct loopback lb = { 0 };
-	uint8_t *buf = malloc(rr->bytes);
+	struct cu_call cc = { 0 };
 	int ret;
 
 	rn->g2g_tried = true;
 	rn->g2g_src = a->ordinal;
 	rn->g2g_dst = b->ordinal;
-	if (!buf || !rr->cu->memcpy_htod || !rr->cu->memcpy_dtoh) {
+	if (!rr->expect || !rr->got || !rr->cu->memcpy_htod ||
+	    !rr->cu->memcpy_dtoh) {
 		snprintf(rn->g2g_error, sizeof(rn->g2g_error),
 			 "cannot stage the pattern (cuMemcpy unavailable)");
 		goto out;
 	}
-	fill_pattern(buf, rr->bytes, 77);
+	sent = pattern(pattern_key(rr, a->ordinal, nic, path, DPD_GPU_TO_GPU,
+				   b->ordinal), g, len, POISON_GPU);
 	enter(rr->st, "cuCtxSetCurrent");
 	rr->cu->ctx_set_current(a->ctx);
-	enter(rr->st, "cuMemcpyHtoD_v2");
-	rr->cu->memcpy_htod(a->ptr, buf, rr->bytes);
+	if (gpu_load(rr, a, &sent, &cc))
+		goto copy_failed;
+	enter(rr->st, "cuCtxSetCurrent");
+	rr->cu->ctx_set_current(b->ctx);
+	if (gpu_load(rr, b, &b_poison, &cc))
+		goto copy_failed;
 	d.wc_status = -1;
 	if (loopback_create(rr, nr, pp, &lb, &d)) {
 		snprintf(rn->g2g_error, sizeof(rn->g2g_error), "%s: %s", d.step,
@@ -634,8 +868,9 @@ static void gpu_to_gpu(const struct reg_run *rr, struct nic_res *nr,
 		goto out;
 	}
 	enter(rr->st, "ibv_post_send");
-	ret = post_rdma(&lb, IBV_WR_RDMA_WRITE, (void *)(uintptr_t)a->ptr,
-			amr->lkey, (uint64_t)b->ptr, bmr->rkey, rr->bytes, true, 9);
+	ret = post_rdma(&lb, IBV_WR_RDMA_WRITE, (void *)(uintptr_t)(a->ptr + g),
+			amr->lkey, (uint64_t)b->ptr + g, bmr->rkey, len, true,
+			9);
 	if (ret) {
 		snprintf(rn->g2g_error, sizeof(rn->g2g_error),
 			 "ibv_post_send: %s", strerror(ret));
@@ -648,18 +883,23 @@ static void gpu_to_gpu(const struct reg_run *rr, struct nic_res *nr,
 			 strerror(d.err));
 		goto out;
 	}
-	memset(buf, 0, rr->bytes);
-	enter(rr->st, "cuCtxSetCurrent");
-	rr->cu->ctx_set_current(b->ctx);
-	enter(rr->st, "cuMemcpyDtoH_v2");
-	rn->g2g_ok = rr->cu->memcpy_dtoh(buf, b->ptr, rr->bytes) == CUDA_SUCCESS &&
-		     check_pattern(buf, rr->bytes, 77);
+	if (gpu_fetch(rr, b, &cc))
+		goto copy_failed;
+	rn->g2g_fault = judge(rr, rr->got, &sent, true, b, false);
+	gpu_note(b, &sent);
+	rn->g2g_ok = rn->g2g_fault == DPF_NONE;
 	if (!rn->g2g_ok)
 		snprintf(rn->g2g_error, sizeof(rn->g2g_error),
-			 "data in the destination GPU does not match");
+			 "the WRITE completed but the data in the destination "
+			 "GPU does not match");
+	goto out;
+copy_failed:
+	/* Both copies are cuMemcpy*_v2: name the direction, then the error. */
+	snprintf(rn->g2g_error, sizeof(rn->g2g_error), "%s failed: %.48s",
+		 strcmp(rr->st->call, "cuMemcpyDtoH_v2") ? "cuMemcpyHtoD_v2" :
+		 "cuMemcpyDtoH_v2", cc.name);
 out:
 	loopback_destroy(rr, &lb);
-	free(buf);
 }
 
 /* --- kernel log window --------------------------------------------------- */
@@ -667,17 +907,33 @@ out:
 static int kmsg_open(struct reg_facts *rf)
 {
 	char path[512];
+	struct stat sb;
 	int fd;
 
-	if (!sysroot_path(path, sizeof(path), "/dev/kmsg"))
+	if (!sysroot_path(path, sizeof(path), "/dev/kmsg")) {
+		rf->kmsg_errno = ENAMETOOLONG;
 		return -1;
+	}
+	errno = 0;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		rf->kmsg_errno = errno;
+		/* Never 0: the report names this errno. */
+		rf->kmsg_errno = errno ? errno : EIO;
+		return -1;
+	}
+	/* The kernel log is a character device; anything else (a FIFO, a
+	 * file or directory planted in a sysroot) is not, and reads no log. */
+	if (fstat(fd, &sb) || !S_ISCHR(sb.st_mode)) {
+		rf->kmsg_errno = ENODEV;
+		close(fd);
 		return -1;
 	}
 	/* Only what is logged from now on is ours to report. */
-	lseek(fd, 0, SEEK_END);
+	if (lseek(fd, 0, SEEK_END) < 0) {
+		rf->kmsg_errno = errno ? errno : EIO;
+		close(fd);
+		return -1;
+	}
 	rf->kmsg_readable = true;
 	return fd;
 }
@@ -705,9 +961,16 @@ static void kmsg_collect(struct reg_facts *rf, int fd)
 	for (;;) {
 		char *msg, *nl;
 
+		errno = 0;
 		n = read(fd, rec, sizeof(rec) - 1);
 		if (n < 0 && errno == EPIPE)
 			continue;	/* overwritten records: skip ahead */
+		if (n < 0 && errno != EAGAIN) {
+			/* What could not be read is no clean log. */
+			rf->kmsg_readable = false;
+			rf->kmsg_errno = errno ? errno : EIO;
+			break;
+		}
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
@@ -737,6 +1000,7 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 		struct nic_res nr = { 0 };
 		struct ibv_mr *keep_mr[2] = { NULL, NULL };
 		int keep_gpu[2] = { -1, -1 }, kept = 0, keep_pair = -1;
+		enum dp_path keep_path[2] = { DPP_PEERMEM, DPP_PEERMEM };
 		const char *name;
 
 		enter(rr->st, "ibv_get_device_name");
@@ -778,16 +1042,15 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 			dmr = reg_dmabuf(rr, &nr, &gbufs[g], pp);
 			if (pp->port && nr.host_mr && !rr->opt->no_datapath) {
 				if (pmr)
-					datapath(rr, &nr, pp, &gbufs[g], pmr,
-						 (unsigned int)(2 * g + 1),
-						 &pp->dp_peermem);
+					datapath(rr, &nr, pp, &gbufs[g], pmr, d,
+						 DPP_PEERMEM, &pp->dp_peermem);
 				if (dmr)
-					datapath(rr, &nr, pp, &gbufs[g], dmr,
-						 (unsigned int)(2 * g + 2),
-						 &pp->dp_dmabuf);
+					datapath(rr, &nr, pp, &gbufs[g], dmr, d,
+						 DPP_DMABUF, &pp->dp_dmabuf);
 			}
 			/* Keep one MR each of two GPUs for GPU-to-GPU. */
 			if (kept < 2 && (dmr || pmr) && pp->port) {
+				keep_path[kept] = dmr ? DPP_DMABUF : DPP_PEERMEM;
 				keep_mr[kept] = dmr ? dmr : pmr;
 				keep_gpu[kept++] = g;
 				keep_pair = rf->npairs - 1;
@@ -801,7 +1064,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 		if (kept == 2 && nr.host_mr && !rr->opt->no_datapath) {
 			const struct reg_pair *pp = &rf->pairs[keep_pair];
 
-			gpu_to_gpu(rr, &nr, pp, &gbufs[keep_gpu[0]], keep_mr[0],
+			gpu_to_gpu(rr, &nr, pp, d, keep_path[0],
+				   &gbufs[keep_gpu[0]], keep_mr[0],
 				   &gbufs[keep_gpu[1]], keep_mr[1], rn);
 		}
 		for (int k = 0; k < kept; k++)
@@ -829,6 +1093,11 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	rr.rf->ran = true;
 	rr.rf->cuda = rr.cu != NULL;
 	rr.rf->bytes = rr.bytes;
+	/* A page of poison at each end (an eighth of a small buffer). */
+	rr.guard = rr.bytes / 8 < PAGE ? rr.bytes / 8 : PAGE;
+	rr.seed = run_seed();
+	rr.expect = malloc(rr.bytes);
+	rr.got = malloc(rr.bytes);
 	kfd = kmsg_open(rr.rf);
 
 	ngpu = rr.cu ? vf->cuda.gpus_recorded : 0;
@@ -853,5 +1122,7 @@ out:
 	for (int g = 0; gbufs && g < ngpu; g++)
 		gpu_release(&rr, &gbufs[g]);
 	free(gbufs);
+	free(rr.expect);
+	free(rr.got);
 	kmsg_collect(rr.rf, kfd);
 }

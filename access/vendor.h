@@ -150,6 +150,19 @@ struct mr_result {
 	bool relaxed_ordering;	/* IBV_ACCESS_RELAXED_ORDERING was asked */
 };
 
+/*
+ * What a data check found in a transfer's target (see access/reg.c): every
+ * transfer writes its own pattern into memory poisoned just before.
+ */
+enum dp_fault {
+	DPF_NONE = 0,
+	DPF_NOT_LANDED,		/* the target still holds what it held before */
+	DPF_PARTIAL,		/* part of the pattern, the rest still poison */
+	DPF_STALE,		/* a READ returned earlier GPU contents */
+	DPF_CORRUPT,		/* other bytes */
+	DPF_STRAY,		/* bytes landed outside the range asked for */
+};
+
 /* The loopback RDMA transfer through one GPU MR. */
 struct dp_result {
 	bool tried;
@@ -163,6 +176,11 @@ struct dp_result {
 	bool verified_gpu;	/* cuMemcpyDtoH saw the pattern */
 	double gbps;		/* RDMA WRITE bandwidth */
 	struct cu_call dtoh;	/* a failed cuMemcpyDtoH of the check */
+	struct cu_call htod;	/* a failed cuMemcpyHtoD (poison, pattern) */
+	int write_fault;	/* enum dp_fault: the WRITE, seen in GPU memory */
+	int read_fault;		/* the READ, seen in host memory */
+	int fault_round;	/* verification round of the fault (0-based) */
+	bool read_own_pattern;	/* the READ checked a pattern of its own */
 	int iters;
 	unsigned long long bytes;
 };
@@ -192,6 +210,7 @@ struct reg_nic {
 	bool g2g_tried;		/* GPU-to-GPU RDMA WRITE between two MRs */
 	bool g2g_ok;
 	int g2g_src, g2g_dst;	/* CUDA ordinals */
+	int g2g_fault;		/* enum dp_fault, when the WRITE completed */
 	char g2g_error[96];
 };
 

@@ -14,6 +14,28 @@
 #include "probes/parse.h"
 #include "probes/probes.h"
 
+/*
+ * One libibverbs device per name, or results cannot be attributed: two
+ * devices of one name (a broken provider, a hostile library) would make the
+ * first match, and so the verdict, depend on enumeration order. Emits an
+ * ERROR for @subject and returns true then.
+ */
+static bool nic_ambiguous(struct gdr_ctx *ctx, int subject, int nic)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	const char *name = ctx->inv.nic[nic].name;
+	int n = 0;
+
+	for (int i = 0; i < rf->nnics; i++)
+		n += !strcmp(rf->nics[i].nic, name);
+	if (n < 2)
+		return false;
+	emit(ctx, subject, ST_ERROR, "DEVICE_NAME_AMBIGUOUS",
+	     "libibverbs lists %d devices named %s: whose result is whose "
+	     "cannot be told", n, name);
+	return true;
+}
+
 static const struct reg_nic *reg_nic_of(const struct gdr_ctx *ctx, int nic)
 {
 	const struct reg_facts *rf = &ctx->vf->reg;
@@ -133,7 +155,8 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing_gpu(ctx, nic->subject, "the host-memory MR", false))
+	if (stage_missing_gpu(ctx, nic->subject, "the host-memory MR", false) ||
+	    nic_ambiguous(ctx, nic->subject, t->nic))
 		return;
 	rn = reg_nic_of(ctx, t->nic);
 	if (!rn || rn->open_err || rn->pd_err) {
@@ -174,7 +197,8 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing(ctx, pr->subject, "ibv_reg_mr on GPU memory"))
+	if (stage_missing(ctx, pr->subject, "ibv_reg_mr on GPU memory") ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
@@ -212,7 +236,9 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	struct classified c;
 	struct result *r;
 
-	if (stage_missing(ctx, pr->subject, "ibv_reg_dmabuf_mr on GPU memory"))
+	if (stage_missing(ctx, pr->subject,
+			  "ibv_reg_dmabuf_mr on GPU memory") ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
 	if (!pp || pp->skip[0]) {
@@ -251,6 +277,126 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "errno", pp->dmabuf.err);
 }
 
+/* A data check's finding, as evidence and in a reason. */
+static const char *fault_word(int f)
+{
+	switch (f) {
+	case DPF_NONE:
+		return "ok";
+	case DPF_NOT_LANDED:
+		return "not_landed";
+	case DPF_PARTIAL:
+		return "partial";
+	case DPF_STALE:
+		return "stale";
+	case DPF_CORRUPT:
+		return "corrupt";
+	case DPF_STRAY:
+		return "stray";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *fault_human(int f)
+{
+	switch (f) {
+	case DPF_NONE:
+		return "ok";
+	case DPF_NOT_LANDED:
+		return "not landed";
+	case DPF_PARTIAL:
+		return "partly landed";
+	case DPF_STALE:
+		return "stale data";
+	case DPF_STRAY:
+		return "bytes outside the target";
+	default:
+		return "wrong data";
+	}
+}
+
+static const char *fault_code(int f)
+{
+	switch (f) {
+	case DPF_NOT_LANDED:
+		return "DATA_NOT_LANDED";
+	case DPF_PARTIAL:
+		return "DATA_INCOMPLETE";
+	case DPF_STALE:
+		return "DATA_STALE";
+	case DPF_STRAY:
+		return "DATA_STRAY_WRITE";
+	default:
+		return "DATA_MISMATCH";
+	}
+}
+
+static const char *write_fault_meaning(int f)
+{
+	switch (f) {
+	case DPF_NOT_LANDED:
+		return "no byte reached GPU memory, which still holds what it "
+		       "held before: the NIC reports DMA it never did";
+	case DPF_PARTIAL:
+		return "only part of the data reached GPU memory, the rest "
+		       "still holds the poison written before";
+	case DPF_STRAY:
+		return "bytes landed outside the range written (in the GPU "
+		       "buffer's guards or in host memory)";
+	default:
+		return "GPU memory holds other bytes than were sent";
+	}
+}
+
+static const char *read_fault_meaning(int f)
+{
+	switch (f) {
+	case DPF_NOT_LANDED:
+		return "no byte arrived in host memory, which still holds the "
+		       "poison written before: the NIC reports DMA it never "
+		       "did";
+	case DPF_PARTIAL:
+		return "only part of the data arrived in host memory";
+	case DPF_STALE:
+		return "it returned stale data: what GPU memory held "
+		       "earlier in this run, not what it holds now";
+	case DPF_STRAY:
+		return "it wrote host memory outside its target range";
+	default:
+		return "it returned other bytes than GPU memory holds";
+	}
+}
+
+/* Completions said success; the data checks say otherwise. */
+static struct result *data_fault(struct gdr_ctx *ctx, int subject,
+				 const struct dp_result *d)
+{
+	bool w = d->write_fault != DPF_NONE;
+	int f = w ? d->write_fault : d->read_fault;
+	const char *other;
+	struct result *r;
+
+	/* The WRITE is seen through cuMemcpyDtoH; without it only the READ. */
+	other = d->verified_gpu ? "ok" : "not checked";
+	r = emit(ctx, subject, ST_BLOCKED, fault_code(f),
+		 "RDMA %s completed successfully but %s (WRITE: %s, READ: "
+		 "%s)%s", w ? "WRITE" : "READ",
+		 w ? write_fault_meaning(f) : read_fault_meaning(f),
+		 w ? fault_human(f) : other, fault_human(d->read_fault),
+		 d->fault_round ? "; in the round after the bandwidth run" : "");
+	result_remedy(r, "the NIC, its firmware or the IOMMU loses, corrupts "
+		      "or misdirects DMA without reporting an error: check "
+		      "platform.iommu and platform.acs, dmesg, and the NIC "
+		      "firmware");
+	ev_str(r, "write_check", "%s", d->verified_gpu || w ?
+	       fault_word(d->write_fault) : "not_checked");
+	ev_str(r, "read_check", "%s", fault_word(d->read_fault));
+	ev_bool(r, "read_own_pattern", d->read_own_pattern);
+	ev_int(r, "round", d->fault_round + 1);
+	return r;
+}
+
 static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
@@ -267,7 +413,8 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		r->waived = true;
 		return;
 	}
-	if (stage_missing(ctx, pr->subject, "the loopback transfer"))
+	if (stage_missing(ctx, pr->subject, "the loopback transfer") ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = reg_pair_of(ctx, pr);
 	d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
@@ -284,6 +431,10 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		r = emit(ctx, pr->subject, ST_PASS, "TRANSFER_VERIFIED",
 			 "loopback RC on port %d: RDMA WRITE into and READ from "
 			 "GPU memory, %s verified", pp->port, human);
+	} else if (d->htod.called) {
+		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
+			 "preparing GPU memory for the check failed: "
+			 "cuMemcpyHtoD_v2: %s", d->htod.name);
 	} else if (d->dtoh.called) {
 		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
 			 "RDMA WRITE completed; checking GPU memory failed: "
@@ -304,6 +455,8 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		else if (d->wc_status == 12)
 			result_remedy(r, "check the port, its GID and the link; "
 				      "dmesg for IOMMU faults");
+	} else if (d->write_fault || d->read_fault) {
+		r = data_fault(ctx, pr->subject, d);
 	} else if (d->write_ok && d->read_ok) {
 		r = emit(ctx, pr->subject, ST_BLOCKED, "DATA_MISMATCH",
 			 "RDMA completed but the data differs (READ %s, GPU copy "
@@ -351,7 +504,8 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 		     "--no-datapath: no transfer");
 		return;
 	}
-	if (stage_missing(ctx, nic->subject, "the GPU-to-GPU transfer"))
+	if (stage_missing(ctx, nic->subject, "the GPU-to-GPU transfer") ||
+	    nic_ambiguous(ctx, nic->subject, t->nic))
 		return;
 	rn = reg_nic_of(ctx, t->nic);
 	if (!rn || !rn->g2g_tried) {
@@ -363,12 +517,23 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, nic->subject, ST_PASS, "GPU_TO_GPU_OK",
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR verified",
 			 rn->g2g_src, rn->g2g_dst);
+	else if (rn->g2g_fault)
+		r = emit(ctx, nic->subject, ST_WARN,
+			 rn->g2g_fault == DPF_NOT_LANDED ?
+			 "GPU_TO_GPU_NOT_LANDED" : "GPU_TO_GPU_MISMATCH",
+			 "RDMA WRITE from GPU%d's MR into GPU%d's MR completed "
+			 "successfully but %s", rn->g2g_src, rn->g2g_dst,
+			 rn->g2g_fault == DPF_NOT_LANDED ?
+			 "no byte reached the destination GPU" :
+			 write_fault_meaning(rn->g2g_fault));
 	else
 		r = emit(ctx, nic->subject, ST_WARN, "GPU_TO_GPU_FAILED",
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR: %s",
 			 rn->g2g_src, rn->g2g_dst, rn->g2g_error);
 	ev_int(r, "src_cuda", rn->g2g_src);
 	ev_int(r, "dst_cuda", rn->g2g_dst);
+	if (rn->g2g_fault)
+		ev_str(r, "check", "%s", fault_word(rn->g2g_fault));
 }
 
 void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
@@ -383,10 +548,24 @@ void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (!rf->kmsg_readable) {
-		r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
-			 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
-			 "faults during the test cannot be seen",
-			 strerror(rf->kmsg_errno));
+		/* errno 0 would print "Success": say that it is unknown. */
+		if (rf->kmsg_errno == ENODEV)
+			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+				 "kernel log unreadable (/dev/kmsg is not the "
+				 "kernel's log device: not a character device, "
+				 "or no driver behind it): IOMMU/AER faults "
+				 "during the test cannot be seen");
+		else if (rf->kmsg_errno > 0)
+			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+				 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
+				 "faults during the test cannot be seen",
+				 strerror(rf->kmsg_errno));
+		else
+			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+				 "kernel log not watched (/dev/kmsg: no error "
+				 "recorded, the registration worker ended before "
+				 "opening it): IOMMU/AER faults during the test "
+				 "cannot be seen");
 		result_remedy(r, "run as root (or with CAP_SYSLOG) to watch the "
 			      "kernel log");
 		return;

@@ -175,7 +175,7 @@ cuMemAlloc_v2                  c   2          mech.dmabuf_export,reg.dmabuf     
 cuMemFree_v2                   c   700        -                                   0        -                                          reg.dmabuf                  3         mem
 cuMemGetHandleForAddressRange  c   801,1      mech.dmabuf_export,reg.dmabuf       1        cuMemGetHandleForAddressRange.*CUDA_ERROR  mech.dmabuf_export          3         -
 cuPointerGetAttribute          c   1          -                                   0        -                                          mech.dmabuf_export          3         -
-cuMemcpyHtoD_v2                c   700        -                                   0        -                                          data.dmabuf                 3         -
+cuMemcpyHtoD_v2                c   700        data.dmabuf                         3        cuMemcpyHtoD                               data.dmabuf                 3         -
 cuMemcpyDtoH_v2                c   700        data.dmabuf                         3        cuMemcpyDtoH                               data.dmabuf                 3         -
 ibv_get_device_list            v   38,1       nic.uverbs                          1,3      ibv_get_device_list                        mech.dmabuf_provider        3         -
 ibv_get_device_name            v   19         nic.uverbs                          1,3      ibv_get_device_name                        mech.dmabuf_provider        3         -

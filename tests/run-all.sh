@@ -10,6 +10,7 @@
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
 #   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
 #      fault-matrix  every libcuda/libibverbs call x fail/hang/crash/exit
+#      datapath-matrix  every faked transfer x NIC position x GPUs x paths
 #      options   usage errors exit 2 with a message; good options work
 #   7. sanitize  unit, scenarios, fault matrix, options under ASan+UBSan
 # Ends with "N passed, N failed" over all layers; exits non-zero on failure.
@@ -74,6 +75,8 @@ suite scenarios tests/run-scenarios.sh
 suite docs tests/check-docs.sh
 # Every vendor call x fail/hang/crash/exit; bad and good command lines.
 suite fault-matrix tests/fault-matrix.sh
+# A NIC whose data never (or only partly, or stale) lands is BLOCKED wherever it sits.
+suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite examples-ops tests/examples/run.sh

@@ -80,6 +80,18 @@
  *                             send queue stalls behind them (later WRs never
  *                             complete either) until modify to ERR flushes
  *                             them or RESET/destroy discards them
+ *   devI.silent_drop [0]      bit 1: RDMA WRITEs, bit 2: RDMA READs pass every
+ *                             check and complete with IBV_WC_SUCCESS (byte_len
+ *                             as asked) but move no byte: DMA lost without an
+ *                             error, which only a data check can see
+ *   devI.read_stale [0]       1: RDMA READs return what the remote range held
+ *                             when its MR was registered (a stale copy kept
+ *                             by the double), not what it holds now
+ *   devI.wc_short [0]         N > 0: successful WRs move only their first N
+ *                             bytes (a truncated DMA), completion as asked
+ *   devI.wc_overrun [0]       N > 0: a successful RDMA WRITE also sets the N
+ *                             bytes after its remote range to 0xee (clipped
+ *                             to the MR): a DMA that spills over
  * Fault keys (fake_scenario.h): fail/hang/crash/exit.NAME[.I]; I is the
  * device the call is about (via its device, context, PD, MR, CQ or QP).
  * The data path's names are "ibv_post_send" (fail.: that return value, the
@@ -147,6 +159,7 @@ struct fake_mr {
 	bool user_mem;		/* bytes is the caller's: check before use */
 	void *map;		/* dma-buf: our own mapping of the fd */
 	size_t map_len;
+	char *stale;		/* read_stale: the bytes at registration */
 	struct fake_mr *next;
 };
 
@@ -701,6 +714,17 @@ static struct ibv_mr *new_mr(struct fake_pd *fp, void *addr, size_t len,
 	m->user_mem = user_mem;
 	m->map = map;
 	m->map_len = map_len;
+	/* read_stale: READs will see the range as it is now, forever. */
+	if (bytes && fake_getf_ll(0, "dev%d.read_stale", fp->idx)) {
+		m->stale = malloc(len);
+		if (!m->stale) {
+			if (map)
+				munmap(map, map_len);
+			free(m);
+			FAIL_PTR(ENOMEM);
+		}
+		memcpy(m->stale, bytes, len);
+	}
 	m->mr.context = fp->pd.context;
 	m->mr.pd = &fp->pd;
 	m->mr.addr = addr;
@@ -869,6 +893,7 @@ int fake_dereg_mr(struct ibv_mr *mr)
 	pthread_mutex_unlock(&dp_lock);
 	if (m->map)
 		munmap(m->map, m->map_len);
+	free(m->stale);
 	free(m);
 	fake_ledger_release(L_MR);
 	return 0;
@@ -1206,7 +1231,7 @@ static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *w
 	bool inl = !rd && (wr->send_flags & IBV_SEND_INLINE);
 	char *local[MAX_SGE], *remote;
 	struct fake_mr *m;
-	long long st;
+	long long st, room, spill;
 	uint8_t mask;
 
 	st = dev_key(q->idx, "wc_status");
@@ -1249,11 +1274,34 @@ static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *w
 	remote = mr_bytes(m, wr->wr.rdma.remote_addr, total, !rd);
 	if (!remote)
 		return IBV_WC_REM_ACCESS_ERR;
+	/* A lost DMA: the checks passed, the completion says success. */
+	if (dev_key(q->idx, "silent_drop") & (rd ? 2 : 1))
+		return IBV_WC_SUCCESS;
+	if (rd && m->stale)
+		remote = m->stale + (wr->wr.rdma.remote_addr - m->iova);
 	mask = dev_key(q->idx, "wc_corrupt") ? (rd ? 0x55 : 0xff) : 0;
-	for (int k = 0; k < wr->num_sge; k++) {
+	room = dev_key(q->idx, "wc_short");
+	if (room <= 0 || (uint64_t)room > total)
+		room = (long long)total;
+	spill = rd ? 0 : dev_key(q->idx, "wc_overrun");
+	if (spill > 0) {
+		uint64_t end = wr->wr.rdma.remote_addr + total;
+		uint64_t left = m->iova + m->mr.length - end;
+		char *after;
+
+		if ((uint64_t)spill > left)
+			spill = (long long)left;
+		after = spill ? mr_bytes(m, end, (uint64_t)spill, true) : NULL;
+		if (after)
+			memset(after, 0xee, (size_t)spill);
+	}
+	for (int k = 0; k < wr->num_sge && room > 0; k++) {
 		uint32_t len = wr->sg_list[k].length;
 		char *dst = rd ? local[k] : remote;
 
+		if ((long long)len > room)
+			len = (uint32_t)room;
+		room -= len;
 		if (!len)
 			continue;
 		memmove(dst, rd ? remote : local[k], len);

@@ -1120,6 +1120,112 @@ static void dp_corrupt(void)
 	dp_close(&d, 2);
 }
 
+/*
+ * devI.silent_drop = 3: WRITE and READ complete with success and the full
+ * byte_len, and neither the GPU memory nor the host buffer changes.
+ */
+static void dp_silent(void)
+{
+	char *src = hostbuf, *dst = hostbuf + DP_BYTES;
+	static char poison[DP_BYTES];
+	uint64_t remote;
+	struct ibv_wc wc;
+	struct dp d;
+
+	dp_open(&d);
+	remote = d.gpu + DP_DMABUF_OFF;
+	dp_create(&d, 4);
+	dp_connect(&d, ACC_ALL, 0, 0);
+	memset(poison, 0xa5, sizeof(poison));
+	CHECK(CUV(d.c, "cuMemcpyHtoD_v2", cuMemcpyHtoD_fn)(
+		      remote, poison, DP_BYTES) == 0);
+	fill(src, DP_BYTES, 110);
+	memset(dst, 0x5a, DP_BYTES);
+	CHECK(post(&d, IBV_WR_RDMA_WRITE, (uintptr_t)src, d.hmr->lkey, remote,
+		   d.dmr->rkey, DP_BYTES, IBV_SEND_SIGNALED, 110) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 110, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE) &&
+	      wc.byte_len == DP_BYTES);
+	CHECK(dtoh_is(&d, remote, poison));
+	CHECK(post(&d, IBV_WR_RDMA_READ, (uintptr_t)dst, d.hmr->lkey, remote,
+		   d.dmr->rkey, DP_BYTES, IBV_SEND_SIGNALED, 111) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 111, IBV_WC_SUCCESS, IBV_WC_RDMA_READ) &&
+	      wc.byte_len == DP_BYTES);
+	memset(poison, 0x5a, sizeof(poison));
+	CHECK(!memcmp(dst, poison, DP_BYTES));
+	/* Still checked first: a bad rkey is an error, not a silent drop. */
+	CHECK(post(&d, IBV_WR_RDMA_WRITE, (uintptr_t)src, d.hmr->lkey, remote,
+		   d.dmr->rkey + 99, DP_BYTES, IBV_SEND_SIGNALED, 112) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 112, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE));
+	dp_close(&d, 2);
+}
+
+/*
+ * devI.read_stale = 1: WRITEs land, READs return what the MR's range held
+ * when it was registered.
+ */
+static void dp_stale(void)
+{
+	char *src = hostbuf, *dst = hostbuf + DP_BYTES;
+	static char before[DP_BYTES];
+	uint64_t remote;
+	struct ibv_wc wc;
+	struct dp d;
+
+	dp_open(&d);
+	remote = d.gpu + DP_DMABUF_OFF;
+	dp_create(&d, 4);
+	dp_connect(&d, ACC_ALL, 0, 0);
+	CHECK(CUV(d.c, "cuMemcpyDtoH_v2", cuMemcpyDtoH_fn)(
+		      before, remote, DP_BYTES) == 0);
+	fill(src, DP_BYTES, 120);
+	CHECK(memcmp(src, before, DP_BYTES));
+	CHECK(post(&d, IBV_WR_RDMA_WRITE, (uintptr_t)src, d.hmr->lkey, remote,
+		   d.dmr->rkey, DP_BYTES, IBV_SEND_SIGNALED, 120) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 120, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE));
+	CHECK(dtoh_is(&d, remote, src));
+	memset(dst, 0x5a, DP_BYTES);
+	CHECK(post(&d, IBV_WR_RDMA_READ, (uintptr_t)dst, d.hmr->lkey, remote,
+		   d.dmr->rkey, DP_BYTES, IBV_SEND_SIGNALED, 121) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 121, IBV_WC_SUCCESS, IBV_WC_RDMA_READ));
+	CHECK(!memcmp(dst, before, DP_BYTES));
+	dp_close(&d, 2);
+}
+
+/*
+ * devI.wc_short = 4096 and wc_overrun = 64: a WRITE of 8 KiB moves its
+ * first 4 KiB only, and sets the 64 bytes after its 8 KiB to 0xee.
+ */
+static void dp_short_overrun(void)
+{
+	static char want[DP_BYTES];
+	uint64_t remote;
+	struct ibv_wc wc;
+	struct dp d;
+
+	dp_open(&d);
+	remote = d.gpu + DP_DMABUF_OFF;
+	dp_create(&d, 4);
+	dp_connect(&d, ACC_ALL, 0, 0);
+	memset(want, 0xa5, sizeof(want));
+	CHECK(CUV(d.c, "cuMemcpyHtoD_v2", cuMemcpyHtoD_fn)(
+		      remote, want, DP_BYTES) == 0);
+	fill(hostbuf, DP_BYTES, 130);
+	CHECK(post(&d, IBV_WR_RDMA_WRITE, (uintptr_t)hostbuf, d.hmr->lkey,
+		   remote, d.dmr->rkey, 8192, IBV_SEND_SIGNALED, 130) == 0);
+	CHECK(poll1(&d, &wc, 100) == 1 &&
+	      wc_is(&d, &wc, 130, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE) &&
+	      wc.byte_len == 8192);
+	memcpy(want, hostbuf, 4096);
+	memset(want + 8192, 0xee, 64);
+	CHECK(dtoh_is(&d, remote, want));
+	dp_close(&d, 2);
+}
+
 /* devI.wc_drop = 1: no completion, ever; the SQ fills; ERR flushes. */
 static void dp_drop(void)
 {
@@ -1342,6 +1448,13 @@ static const struct tcase cases[] = {
 	   "device_count = 1\ndev0.wc_corrupt = 1\n", dp_corrupt),
 	DP("dp wc_drop = 1", "device_count = 1\n",
 	   "device_count = 1\ndev0.wc_drop = 1\n", dp_drop),
+	DP("dp silent_drop = 3", "device_count = 1\n",
+	   "device_count = 1\ndev0.silent_drop = 3\n", dp_silent),
+	DP("dp read_stale = 1", "device_count = 1\n",
+	   "device_count = 1\ndev0.read_stale = 1\n", dp_stale),
+	DP("dp wc_short = 4096, wc_overrun = 64", "device_count = 1\n",
+	   "device_count = 1\ndev0.wc_short = 4096\ndev0.wc_overrun = 64\n",
+	   dp_short_overrun),
 	DP("dp fail.ibv_post_send/poll_cq/modify_qp/create_*",
 	   "device_count = 1\n",
 	   "device_count = 2\nfail.ibv_post_send = 105\n"
