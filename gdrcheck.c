@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,12 +266,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_LIBPCI:
 			o->libpci = optarg;
 			break;
-		case OPT_PCI_DUMP:
-			if (access(optarg, R_OK))
+		case OPT_PCI_DUMP: {
+			struct stat st;
+
+			/* libpci reads it blocking: a FIFO or device would hang. */
+			if (stat(optarg, &st) || access(optarg, R_OK))
 				return usage_error("cannot read --pci-dump '%s': %s",
 						   optarg, strerror(errno));
+			if (!S_ISREG(st.st_mode))
+				return usage_error("--pci-dump '%s' is not a regular "
+						   "file", optarg);
 			o->pci_dump = optarg;
 			break;
+		}
 		case OPT_NO_ALLOC:
 			o->no_alloc = true;
 			break;

@@ -32,7 +32,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 
 		if (n != -ENOENT) {
 			r = emit(ctx, ctx->host, ST_ERROR, "NVIDIA_VERSION_UNREADABLE",
-				 "cannot read %s: %s", NV_VERSION, strerror(-n));
+				 "cannot read %s: %s", NV_VERSION, sysroot_strerror(-n));
 			return;
 		}
 		r = emit(ctx, ctx->host, ST_BLOCKED, "NVIDIA_DRIVER_NOT_LOADED",

@@ -23,7 +23,7 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
 
 	if (ret) {
 		r = emit(ctx, ctx->host, ST_ERROR, "KERNEL_UNREADABLE",
-			 "cannot read %s: %s", OSRELEASE, strerror(-ret));
+			 "cannot read %s: %s", OSRELEASE, sysroot_strerror(-ret));
 		ev_str(r, "path", OSRELEASE);
 		return;
 	}
@@ -68,7 +68,7 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 
 	if (n < 0) {
 		r = emit(ctx, ctx->host, ST_ERROR, "MEMLOCK_UNREADABLE",
-			 "cannot read %s: %s", SELF_LIMITS, strerror((int)-n));
+			 "cannot read %s: %s", SELF_LIMITS, sysroot_strerror((int)-n));
 		return;
 	}
 	if (parse_memlock(text, &soft, &hard)) {

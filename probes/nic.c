@@ -80,7 +80,7 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 	}
 	emit(ctx, ctx->host, ST_ERROR, "KERNEL_VERBS_UNREADABLE",
 	     "%s/abi_version: %s", UVERBS_CLASS,
-	     ret == -EINVAL ? "not a number" : strerror(-ret));
+	     ret == -EINVAL ? "not a number" : sysroot_strerror(-ret));
 }
 
 void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
@@ -311,7 +311,7 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 	if (ret || parse_num_name(state, &snum, sname, sizeof(sname))) {
 		emit(ctx, pt->subject, ST_ERROR, "PORT_UNREADABLE",
 		     "port state unreadable: %s",
-		     ret ? strerror(-ret) : "malformed");
+		     ret ? sysroot_strerror(-ret) : "malformed");
 		return;
 	}
 	port_attr(nic, pt->num, "phys_state", phys, sizeof(phys));
