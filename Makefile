@@ -27,7 +27,7 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIBS        = $(shell $(PKG_CONFIG) --libs zlib) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
-CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c \
+CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
 	    \
 	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c engine/policy.c \
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "access/capture.h"
+#include "access/outfile.h"
 #include "access/pci.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
@@ -420,12 +421,14 @@ static int render(const struct report *r, const struct options *o, FILE *out)
 /*
  * The renderers stream the report and allocate nothing once they have
  * started writing, so the only way to half a report is a failing write.
- * A --output file is written under a temporary name and renamed into place:
- * readers (node_exporter's textfile collector, CI) never see half a report.
+ * A --output file is written as access/outfile.h says: a new or regular
+ * file under a fresh temporary name, then renamed into place (readers such
+ * as node_exporter's textfile collector never see half a report); anything
+ * else (/dev/null, a FIFO, a symlink) directly, never replaced.
  */
 static int write_report(const struct report *r, const struct options *o)
 {
-	char tmp[4096];
+	struct outfile of;
 	FILE *out;
 	int ret;
 
@@ -436,23 +439,35 @@ static int write_report(const struct report *r, const struct options *o)
 				strerror(errno));
 		return ret;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->output, (int)getpid()) >=
-	    (int)sizeof(tmp) || !(out = fopen(tmp, "w"))) {
-		fprintf(stderr, "gdrcheck: cannot open %s: %s\n", o->output,
-			strerror(errno));
+	ret = outfile_open(&of, o->output);
+	if (ret) {
+		fprintf(stderr, "gdrcheck: cannot write %s: %s\n", o->output,
+			strerror(-ret));
 		return -1;
 	}
-	ret = render(r, o, out);
-	if (fclose(out))
-		ret = -1;
-	if (!ret && rename(tmp, o->output))
-		ret = -1;
+	out = fdopen(of.fd, "w");
+	if (!out) {
+		ret = -errno;
+		close(of.fd);
+		outfile_finish(&of, false);
+		fprintf(stderr, "gdrcheck: cannot write %s: %s\n", o->output,
+			strerror(-ret));
+		return -1;
+	}
+	errno = 0;
+	ret = render(r, o, out) ? -(errno ? errno : EIO) : 0;
+	if (fclose(out) && !ret)
+		ret = -(errno ? errno : EIO);
+	if (!ret)
+		ret = outfile_finish(&of, true);
+	else
+		outfile_finish(&of, false);
 	if (ret) {
 		fprintf(stderr, "gdrcheck: writing %s failed: %s\n", o->output,
-			strerror(errno));
-		unlink(tmp);
+			strerror(-ret));
+		return -1;
 	}
-	return ret;
+	return 0;
 }
 
 int main(int argc, char **argv)
