@@ -499,14 +499,21 @@ int main(int argc, char **argv)
 	}
 	vo.libcuda = opt.libcuda;
 	vo.libibverbs = opt.libibverbs;
+	/*
+	 * A --sysroot replay analyses a captured node: this host's libcuda
+	 * and libibverbs would answer for this host. Only a library named
+	 * (--libcuda, --libibverbs, GDRCHECK_LIB*) is loaded.
+	 */
+	vo.skip_cuda = opt.sysroot && !opt.libcuda;
+	vo.skip_verbs = opt.sysroot && !opt.libibverbs;
 	vo.stage_timeout = opt.timeout;
 	vo.no_alloc = opt.no_alloc;
 	/* Call into a vendor library only for the layers that need it. */
-	vo.skip_cuda = !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
+	vo.skip_cuda |= !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
 					1u << L_TOPOLOGY | 1u << L_PLATFORM |
 					1u << L_REGISTRATION | 1u << L_DATAPATH);
 	vo.skip_export = !layers_selected(&opt, 1u << L_MECHANISM);
-	vo.skip_verbs = !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
+	vo.skip_verbs |= !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
 					 1u << L_REGISTRATION | 1u << L_DATAPATH);
 	vo.skip_registration = !layers_selected(&opt, 1u << L_REGISTRATION |
 						1u << L_DATAPATH);

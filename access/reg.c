@@ -666,14 +666,11 @@ out:
 
 static int kmsg_open(struct reg_facts *rf)
 {
-	char path[512];
-	int fd;
+	/* Confined to the sysroot like every other /dev lookup. */
+	int fd = sysroot_open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
-	if (!sysroot_path(path, sizeof(path), "/dev/kmsg"))
-		return -1;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		rf->kmsg_errno = errno;
+		rf->kmsg_errno = -fd;
 		return -1;
 	}
 	/* Only what is logged from now on is ours to report. */

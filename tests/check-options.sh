@@ -381,5 +381,40 @@ mkfifo "$d/dump"
 usage "not a regular file" $S --pci-dump "$d/dump"
 usage "not a regular file" $S --pci-dump "$null"
 
+# --sysroot loads no local vendor library unless one is named: a libcuda and
+# a libibverbs on the default search path (the doubles, under their sonames)
+# stay unloaded, and their gates say "not replayed" (SKIP), never BLOCKED.
+mkdir -p "$work/libs"
+ln -sf "$GDRCHECK_LIBCUDA" "$work/libs/libcuda.so.1"
+ln -sf "$GDRCHECK_LIBIBVERBS" "$work/libs/libibverbs.so.1"
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS LD_LIBRARY_PATH="$work/libs" \
+	timeout -k 5 120 $wrap "$bin" $S --json >"$work/out" 2>"$work/err"
+rc=$?
+if python3 - "$work/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = {r["gate"]: r for r in d["results"] if r["subject"] == "host"}
+bad = [g for g in ("gpu.libcuda", "nic.libibverbs")
+       if res[g]["status"] != "SKIP" or res[g]["reason_code"] != "NOT_REPLAYED"]
+bad += [r["gate"] for r in d["results"] if r["layer"] in ("gpu", "nic")
+        and r["status"] == "BLOCKED"]
+bad += ["worker " + w["stage"] for w in d["workers"]]
+print(" ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+then
+	ok "--sysroot: local vendor libraries not loaded, NOT_REPLAYED (rc $rc)"
+else
+	bad "--sysroot: vendor libraries" "$(python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"][:14]: print(r["gate"], r["status"], r["reason"])' "$work/out" 2>&1 | tr '\n' ';')"
+fi
+# Named, they load (the scenarios depend on it).
+run $S --json
+if grep -q '"LIBCUDA_OK"' "$work/out" && grep -q '"LIBIBVERBS_OK"' "$work/out"; then
+	ok "--sysroot: a named library is loaded"
+else
+	bad "--sysroot: a named library" "not loaded"
+fi
+
 echo "options: $pass passed, $fail failed"
 [ $fail -eq 0 ]
