@@ -416,5 +416,22 @@ else
 	bad "--sysroot: a named library" "not loaded"
 fi
 
+# Process-local facts come from the capture's /proc/self, or are "not
+# replayed" (SKIP): never this process's own limits or privileges.
+cp -a "$work/sysroot" "$work/noself"
+rm -rf "$work/noself/proc/self"
+run --sysroot "$work/noself" --only host --json
+if python3 - "$work/out" <<'PY'
+import json, sys
+res = {r["gate"]: r for r in json.load(open(sys.argv[1]))["results"]}
+sys.exit(any(res[g]["status"] != "SKIP" or res[g]["reason_code"] != "NOT_REPLAYED"
+             for g in ("host.memlock", "host.privileges")))
+PY
+then
+	ok "--sysroot: no /proc/self in the capture: memlock, privileges NOT_REPLAYED"
+else
+	bad "--sysroot: no /proc/self" "$(grep -o '"reason": "[^"]*' "$work/out" | sed -n 2,3p | tr '\n' ';')"
+fi
+
 echo "options: $pass passed, $fail failed"
 [ $fail -eq 0 ]
