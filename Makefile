@@ -140,7 +140,8 @@ $(FUZZ_DIR)/fuzz_parse:   $(FUZZ_DIR)/obj/probes/parse.o
 $(FUZZ_DIR)/fuzz_pcie:    $(FUZZ_DIR)/obj/probes/pcie.o
 # The sysroot layer records --capture entries: it needs capture.o (and zlib).
 $(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o \
-			  $(FUZZ_DIR)/obj/access/capture.o
+			  $(FUZZ_DIR)/obj/access/capture.o \
+			  $(FUZZ_DIR)/obj/access/outfile.o
 # The JSON writer is checked against jansson, byte for byte.
 $(FUZZ_DIR)/fuzz_json:    $(FUZZ_DIR)/obj/report/json_writer.o
 $(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o

@@ -159,6 +159,9 @@ static int walk_open(const char *path, int flags)
 	const char *base = strrchr(path, '/');
 	int ret;
 
+	/* "file/" is not a directory, as the kernel says too. */
+	if (base && !base[1] && base != path)
+		flags |= O_DIRECTORY;
 	if (!(flags & O_NOFOLLOW) || !base || !base[1] ||
 	    !strcmp(base, "/.") || !strcmp(base, "/..")) {
 		ret = sysroot_realpath(path, real, sizeof(real));
