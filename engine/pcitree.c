@@ -98,8 +98,8 @@ static void decode_acs(struct pci_cfg *c)
 
 	if (c->len == -EXDEV) {
 		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
-			 "config space unreadable: its path leads out of the "
-			 "sysroot");
+			 "config space not read: libpci would follow a link "
+			 "out of the sysroot");
 	} else if (c->len < 0) {
 		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
 			 "config space unreadable: %s", sysroot_strerror(-c->len));
