@@ -27,7 +27,7 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIBS        = $(shell $(PKG_CONFIG) --libs zlib) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
-CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c \
+CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
 	    \
 	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c engine/policy.c \
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
@@ -140,7 +140,8 @@ $(FUZZ_DIR)/fuzz_parse:   $(FUZZ_DIR)/obj/probes/parse.o
 $(FUZZ_DIR)/fuzz_pcie:    $(FUZZ_DIR)/obj/probes/pcie.o
 # The sysroot layer records --capture entries: it needs capture.o (and zlib).
 $(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o \
-			  $(FUZZ_DIR)/obj/access/capture.o
+			  $(FUZZ_DIR)/obj/access/capture.o \
+			  $(FUZZ_DIR)/obj/access/outfile.o
 # The JSON writer is checked against jansson, byte for byte.
 $(FUZZ_DIR)/fuzz_json:    $(FUZZ_DIR)/obj/report/json_writer.o
 $(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o

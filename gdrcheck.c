@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "access/capture.h"
+#include "access/outfile.h"
 #include "access/pci.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
@@ -285,12 +287,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_LIBPCI:
 			o->libpci = optarg;
 			break;
-		case OPT_PCI_DUMP:
-			if (access(optarg, R_OK))
+		case OPT_PCI_DUMP: {
+			struct stat st;
+
+			/* libpci reads it blocking: a FIFO or device would hang. */
+			if (stat(optarg, &st) || access(optarg, R_OK))
 				return usage_error("cannot read --pci-dump '%s': %s",
 						   optarg, strerror(errno));
+			if (!S_ISREG(st.st_mode))
+				return usage_error("--pci-dump '%s' is not a regular "
+						   "file", optarg);
 			o->pci_dump = optarg;
 			break;
+		}
 		case OPT_NO_ALLOC:
 			o->no_alloc = true;
 			break;
@@ -432,12 +441,14 @@ static int render(const struct report *r, const struct options *o, FILE *out)
 /*
  * The renderers stream the report and allocate nothing once they have
  * started writing, so the only way to half a report is a failing write.
- * A --output file is written under a temporary name and renamed into place:
- * readers (node_exporter's textfile collector, CI) never see half a report.
+ * A --output file is written as access/outfile.h says: a new or regular
+ * file under a fresh temporary name, then renamed into place (readers such
+ * as node_exporter's textfile collector never see half a report); anything
+ * else (/dev/null, a FIFO, a symlink) directly, never replaced.
  */
 static int write_report(const struct report *r, const struct options *o)
 {
-	char tmp[4096];
+	struct outfile of;
 	FILE *out;
 	int ret;
 
@@ -448,23 +459,35 @@ static int write_report(const struct report *r, const struct options *o)
 				strerror(errno));
 		return ret;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->output, (int)getpid()) >=
-	    (int)sizeof(tmp) || !(out = fopen(tmp, "w"))) {
-		fprintf(stderr, "gdrcheck: cannot open %s: %s\n", o->output,
-			strerror(errno));
+	ret = outfile_open(&of, o->output);
+	if (ret) {
+		fprintf(stderr, "gdrcheck: cannot write %s: %s\n", o->output,
+			strerror(-ret));
 		return -1;
 	}
-	ret = render(r, o, out);
-	if (fclose(out))
-		ret = -1;
-	if (!ret && rename(tmp, o->output))
-		ret = -1;
+	out = fdopen(of.fd, "w");
+	if (!out) {
+		ret = -errno;
+		close(of.fd);
+		outfile_finish(&of, false);
+		fprintf(stderr, "gdrcheck: cannot write %s: %s\n", o->output,
+			strerror(-ret));
+		return -1;
+	}
+	errno = 0;
+	ret = render(r, o, out) ? -(errno ? errno : EIO) : 0;
+	if (fclose(out) && !ret)
+		ret = -(errno ? errno : EIO);
+	if (!ret)
+		ret = outfile_finish(&of, true);
+	else
+		outfile_finish(&of, false);
 	if (ret) {
 		fprintf(stderr, "gdrcheck: writing %s failed: %s\n", o->output,
-			strerror(errno));
-		unlink(tmp);
+			strerror(-ret));
+		return -1;
 	}
-	return ret;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -496,16 +519,23 @@ int main(int argc, char **argv)
 	}
 	vo.libcuda = opt.libcuda;
 	vo.libibverbs = opt.libibverbs;
+	/*
+	 * A --sysroot replay analyses a captured node: this host's libcuda
+	 * and libibverbs would answer for this host. Only a library named
+	 * (--libcuda, --libibverbs, GDRCHECK_LIB*) is loaded.
+	 */
+	vo.skip_cuda = opt.sysroot && !opt.libcuda;
+	vo.skip_verbs = opt.sysroot && !opt.libibverbs;
 	vo.stage_timeout = opt.timeout;
 	vo.run_started_ms = t0;
 	vo.run_deadline_ms = t0 + opt.deadline * 1e3;
 	vo.no_alloc = opt.no_alloc;
 	/* Call into a vendor library only for the layers that need it. */
-	vo.skip_cuda = !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
+	vo.skip_cuda |= !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
 					1u << L_TOPOLOGY | 1u << L_PLATFORM |
 					1u << L_REGISTRATION | 1u << L_DATAPATH);
 	vo.skip_export = !layers_selected(&opt, 1u << L_MECHANISM);
-	vo.skip_verbs = !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
+	vo.skip_verbs |= !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
 					 1u << L_REGISTRATION | 1u << L_DATAPATH);
 	vo.skip_registration = !layers_selected(&opt, 1u << L_REGISTRATION |
 						1u << L_DATAPATH);

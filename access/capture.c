@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include "access/outfile.h"
 #include "access/sysroot.h"
 
 enum entry_type { E_FILE, E_DIR, E_LINK };
@@ -268,11 +270,19 @@ static int cmp_entry(const void *a, const void *b)
 int capture_write(const char *file)
 {
 	static const char zeros[1024];
-	gzFile gz = gzopen(file, "wb9");
-	int ret = 0;
+	struct outfile of;
+	gzFile gz;
+	int ret = outfile_open(&of, file);
 
-	if (!gz)
-		return errno ? -errno : -EIO;
+	if (ret)
+		return ret;
+	/* gzclose() closes the fd; outfile_finish() then renames or removes. */
+	gz = gzdopen(of.fd, "wb9");
+	if (!gz) {
+		close(of.fd);
+		outfile_finish(&of, false);
+		return -ENOMEM;
+	}
 	qsort(cap.v, cap.n, sizeof(*cap.v), cmp_entry);
 	for (size_t i = 0; i < cap.n && !ret; i++) {
 		struct entry *e = &cap.v[i];
@@ -298,5 +308,9 @@ int capture_write(const char *file)
 		ret = -EIO;
 	if (gzclose(gz) != Z_OK && !ret)
 		ret = -EIO;
+	if (ret)
+		outfile_finish(&of, false);
+	else
+		ret = outfile_finish(&of, true);
 	return ret;
 }

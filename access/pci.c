@@ -9,7 +9,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/symtab.h"
@@ -149,6 +151,40 @@ const char *pci_method(void)
 	return method_name;
 }
 
+/*
+ * libpci opens <sysroot>/sys/bus/pci/devices/BDF/config itself, blocking
+ * and unconfined. It gets to only if the node is a regular file and the
+ * kernel's unconfined resolution of that path lands where the confined
+ * one does (no absolute link or ".." leads out of the sysroot).
+ */
+static int config_node_ok(const char *bdf)
+{
+	char rel[128], inside[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
+	char root[PATH_MAX], want[PATH_MAX * 2];
+	struct stat st;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/config", bdf);
+	ret = sysroot_stat(rel, &st);
+	if (ret)
+		return ret;
+	if (!S_ISREG(st.st_mode))
+		return -SYSROOT_ENOTREG;
+	if (!strcmp(sysroot_get(), "/"))
+		return 0;
+	ret = sysroot_realpath(rel, inside, sizeof(inside));
+	if (ret)
+		return ret;
+	if (!realpath(sysroot_get(), root))
+		return -errno;
+	/* Where the kernel, unconfined, takes libpci: elsewhere is out. */
+	if (!sysroot_path(full, sizeof(full), rel) || !realpath(full, real))
+		return -EXDEV;
+	snprintf(want, sizeof(want), "%s%s", strcmp(root, "/") ? root : "",
+		 inside);
+	return strcmp(want, real) ? -EXDEV : 0;
+}
+
 int pci_config_read(const char *bdf, uint8_t *buf, size_t len)
 {
 	static const int sizes[] = { PCI_CFG_MAX, 256, 64 };
@@ -160,6 +196,12 @@ int pci_config_read(const char *bdf, uint8_t *buf, size_t len)
 		return -ENOSYS;
 	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
 		return -EINVAL;
+	if (!strcmp(method_name, "linux-sysfs")) {
+		int ret = config_node_ok(bdf);
+
+		if (ret)
+			return ret;
+	}
 	pci_fatal_armed = true;
 	if (sigsetjmp(pci_fatal, 1)) {
 		pci_fatal_armed = false;

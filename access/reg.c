@@ -906,19 +906,13 @@ out:
 
 static int kmsg_open(struct reg_facts *rf)
 {
-	char path[512];
 	struct stat sb;
-	int fd;
+	/* Confined to the sysroot like every other /dev lookup. */
+	int fd = sysroot_open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
-	if (!sysroot_path(path, sizeof(path), "/dev/kmsg")) {
-		rf->kmsg_errno = ENAMETOOLONG;
-		return -1;
-	}
-	errno = 0;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		/* Never 0: the report names this errno. */
-		rf->kmsg_errno = errno ? errno : EIO;
+		rf->kmsg_errno = -fd;
 		return -1;
 	}
 	/* The kernel log is a character device; anything else (a FIFO, a

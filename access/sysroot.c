@@ -10,10 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static char sysroot_dir[PATH_MAX] = "";
+/* The sysroot's directory, opened once: every confined lookup starts here. */
+static int root_fd = -1;
+/* openat2(RESOLVE_IN_ROOT), or the userspace walk (old kernels, tests). */
+static bool use_walk, forced_walk;
 
 /*
  * Paths sysroot_realpath has walked whose every component is known not to
@@ -38,9 +44,14 @@ static void remember_not_link(const char *path)
 
 void sysroot_set(const char *dir)
 {
+	const char *how = getenv("GDRCHECK_SYSROOT_RESOLVE");
 	size_t n;
 
 	memset(known_paths, 0, sizeof(known_paths));
+	if (root_fd >= 0)
+		close(root_fd);
+	root_fd = -1;
+	use_walk = forced_walk || (how && !strcmp(how, "walk"));
 
 	if (!dir || !strcmp(dir, "/")) {
 		sysroot_dir[0] = '\0';
@@ -50,6 +61,20 @@ void sysroot_set(const char *dir)
 	n = strlen(sysroot_dir);
 	while (n > 0 && sysroot_dir[n - 1] == '/')
 		sysroot_dir[--n] = '\0';
+	/* Not a directory: every lookup below it fails (ENOTDIR/ENOENT). */
+	root_fd = open(sysroot_dir[0] ? sysroot_dir : "/",
+		       O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+void sysroot_force_walk(bool on)
+{
+	forced_walk = on;
+	use_walk = on;
+}
+
+bool sysroot_walking(void)
+{
+	return use_walk;
 }
 
 const char *sysroot_get(void)
@@ -66,26 +91,215 @@ char *sysroot_path(char *buf, size_t len, const char *path)
 	return buf;
 }
 
+const char *sysroot_strerror(int err)
+{
+	if (err == SYSROOT_ENOTREG)
+		return "not a regular file (a FIFO, socket or device)";
+	return strerror(err);
+}
+
+/*
+ * Open the already resolved path (no links left, no "." or "..") below
+ * the root, one component at a time and never following a link: a link
+ * swapped in after the resolution fails with ELOOP instead of leading out.
+ */
+static int open_resolved(const char *real, int flags)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = real;
+	int dfd, fd;
+
+	dfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		const char *end;
+		size_t len;
+		bool last;
+
+		while (*p == '/')
+			p++;
+		if (!*p) {
+			/* The root itself. */
+			fd = openat(dfd, ".", flags | O_CLOEXEC);
+			fd = fd < 0 ? -errno : fd;
+			break;
+		}
+		end = strchr(p, '/');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (len > NAME_MAX) {
+			fd = -ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		while (*p == '/')
+			p++;
+		last = !*p;
+		fd = openat(dfd, comp, last ? flags | O_NOFOLLOW | O_CLOEXEC :
+			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			fd = -errno;
+			break;
+		}
+		if (last)
+			break;
+		close(dfd);
+		dfd = fd;
+	}
+	close(dfd);
+	return fd;
+}
+
+/* The userspace resolution: sysroot_realpath, then a link-free open. */
+static int walk_open(const char *path, int flags)
+{
+	char real[PATH_MAX], parent[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	int ret;
+
+	/* "file/" is not a directory, as the kernel says too. */
+	if (base && !base[1] && base != path)
+		flags |= O_DIRECTORY;
+	if (!(flags & O_NOFOLLOW) || !base || !base[1] ||
+	    !strcmp(base, "/.") || !strcmp(base, "/..")) {
+		ret = sysroot_realpath(path, real, sizeof(real));
+		if (ret)
+			return ret;
+		return open_resolved(real, flags);
+	}
+	/* The last component itself, not what it points to. */
+	if ((size_t)(base - path) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, path, (size_t)(base - path));
+	parent[base - path] = '\0';
+	ret = sysroot_realpath(parent[0] ? parent : "/", real, sizeof(real));
+	if (ret)
+		return ret;
+	if (strlen(real) + strlen(base) >= sizeof(real))
+		return -ENAMETOOLONG;
+	if (!strcmp(real, "/"))
+		real[0] = '\0';
+	strcat(real, base);
+	return open_resolved(real, flags);
+}
+
+int sysroot_open(const char *path, int flags)
+{
+	struct open_how how;
+	int fd, tries = 0;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	if (!sysroot_dir[0]) {
+		fd = open(path, flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	if (root_fd < 0)
+		return -ENOENT;
+	while (!use_walk) {
+		memset(&how, 0, sizeof(how));
+		how.flags = (unsigned long long)(flags | O_CLOEXEC);
+		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+		fd = (int)syscall(SYS_openat2, root_fd,
+				  path[1] ? path + 1 : ".", &how, sizeof(how));
+		if (fd >= 0)
+			return fd;
+		/* A rename elsewhere in the tree: the kernel asks to retry. */
+		if (errno == EAGAIN && ++tries < 8)
+			continue;
+		if (errno != ENOSYS)
+			return -errno;
+		use_walk = true;	/* a kernel before 5.6 */
+	}
+	return walk_open(path, flags);
+}
+
+int sysroot_stat(const char *path, struct stat *st)
+{
+	int fd = sysroot_open(path, O_PATH);
+	int ret = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int sysroot_access(const char *path)
+{
+	int fd = sysroot_open(path, O_PATH);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Open a file for reading only if it is a regular file. It is looked at
+ * with O_PATH first: opening a FIFO can block and opening a device can act
+ * on the device, so neither is opened for reading at all.
+ */
+static int open_regular(const char *path)
+{
+	struct stat st, st2;
+	int pfd, fd;
+
+	pfd = sysroot_open(path, O_PATH);
+	if (pfd < 0)
+		return pfd;
+	if (fstat(pfd, &st)) {
+		fd = -errno;
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fd = -EISDIR;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fd = -SYSROOT_ENOTREG;
+		goto out;
+	}
+	fd = sysroot_open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		goto out;
+	/* Swapped between the two opens: refuse what was not checked. */
+	if (fstat(fd, &st2) || st2.st_dev != st.st_dev ||
+	    st2.st_ino != st.st_ino) {
+		close(fd);
+		fd = -SYSROOT_ENOTREG;
+	}
+out:
+	close(pfd);
+	return fd;
+}
+
 /*
  * A listing is replayed only if its entries exist: record the directories
- * and links in it (files count once they are read).
+ * and links in it (files count once they are read). Looked up relative to
+ * the listed directory's descriptor, so the entries stay inside it.
  */
-static void capture_listing(const char *dir, char **names, size_t n)
+static void capture_listing(int dfd, const char *dir, char **names, size_t n)
 {
 	capture_dir(dir);
 	for (size_t i = 0; i < n; i++) {
-		char rel[PATH_MAX], p[PATH_MAX], target[PATH_MAX];
+		char rel[PATH_MAX], target[PATH_MAX];
 		struct stat st;
 		ssize_t len;
 
 		if (snprintf(rel, sizeof(rel), "%s/%s", dir, names[i]) >=
-		    (int)sizeof(rel) || !sysroot_path(p, sizeof(p), rel) ||
-		    lstat(p, &st))
+		    (int)sizeof(rel) ||
+		    fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			capture_dir(rel);
 		} else if (S_ISLNK(st.st_mode)) {
-			len = readlink(p, target, sizeof(target) - 1);
+			len = readlinkat(dfd, names[i], target,
+					 sizeof(target) - 1);
 			if (len < 0)
 				continue;
 			target[len] = '\0';
@@ -96,23 +310,20 @@ static void capture_listing(const char *dir, char **names, size_t n)
 
 bool sysroot_exists(const char *path)
 {
-	char p[PATH_MAX];
 	struct stat st;
 
-	if (!sysroot_path(p, sizeof(p), path) || access(p, F_OK))
+	if (sysroot_stat(path, &st))
 		return false;
-	if (capture_enabled() && stat(p, &st) == 0)
+	if (capture_enabled())
 		capture_exists(path, S_ISDIR(st.st_mode));
 	return true;
 }
 
 bool sysroot_is_dir(const char *path)
 {
-	char p[PATH_MAX];
 	struct stat st;
 
-	if (!sysroot_path(p, sizeof(p), path) || stat(p, &st) ||
-	    !S_ISDIR(st.st_mode))
+	if (sysroot_stat(path, &st) || !S_ISDIR(st.st_mode))
 		return false;
 	capture_dir(path);
 	return true;
@@ -120,7 +331,6 @@ bool sysroot_is_dir(const char *path)
 
 ssize_t sysroot_read(const char *path, char *buf, size_t len)
 {
-	char p[PATH_MAX];
 	size_t used = 0;
 	ssize_t ret;
 	bool whole;
@@ -129,12 +339,9 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	if (len == 0)
 		return -EINVAL;
 	buf[0] = '\0';
-	if (!sysroot_path(p, sizeof(p), path))
-		return -ENAMETOOLONG;
-	/* O_NONBLOCK: a FIFO planted in a capture must not hang us. */
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/*
 	 * A sysfs attribute comes whole from one read (and a captured one is
 	 * a regular file, where a short read is the end): no second read to
@@ -173,6 +380,28 @@ out:
 	if (ret < 0)
 		buf[0] = '\0';
 	return ret;
+}
+
+ssize_t sysroot_read_bin(const char *path, void *buf, size_t len)
+{
+	size_t used = 0;
+	ssize_t ret = 0;
+	int fd = open_regular(path);
+
+	if (fd < 0)
+		return fd;
+	while (used < len) {
+		ret = pread(fd, (char *)buf + used, len - used, (off_t)used);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret <= 0)
+			break;
+		used += (size_t)ret;
+	}
+	close(fd);
+	if (ret < 0)
+		return -errno;
+	return (ssize_t)used;
 }
 
 int sysroot_read_line(const char *path, char *buf, size_t len)
@@ -222,13 +451,20 @@ int sysroot_read_ll(const char *path, long long *val)
 
 int sysroot_link_name(const char *path, char *buf, size_t len)
 {
-	char p[PATH_MAX], target[PATH_MAX];
+	char target[PATH_MAX];
 	const char *base;
+	struct stat st;
 	ssize_t n;
+	int fd = sysroot_open(path, O_PATH | O_NOFOLLOW);
 
-	if (!sysroot_path(p, sizeof(p), path))
-		return -ENAMETOOLONG;
-	n = readlink(p, target, sizeof(target) - 1);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || !S_ISLNK(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = readlinkat(fd, "", target, sizeof(target) - 1);
+	close(fd);
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
@@ -359,20 +595,23 @@ static int cmp_names(const void *a, const void *b)
 
 int sysroot_list(const char *dir, char ***names, size_t *count)
 {
-	char p[PATH_MAX];
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
-	int ret = 0;
+	int ret = 0, fd;
 
 	*names = NULL;
 	*count = 0;
-	if (!sysroot_path(p, sizeof(p), dir))
-		return -ENAMETOOLONG;
-	d = opendir(p);
-	if (!d)
-		return -errno;
+	fd = sysroot_open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -394,9 +633,9 @@ int sysroot_list(const char *dir, char ***names, size_t *count)
 		}
 		n++;
 	}
-	closedir(d);
 	if (capture_enabled())
-		capture_listing(dir, v, n);
+		capture_listing(dirfd(d), dir, v, n);
+	closedir(d);
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_names);
 	*names = v;

@@ -96,9 +96,13 @@ static void decode_acs(struct pci_cfg *c)
 {
 	int ret;
 
-	if (c->len < 0) {
+	if (c->len == -EXDEV) {
 		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
-			 "config space unreadable: %s", strerror(-c->len));
+			 "config space not read: libpci would follow a link "
+			 "out of the sysroot");
+	} else if (c->len < 0) {
+		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
+			 "config space unreadable: %s", sysroot_strerror(-c->len));
 	} else if (c->len <= 64) {
 		snprintf(c->acs_unreadable, sizeof(c->acs_unreadable),
 			 "only %d bytes of config space", c->len);
@@ -145,7 +149,7 @@ void pcitree_build(struct gdr_ctx *ctx)
 			if (!t->unresolved++)
 				snprintf(t->first_unresolved,
 					 sizeof(t->first_unresolved), "%s: %s",
-					 names[i], strerror(-ret));
+					 names[i], sysroot_strerror(-ret));
 			continue;
 		}
 		snprintf(nd->bdf, sizeof(nd->bdf), "%s", names[i]);

@@ -32,7 +32,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 
 		if (n != -ENOENT) {
 			r = emit(ctx, ctx->host, ST_ERROR, "NVIDIA_VERSION_UNREADABLE",
-				 "cannot read %s: %s", NV_VERSION, strerror(-n));
+				 "cannot read %s: %s", NV_VERSION, sysroot_strerror(-n));
 			return;
 		}
 		r = emit(ctx, ctx->host, ST_BLOCKED, "NVIDIA_DRIVER_NOT_LOADED",
@@ -59,7 +59,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct lib_facts *lf = &ctx->vf->cuda.lib;
-	char why[256];
+	char why[256] = "";
 	struct result *r;
 
 	if (lf->loaded) {
@@ -67,6 +67,15 @@ void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 			 "%s loaded with every required symbol", lf->path);
 		ev_str(r, "path", "%s", lf->path);
 		ev_str(r, "missing_optional", "%s", lf->missing_optional);
+		return;
+	}
+	/* A --sysroot replay loads no local vendor library unless named. */
+	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libcuda) {
+		r = emit(ctx, ctx->host, ST_SKIP, "NOT_REPLAYED",
+			 "not replayed: --sysroot analyses a captured node; its "
+			 "vendor answers are not in the capture");
+		result_remedy(r, "to load a libcuda anyway (a test double, or "
+			      "this host's own), name it with --libcuda");
 		return;
 	}
 	/* stage_problem first: it always sets why. */

@@ -23,7 +23,7 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
 
 	if (ret) {
 		r = emit(ctx, ctx->host, ST_ERROR, "KERNEL_UNREADABLE",
-			 "cannot read %s: %s", OSRELEASE, strerror(-ret));
+			 "cannot read %s: %s", OSRELEASE, sysroot_strerror(-ret));
 		ev_str(r, "path", OSRELEASE);
 		return;
 	}
@@ -48,6 +48,24 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "minimum", "5.12");
 }
 
+/*
+ * The limits and privileges of this process mean nothing for a captured
+ * node: under --sysroot they come from the capture's /proc/self, or not
+ * at all.
+ */
+static bool not_in_capture(struct gdr_ctx *ctx, const char *path)
+{
+	struct result *r;
+
+	if (!ctx->opt->sysroot)
+		return false;
+	r = emit(ctx, ctx->host, ST_SKIP, "NOT_REPLAYED",
+		 "not replayed: %s is not in the capture (--sysroot analyses "
+		 "a captured node, not this process)", path);
+	ev_str(r, "path", "%s", path);
+	return true;
+}
+
 static bool has_ipc_lock(void)
 {
 	char text[8192];
@@ -66,9 +84,11 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	ssize_t n = sysroot_read(SELF_LIMITS, text, sizeof(text));
 
+	if (n == -ENOENT && not_in_capture(ctx, SELF_LIMITS))
+		return;
 	if (n < 0) {
 		r = emit(ctx, ctx->host, ST_ERROR, "MEMLOCK_UNREADABLE",
-			 "cannot read %s: %s", SELF_LIMITS, strerror((int)-n));
+			 "cannot read %s: %s", SELF_LIMITS, sysroot_strerror((int)-n));
 		return;
 	}
 	if (parse_memlock(text, &soft, &hard)) {
@@ -108,6 +128,8 @@ void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t)
 	long euid;
 	ssize_t n = sysroot_read(SELF_STATUS, text, sizeof(text));
 
+	if (n == -ENOENT && not_in_capture(ctx, SELF_STATUS))
+		return;
 	if (n < 0 || parse_status(text, &euid, &capeff)) {
 		emit(ctx, ctx->host, ST_ERROR, "PRIVILEGES_UNREADABLE",
 		     "cannot read the effective uid from %s", SELF_STATUS);

@@ -24,7 +24,7 @@ void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct verbs_facts *v = &ctx->vf->verbs;
 	const struct lib_facts *lf = &v->lib;
-	char why[256];
+	char why[256] = "";
 	struct result *r;
 
 	if (lf->loaded) {
@@ -36,6 +36,15 @@ void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
 		ev_bool(r, "ibv_reg_dmabuf_mr@IBVERBS_1.12", v->have_reg_dmabuf_mr);
 		ev_bool(r, "ibv_reg_mr_iova2@IBVERBS_1.8", v->have_reg_mr_iova2);
 		ev_bool(r, "_ibv_query_gid_ex@IBVERBS_1.11", v->have_query_gid_ex);
+		return;
+	}
+	/* A --sysroot replay loads no local vendor library unless named. */
+	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libibverbs) {
+		r = emit(ctx, ctx->host, ST_SKIP, "NOT_REPLAYED",
+			 "not replayed: --sysroot analyses a captured node; its "
+			 "vendor answers are not in the capture");
+		result_remedy(r, "to load a libibverbs anyway (a test double, or "
+			      "this host's own), name it with --libibverbs");
 		return;
 	}
 	/* stage_problem first: it always sets why. */
@@ -81,7 +90,7 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 	}
 	emit(ctx, ctx->host, ST_ERROR, "KERNEL_VERBS_UNREADABLE",
 	     "%s/abi_version: %s", UVERBS_CLASS,
-	     ret == -EINVAL ? "not a number" : strerror(-ret));
+	     ret == -EINVAL ? "not a number" : sysroot_strerror(-ret));
 }
 
 void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
@@ -312,7 +321,7 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 	if (ret || parse_num_name(state, &snum, sname, sizeof(sname))) {
 		emit(ctx, pt->subject, ST_ERROR, "PORT_UNREADABLE",
 		     "port state unreadable: %s",
-		     ret ? strerror(-ret) : "malformed");
+		     ret ? sysroot_strerror(-ret) : "malformed");
 		return;
 	}
 	port_attr(nic, pt->num, "phys_state", phys, sizeof(phys));

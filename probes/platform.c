@@ -38,7 +38,7 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	n = sysroot_read(path, text, sizeof(text));
 	if (n < 0) {
 		emit(ctx, ig->subject, ST_ERROR, "BAR1_UNREADABLE",
-		     "cannot read %s: %s", path, strerror((int)-n));
+		     "cannot read %s: %s", path, sysroot_strerror((int)-n));
 		return;
 	}
 	ret = pci_nth_mem_bar(text, BAR1_ORDINAL, &reg, &start, &end);

@@ -179,5 +179,266 @@ else
 	ok "--list-gates ($(echo "$listed" | wc -l) gates, the report's order)"
 fi
 
+
+# --- --output and --capture damage nothing -----------------------------------
+# Each case runs in its own directory with a canary file beside the target:
+# afterwards the directory holds exactly what the case expects, the canary
+# is unchanged, and the planted names are as they were.
+O="$S --only host"
+listing() { (cd "$1" && find . | sort | while read -r f; do
+	printf '%s %s\n' "$f" "$(stat -c %F "$f")"; done) ; }
+fresh() {
+	d="$work/out-$1"
+	rm -rf "$d"
+	mkdir -p "$d"
+	echo "canary $1" >"$d/canary"
+}
+canary_ok() { [ "$(cat "$d/canary")" = "canary $1" ]; }
+# --only host decides nothing (exit 3) but writes a whole report, quietly.
+ran_ok() { [ $rc -eq 3 ] && [ ! -s "$work/err" ]; }
+is_report() { grep -q '^gdrcheck: ' "$1" || grep -q 'GPUDirect RDMA readiness' "$1"; }
+
+# A new file: written whole, no temporary left beside it.
+fresh new
+run $O -o "$d/report.txt"; rc=$?
+if ran_ok && is_report "$d/report.txt" && canary_ok new &&
+	[ "$(ls -A "$d" | sort | tr '\n' ' ')" = "canary report.txt " ]; then
+	ok "output: new file, nothing else left"
+else
+	bad "output: new file" "rc $rc, dir: $(ls -A "$d" | tr '\n' ' ')"
+fi
+# An existing file: replaced by a rename (new inode), its mode kept.
+chmod 640 "$d/report.txt"
+ino=$(stat -c %i "$d/report.txt")
+run $O --json -o "$d/report.txt"; rc=$?
+if ran_ok && [ "$(stat -c %i "$d/report.txt")" != "$ino" ] &&
+	[ "$(stat -c %a "$d/report.txt")" = 640 ] &&
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$d/report.txt" &&
+	[ "$(ls -A "$d" | wc -l)" = 2 ]; then
+	ok "output: existing file replaced whole, mode kept"
+else
+	bad "output: existing file" "rc $rc, mode $(stat -c %a "$d/report.txt")"
+fi
+
+# A device node is written, never replaced. As root, a private /dev/null
+# node and /dev/stdout link, so that a regression damages only those.
+null=/dev/null stdout=/dev/stdout
+if [ "$(id -u)" = 0 ] && mknod -m 666 "$work/null" c 1 3 2>/dev/null; then
+	null=$work/null
+	ln -s /proc/self/fd/1 "$work/stdout"
+	stdout=$work/stdout
+fi
+run $O -o "$null"; rc=$?
+if ran_ok && [ -c "$null" ] && [ ! -s "$work/out" ] &&
+	[ -z "$(ls -A "$(dirname "$null")" | grep -F '.null.')" ]; then
+	ok "output: a device ($null) written directly"
+else
+	bad "output: a device ($null)" "rc $rc, now: $(stat -c %F "$null")"
+fi
+# /dev/stdout (a link to the process's stdout) likewise.
+run $O -o "$stdout"; rc=$?
+if ran_ok && is_report "$work/out" && [ -L "$stdout" ]; then
+	ok "output: /dev/stdout written through"
+else
+	bad "output: /dev/stdout" "rc $rc"
+fi
+
+# A FIFO with a reader gets the report; the FIFO stays a FIFO.
+fresh fifo
+mkfifo "$d/pipe"
+timeout 60 cat "$d/pipe" >"$work/fifo-read" &
+reader=$!
+run $O -o "$d/pipe"; rc=$?
+wait $reader
+if ran_ok && [ -p "$d/pipe" ] && is_report "$work/fifo-read" &&
+	canary_ok fifo && [ "$(ls -A "$d" | wc -l)" = 2 ]; then
+	ok "output: FIFO with a reader"
+else
+	bad "output: FIFO with a reader" "rc $rc, $(stat -c %F "$d/pipe")"
+fi
+# Without a reader: a clear error at once (exit 3), not a hang.
+run $O -o "$d/pipe"; rc=$?
+if [ $rc -eq 3 ] && [ -p "$d/pipe" ] && grep -qF "$d/pipe" "$work/err"; then
+	ok "output: FIFO without a reader fails (exit 3), no hang"
+else
+	bad "output: FIFO without a reader" "rc $rc"
+fi
+
+# Links planted at every name a guessing attacker would try (the old
+# NAME.tmp.PID for the next pids, dot names) are never followed.
+fresh plant
+echo "victim" >"$work/victim"
+next=$(sh -c 'echo $$')
+for i in $(seq 0 300); do
+	ln -s "$work/victim" "$d/report.prom.tmp.$((next + i))"
+done
+ln -s "$work/victim" "$d/.report.prom"
+ln -s "$work/victim" "$d/.report.prom.tmp"
+before=$(listing "$d")
+run $O --format prometheus -o "$d/report.prom"; rc=$?
+after=$(listing "$d" | grep -v '^\./report\.prom regular file$')
+if ran_ok && [ "$(cat "$work/victim")" = victim ] &&
+	[ "$before" = "$after" ] && [ -f "$d/report.prom" ] &&
+	[ ! -L "$d/report.prom" ] && canary_ok plant; then
+	ok "output: planted links at temporary names never followed"
+else
+	bad "output: planted links" "rc $rc, victim: $(head -c 40 "$work/victim")"
+fi
+
+# The target itself a link to a file: written through, the link stays.
+fresh link
+echo "old" >"$d/real.txt"
+ln -s real.txt "$d/report.txt"
+run $O -o "$d/report.txt"; rc=$?
+if ran_ok && [ -L "$d/report.txt" ] &&
+	[ "$(readlink "$d/report.txt")" = real.txt ] && is_report "$d/real.txt" &&
+	[ "$(ls -A "$d" | wc -l)" = 3 ] && canary_ok link; then
+	ok "output: a link target is written through, the link kept"
+else
+	bad "output: link target" "rc $rc, $(ls -lA "$d" | tail -n +2 | tr '\n' ';')"
+fi
+# A dangling link: nothing is created through it (exit 3).
+fresh dangling
+ln -s "$work/created-through-link" "$d/report.txt"
+before=$(listing "$d")
+run $O -o "$d/report.txt"; rc=$?
+if [ $rc -eq 3 ] && [ ! -e "$work/created-through-link" ] &&
+	[ "$before" = "$(listing "$d")" ] && [ ! -s "$work/out" ]; then
+	ok "output: a dangling link creates nothing (exit 3)"
+else
+	bad "output: dangling link" "rc $rc"
+fi
+
+# A directory, or a missing directory: clear error, exit 3, nothing made.
+fresh dir
+mkdir "$d/sub"
+before=$(listing "$d")
+run $O -o "$d/sub"; rc=$?
+if [ $rc -eq 3 ] && [ "$before" = "$(listing "$d")" ] &&
+	grep -qF "$d/sub" "$work/err"; then
+	ok "output: a directory target fails (exit 3)"
+else
+	bad "output: directory target" "rc $rc"
+fi
+run $O -o "$d/missing/report.txt"; rc=$?
+if [ $rc -eq 3 ] && [ "$before" = "$(listing "$d")" ] &&
+	grep -q 'No such file or directory' "$work/err"; then
+	ok "output: a missing directory fails (exit 3)"
+else
+	bad "output: missing directory" "rc $rc"
+fi
+# An unwritable directory (as an unprivileged user: root writes anyway).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	fresh ro
+	chmod 755 "$work" "$d"
+	echo "keep" >"$d/report.txt"
+	before=$(listing "$d")
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		timeout -k 5 120 $wrap "$bin" $O -o "$d/report.txt" \
+		>"$work/out" 2>"$work/err"
+	rc=$?
+	chmod 700 "$work"
+	if [ $rc -eq 3 ] && [ "$(cat "$d/report.txt")" = keep ] &&
+		[ "$before" = "$(listing "$d")" ] &&
+		grep -q 'Permission denied' "$work/err"; then
+		ok "output: an unwritable directory fails (exit 3), file kept"
+	else
+		bad "output: unwritable directory" "rc $rc"
+	fi
+fi
+
+# --capture follows the same rules.
+fresh cap
+for i in $(seq 0 300); do
+	ln -s "$work/victim" "$d/cap.tar.gz.tmp.$((next + i))"
+done
+before=$(listing "$d")
+run $O --capture "$d/cap.tar.gz" -o "$null"; rc=$?
+after=$(listing "$d" | grep -v '^\./cap\.tar\.gz regular file$')
+if ran_ok && [ "$(cat "$work/victim")" = victim ] &&
+	[ "$before" = "$after" ] && tar -tzf "$d/cap.tar.gz" >/dev/null &&
+	canary_ok cap; then
+	ok "capture: planted links never followed, archive whole"
+else
+	bad "capture: planted links" "rc $rc"
+fi
+ln -s cap.tar.gz "$d/cap-link.tar.gz"
+run $O --capture "$d/cap-link.tar.gz" -o "$null"; rc=$?
+if ran_ok && [ -L "$d/cap-link.tar.gz" ] && tar -tzf "$d/cap.tar.gz" >/dev/null; then
+	ok "capture: a link target is written through, the link kept"
+else
+	bad "capture: link target" "rc $rc"
+fi
+run $O --capture "$null"; rc=$?
+if ran_ok && [ -c "$null" ]; then
+	ok "capture: a device written directly"
+else
+	bad "capture: /dev/null" "rc $rc"
+fi
+run $O --capture "$d/missing/cap.tar.gz"; rc=$?
+if [ $rc -eq 3 ] && grep -qF "cannot write --capture $d/missing" "$work/err"; then
+	ok "capture: a missing directory fails (exit 3)"
+else
+	bad "capture: missing directory" "rc $rc"
+fi
+
+# --pci-dump: only a regular file (libpci reads it blocking).
+fresh dump
+mkfifo "$d/dump"
+usage "not a regular file" $S --pci-dump "$d/dump"
+usage "not a regular file" $S --pci-dump "$null"
+
+# --sysroot loads no local vendor library unless one is named: a libcuda and
+# a libibverbs on the default search path (the doubles, under their sonames)
+# stay unloaded, and their gates say "not replayed" (SKIP), never BLOCKED.
+mkdir -p "$work/libs"
+ln -sf "$GDRCHECK_LIBCUDA" "$work/libs/libcuda.so.1"
+ln -sf "$GDRCHECK_LIBIBVERBS" "$work/libs/libibverbs.so.1"
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS LD_LIBRARY_PATH="$work/libs" \
+	timeout -k 5 120 $wrap "$bin" $S --json >"$work/out" 2>"$work/err"
+rc=$?
+if python3 - "$work/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = {r["gate"]: r for r in d["results"] if r["subject"] == "host"}
+bad = [g for g in ("gpu.libcuda", "nic.libibverbs")
+       if res[g]["status"] != "SKIP" or res[g]["reason_code"] != "NOT_REPLAYED"]
+bad += [r["gate"] for r in d["results"] if r["layer"] in ("gpu", "nic")
+        and r["status"] == "BLOCKED"]
+bad += ["worker " + w["stage"] for w in d["workers"]]
+print(" ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+then
+	ok "--sysroot: local vendor libraries not loaded, NOT_REPLAYED (rc $rc)"
+else
+	bad "--sysroot: vendor libraries" "$(python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"][:14]: print(r["gate"], r["status"], r["reason"])' "$work/out" 2>&1 | tr '\n' ';')"
+fi
+# Named, they load (the scenarios depend on it).
+run $S --json
+if grep -q '"LIBCUDA_OK"' "$work/out" && grep -q '"LIBIBVERBS_OK"' "$work/out"; then
+	ok "--sysroot: a named library is loaded"
+else
+	bad "--sysroot: a named library" "not loaded"
+fi
+
+# Process-local facts come from the capture's /proc/self, or are "not
+# replayed" (SKIP): never this process's own limits or privileges.
+cp -a "$work/sysroot" "$work/noself"
+rm -rf "$work/noself/proc/self"
+run --sysroot "$work/noself" --only host --json
+if python3 - "$work/out" <<'PY'
+import json, sys
+res = {r["gate"]: r for r in json.load(open(sys.argv[1]))["results"]}
+sys.exit(any(res[g]["status"] != "SKIP" or res[g]["reason_code"] != "NOT_REPLAYED"
+             for g in ("host.memlock", "host.privileges")))
+PY
+then
+	ok "--sysroot: no /proc/self in the capture: memlock, privileges NOT_REPLAYED"
+else
+	bad "--sysroot: no /proc/self" "$(grep -o '"reason": "[^"]*' "$work/out" | sed -n 2,3p | tr '\n' ';')"
+fi
+
 echo "options: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -9,7 +9,8 @@
  * The input, split at NUL bytes (so no target holds a NUL), also gives the
  * targets of three symlinks at different depths and a path to resolve;
  * sysroot_realpath and sysroot_link_name run on them (loops, absolute and
- * dangling targets included) and the links are removed again.
+ * dangling targets included) and the links are removed again. The
+ * openat2 and the userspace resolution of each must open the same file.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -213,6 +214,38 @@ static void check_realpath(const char *path, size_t len)
 	free(buf);
 }
 
+/*
+ * The two confined resolutions agree: what the userspace walk opens, the
+ * kernel's openat2(RESOLVE_IN_ROOT) opens too (the same inode, which is
+ * where sysroot_realpath says, inside the root), and the reverse unless
+ * the walk's PATH_MAX buffers ran out.
+ */
+static void check_confined(const char *path)
+{
+	char real[PATH_MAX], full[PATH_MAX * 2];
+	struct stat a, b, c;
+	int ra, rb;
+
+	ra = sysroot_stat(path, &a);
+	sysroot_force_walk(true);
+	rb = sysroot_stat(path, &b);
+	sysroot_force_walk(false);
+	FUZZ_ASSERT(ra <= 0 && rb <= 0);
+	if (sysroot_walking())		/* no openat2 here: nothing to compare */
+		return;
+	if (rb == 0)
+		FUZZ_ASSERT(ra == 0 && a.st_dev == b.st_dev &&
+			    a.st_ino == b.st_ino);
+	if (ra == 0 && rb != -ENAMETOOLONG)
+		FUZZ_ASSERT(rb == 0);
+	if (rb == 0 && path[0] == '/' &&
+	    sysroot_realpath(path, real, sizeof(real)) == 0) {
+		snprintf(full, sizeof(full), "%s%s", root,
+			 strcmp(real, "/") ? real : "");
+		FUZZ_ASSERT(lstat(full, &c) == 0 && c.st_ino == b.st_ino);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t read_sizes[] = { 0, 1, 2, 16, 64, 4096,
@@ -262,6 +295,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		check_realpath(link_paths[i], PATH_MAX);
 		check_realpath(link_paths[i], 16);
+		check_confined(link_paths[i]);
 		r = sysroot_link_name(link_paths[i], name, sizeof(name));
 		if (r == 0)
 			FUZZ_ASSERT(strlen(name) < sizeof(name) && !strchr(name, '/'));
@@ -271,6 +305,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The last segment is a path of its own, resolved from the root. */
 	if (nseg == NLINKS + 1) {
 		check_realpath(seg[NLINKS], PATH_MAX);
+		check_confined(seg[NLINKS]);
 		(void)sysroot_exists(seg[NLINKS]);
 		(void)sysroot_is_dir(seg[NLINKS]);
 	}

@@ -14,6 +14,10 @@ absolute inside the sysroot. Values use shell-like quoting (shlex).
   fifo PATH                         a named pipe (replacing what is there):
                                     opening it for reading blocks until a
                                     writer comes, i.e. forever
+  socket PATH                       a listening Unix socket (replacing what
+                                    is there): open() fails with ENXIO
+  chardev PATH [MAJOR:MINOR]        a character device node (default 1:5,
+                                    /dev/zero: endless NUL bytes); needs root
   kernel RELEASE                    /proc/sys/kernel/osrelease
   hostname NAME                     /proc/sys/kernel/hostname
   self uid=N memlock=BYTES|unlimited caps=HEX
@@ -57,6 +61,8 @@ v2, v1 or zero (an unpopulated entry).
 """
 import os
 import re
+import socket
+import stat
 import shlex
 import struct
 import sys
@@ -343,6 +349,28 @@ def run_spec(b, spec, env=None):
                     if os.path.lexists(full):
                         os.unlink(full)
                     os.mkfifo(full)
+                elif cmd == "socket":
+                    full = b.p(args[0])
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    if os.path.lexists(full):
+                        os.unlink(full)
+                    # bind() takes at most 107 bytes: bind the base name.
+                    cwd = os.getcwd()
+                    os.chdir(os.path.dirname(full))
+                    try:
+                        sock = socket.socket(socket.AF_UNIX)
+                        sock.bind(os.path.basename(full))
+                        sock.close()
+                    finally:
+                        os.chdir(cwd)
+                elif cmd == "chardev":
+                    full = b.p(args[0])
+                    major, minor = (args[1] if len(args) > 1 else "1:5").split(":")
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    if os.path.lexists(full):
+                        os.unlink(full)
+                    os.mknod(full, 0o444 | stat.S_IFCHR,
+                             os.makedev(int(major), int(minor)))
                 elif cmd == "kernel":
                     b.write("/proc/sys/kernel/osrelease", args[0] + "\n")
                 elif cmd == "hostname":
