@@ -119,6 +119,8 @@ struct pci_cfg {
 	bool link_known;
 	char cur_speed[32], max_speed[32];
 	int cur_width, max_width;
+	double cur_gts, max_gts;	/* speeds, when in their domain */
+	char link_bad[96];	/* "attr=raw" out of its domain, or "" */
 };
 
 struct gdr_ctx {
