@@ -38,9 +38,17 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 			ev_int(r, "errno", -n);
 			return;
 		}
-		r = emit(ctx, ctx->host, ST_BLOCKED, "NVIDIA_DRIVER_NOT_LOADED",
-			 "no NVIDIA kernel driver (%s absent); %zu NVIDIA GPU(s) "
-			 "on the PCI bus", NV_VERSION, gpus);
+		if (ctx->inv.pci_errno)
+			r = emit(ctx, ctx->host, ST_BLOCKED,
+				 "NVIDIA_DRIVER_NOT_LOADED",
+				 "no NVIDIA kernel driver (%s absent); the PCI "
+				 "bus is unreadable (%s)", NV_VERSION,
+				 strerror(ctx->inv.pci_errno));
+		else
+			r = emit(ctx, ctx->host, ST_BLOCKED,
+				 "NVIDIA_DRIVER_NOT_LOADED",
+				 "no NVIDIA kernel driver (%s absent); %zu NVIDIA "
+				 "GPU(s) on the PCI bus", NV_VERSION, gpus);
 		result_remedy(r, "install and load the NVIDIA driver "
 			      "(nvidia.ko; the open flavour for DMA-BUF)");
 		ev_int(r, "pci_gpus", (long long)gpus);
@@ -272,14 +280,22 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 			     "on the PCI bus; CUDA not initialised");
 			return;
 		}
-		/* CUDA did not finish enumerating: visibility is unknown. */
+		/*
+		 * CUDA did not finish enumerating, or gave no count to trust:
+		 * visibility is unknown.
+		 */
 		if (!cf->count_call.called || cf->count_call.rc != CUDA_SUCCESS ||
+		    cf->count < 0 ||
 		    stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
 			if (cf->count_call.called &&
 			    cf->count_call.rc != CUDA_SUCCESS)
 				snprintf(why, sizeof(why),
 					 "cuDeviceGetCount failed: %s",
 					 cf->count_call.name);
+			else if (cf->count_call.called && cf->count < 0)
+				snprintf(why, sizeof(why),
+					 "cuDeviceGetCount returned %d",
+					 cf->count);
 			else if (!cf->count_call.called)
 				stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why));
 			emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_INCOMPLETE",

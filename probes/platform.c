@@ -114,8 +114,16 @@ static int iommu_group(const char *bdf, char *group, size_t glen, char *type,
 	ret = sysroot_link_name(p, group, glen);
 	if (ret)
 		return ret;
+	/* A link that names a group but does not lead to one (a loop). */
+	ret = sysroot_access(p);
+	if (ret)
+		return ret;
 	snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", group);
-	if (sysroot_read_line(p, type, tlen))
+	ret = sysroot_read_line(p, type, tlen);
+	/* A type we cannot read is not a type we know ("unknown"). */
+	if (ret && path_state_of(ret) == PATH_UNREADABLE)
+		return ret;
+	if (ret)
 		snprintf(type, tlen, "unknown");
 	return 0;
 }
@@ -155,9 +163,11 @@ static void cmdline_iommu(char *out, size_t len)
 void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 {
 	char **units = NULL, cmd[256], key[96], group[32], type[32];
-	size_t nunits = 0, translated = 0, grouped = 0;
+	size_t nunits = 0, translated = 0, grouped = 0, unreadable = 0;
+	size_t untyped = 0;
+	const char *first_bad = NULL, *first_untyped = NULL;
 	struct result *r = NULL;
-	int ret = sysroot_list("/sys/class/iommu", &units, &nunits);
+	int ret = sysroot_list("/sys/class/iommu", &units, &nunits), bad_err = 0;
 
 	cmdline_iommu(cmd, sizeof(cmd));
 	if (ret && ret != -ENOENT) {
@@ -167,6 +177,24 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 	}
 	/* Count first, then record: the evidence goes on the final result. */
 	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && unreadable && !translated) {
+			/* The one we cannot see may be translated. */
+			r = emit(ctx, ctx->host, ST_ERROR, "IOMMU_UNREADABLE",
+				 "cannot tell the IOMMU domain of %s: %s",
+				 first_bad, strerror(-bad_err));
+			ev_int(r, "errno", -bad_err);
+			ev_int(r, "functions_unreadable", (long long)unreadable);
+			break;
+		}
+		if (pass == 1 && untyped && !translated) {
+			/* No type file: neither identity nor translated. */
+			r = emit(ctx, ctx->host, ST_ERROR, "IOMMU_TYPE_UNKNOWN",
+				 "%s is in an IOMMU group of unknown type: "
+				 "translated or pass-through cannot be told",
+				 first_untyped);
+			ev_int(r, "functions_untyped", (long long)untyped);
+			break;
+		}
 		if (pass == 1) {
 			if (!nunits && !grouped) {
 				r = emit(ctx, ctx->host, ST_PASS, "NO_IOMMU",
@@ -198,12 +226,23 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 			int subj = gpu ? ctx->inv.gpu[i].subject :
 				ctx->inv.nic[i - ctx->inv.ngpu].subject;
 
-			if (!bdf[0] || iommu_group(bdf, group, sizeof(group),
-						   type, sizeof(type)))
+			if (!bdf[0])
+				continue;
+			ret = iommu_group(bdf, group, sizeof(group), type,
+					  sizeof(type));
+			if (ret && pass == 0 &&
+			    path_state_of(ret) == PATH_UNREADABLE &&
+			    !unreadable++) {
+				first_bad = bdf;
+				bad_err = ret;
+			}
+			if (ret)
 				continue;
 			if (pass == 0) {
 				grouped++;
 				translated += translating(type);
+				if (!strcmp(type, "unknown") && !untyped++)
+					first_untyped = bdf;
 				continue;
 			}
 			snprintf(key, sizeof(key), "group_%s",

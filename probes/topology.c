@@ -70,8 +70,12 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 			snprintf(seen[roots++], sizeof(seen[0]), "%s", tr->n[i].root);
 	}
 	if (!tr->count) {
-		emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_UNREADABLE",
-		     "no PCI function readable under /sys/bus/pci/devices");
+		r = emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_UNREADABLE",
+			 "no PCI function readable under /sys/bus/pci/devices%s%s",
+			 ctx->inv.pci_errno ? ": " : "",
+			 ctx->inv.pci_errno ? strerror(ctx->inv.pci_errno) : "");
+		if (ctx->inv.pci_errno)
+			ev_int(r, "errno", ctx->inv.pci_errno);
 		return;
 	}
 	{
