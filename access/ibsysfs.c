@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "access/ibsysfs.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,9 @@ int ib_port_state(const char *dev, int port)
 	if (ret)
 		return ret;
 	if (parse_num_name(line, &num, name, sizeof(name)))
-		return -22;
+		return -EINVAL;
+	/* "4: DOWN" is not ACTIVE: number and name must agree. */
+	if (ib_port_state_check(num, name))
+		return -ERANGE;
 	return num;
 }

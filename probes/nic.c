@@ -360,6 +360,14 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 		     ret ? strerror(-ret) : "malformed");
 		return;
 	}
+	if (ib_port_state_check(snum, sname)) {
+		/* "9: FOO" or "4: DOWN" is no state to act on. */
+		r = emit(ctx, pt->subject, ST_ERROR, "PORT_STATE_OUT_OF_RANGE",
+			 "port state \"%s\" is not one the kernel defines",
+			 state);
+		ev_str(r, "state", "%s", state);
+		return;
+	}
 	port_attr(nic, pt->num, "phys_state", phys, sizeof(phys));
 	if (parse_num_name(phys, &pnum, pname, sizeof(pname)))
 		snprintf(pname, sizeof(pname), "?");

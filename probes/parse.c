@@ -486,3 +486,15 @@ int cuda_driver_version_check(int v)
 	/* CUDA 1.0 is 1000; 1000 * major + 10 * minor. */
 	return v >= 1000 && v < 1000000 ? 0 : -ERANGE;
 }
+
+int ib_port_state_check(int num, const char *name)
+{
+	/* enum ib_port_state, as sysfs prints it ("4: ACTIVE"). */
+	static const char *const names[] = {
+		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
+	};
+
+	if (num < 0 || num >= (int)(sizeof(names) / sizeof(names[0])))
+		return -ERANGE;
+	return strcmp(names[num], name) ? -ERANGE : 0;
+}

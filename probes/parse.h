@@ -122,6 +122,9 @@ int cuda_attr_check(int attr, int val);
 /* cuDriverGetVersion: 1000 * major + 10 * minor. */
 int cuda_driver_version_check(int v);
 
+/* A port state number and name ("4: ACTIVE") that belong together. */
+int ib_port_state_check(int num, const char *name);
+
 /* Human size: 268435456 -> "256 MiB". */
 void format_bytes(unsigned long long v, char *buf, size_t len);
 

@@ -619,6 +619,22 @@ static void test_numa_node(void **state)
 	assert_int_equal(numa_node_check(4294967296LL, 0), -ERANGE);
 }
 
+static void test_port_state_domain(void **state)
+{
+	assert_int_equal(ib_port_state_check(4, "ACTIVE"), 0);
+	assert_int_equal(ib_port_state_check(1, "DOWN"), 0);
+	assert_int_equal(ib_port_state_check(5, "ACTIVE_DEFER"), 0);
+	assert_int_equal(ib_port_state_check(0, "NOP"), 0);
+	/* Number and name disagree, or neither is a state. */
+	assert_int_equal(ib_port_state_check(4, "DOWN"), -ERANGE);
+	assert_int_equal(ib_port_state_check(1, "ACTIVE"), -ERANGE);
+	assert_int_equal(ib_port_state_check(6, "ACTIVE"), -ERANGE);
+	assert_int_equal(ib_port_state_check(9, "FOO"), -ERANGE);
+	assert_int_equal(ib_port_state_check(-1, "DOWN"), -ERANGE);
+	assert_int_equal(ib_port_state_check(4, "active"), -ERANGE);
+	assert_int_equal(ib_port_state_check(4, ""), -ERANGE);
+}
+
 static void test_cuda_attr_domain(void **state)
 {
 	static const int bools[] = { 110, 116, 124 };
@@ -972,6 +988,7 @@ int main(void)
 		cmocka_unit_test(test_link_width),
 		cmocka_unit_test(test_numa_node),
 		cmocka_unit_test(test_cuda_attr_domain),
+		cmocka_unit_test(test_port_state_domain),
 	};
 
 	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);

@@ -10,6 +10,7 @@ want = {
     "platform.bar1": ("ERROR", "BAR1_VALUE_OUT_OF_RANGE", "line 3"),
     "platform.link": ("WARN", "LINK_VALUE_OUT_OF_RANGE", "current_link_width=0"),
     "topo.tree": ("WARN", "NUMA_NODE_OUT_OF_RANGE", "9999"),
+    "nic.port": ("ERROR", "PORT_STATE_OUT_OF_RANGE", "4: DOWN"),
 }
 bad = 0
 for gate, (status, code, text) in want.items():
