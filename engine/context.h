@@ -94,6 +94,8 @@ struct inventory {
 	size_t npair;
 	int pci_errno;		/* reading /sys/bus/pci/devices failed */
 	int ib_errno;		/* reading /sys/class/infiniband failed */
+	size_t pci_unreadable;	/* functions whose vendor/class is unreadable */
+	char first_pci_unreadable[96];	/* "BDF/attr: error" */
 };
 
 /* Which subject a gate function is asked about. */

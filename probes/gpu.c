@@ -20,6 +20,17 @@ static size_t pci_gpu_count(const struct gdr_ctx *ctx)
 	return n;
 }
 
+/* Functions that may be GPUs but could not be told: evidence, not zero. */
+static void pci_unreadable_evidence(const struct gdr_ctx *ctx,
+				    struct result *r)
+{
+	if (!ctx->inv.pci_unreadable)
+		return;
+	ev_int(r, "pci_functions_unreadable",
+	       (long long)ctx->inv.pci_unreadable);
+	ev_str(r, "pci_first_unreadable", "%s", ctx->inv.first_pci_unreadable);
+}
+
 void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 {
 	const char *version;
@@ -52,6 +63,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 		result_remedy(r, "install and load the NVIDIA driver "
 			      "(nvidia.ko; the open flavour for DMA-BUF)");
 		ev_int(r, "pci_gpus", (long long)gpus);
+		pci_unreadable_evidence(ctx, r);
 		return;
 	}
 	if (n == -EINVAL) {
@@ -229,6 +241,7 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_int(r, "cuda_gpus", cf->count);
 	ev_int(r, "pci_gpus", (long long)pci);
+	pci_unreadable_evidence(ctx, r);
 }
 
 /* Was the attribute answered, and is its value in the attribute's domain? */
