@@ -178,7 +178,7 @@ static bool cuda_ready(const struct vendor_options *opt,
 }
 
 static int query_attr(struct cuda_gpu *g, CUdevice dev, int attr,
-		      struct stage_status *st)
+		      enum cu_attr_slot slot, struct stage_status *st)
 {
 	double t0 = now_ms();
 	int val = 0, rc;
@@ -189,19 +189,29 @@ static int query_attr(struct cuda_gpu *g, CUdevice dev, int attr,
 		record(&g->attr_call, rc, t0);
 		return CU_ATTR_UNKNOWN;
 	}
+	/* Any value, INT32_MIN included: the probes check its domain. */
+	g->attr_unanswered &= ~CU_SLOT_BIT(slot);
 	return val;
 }
 
-/* "00000000:3B:00.0" -> "0000:3b:00.0", the sysfs spelling. */
+/*
+ * "00000000:3B:00.0" -> "0000:3b:00.0", the sysfs spelling (%04x: at least
+ * four digits, more for a domain above ffff).
+ */
 static void normalise_bus_id(const char *in, char *out, size_t len)
 {
 	unsigned int dom = 0, bus = 0, dev = 0, fn = 0;
+	char tail;
 
-	if (sscanf(in, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4)
-		snprintf(out, len, "%04x:%02x:%02x.%x", dom & 0xffff, bus & 0xff,
-			 dev & 0x1f, fn & 0x7);
-	else
-		snprintf(out, len, "%s", in);
+	/*
+	 * Domains above ffff exist (Intel VMD: 10000): keep them. A bus,
+	 * device or function outside its field is no address: leave it
+	 * unknown rather than fold it onto another function.
+	 */
+	out[0] = '\0';
+	if (sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4 &&
+	    bus <= 0xff && dev <= 0x1f && fn <= 7)
+		snprintf(out, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 }
 
 void cuda_stage_query(const struct vendor_options *opt,
@@ -236,6 +246,7 @@ void cuda_stage_query(const struct vendor_options *opt,
 		g->cc_major = g->cc_minor = CU_ATTR_UNKNOWN;
 		g->attr_gdr = g->attr_dmabuf = g->attr_flush = CU_ATTR_UNKNOWN;
 		g->attr_ordering = g->attr_vmm_gdr = CU_ATTR_UNKNOWN;
+		g->attr_unanswered = ~0u;
 		cf->gpus_recorded = i + 1;
 		enter(st, "cuDeviceGet");
 		t0 = now_ms();
@@ -272,19 +283,26 @@ void cuda_stage_query(const struct vendor_options *opt,
 				 "cuDeviceTotalMem_v2");
 		}
 		g->cc_major = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, st);
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+			CU_SLOT_CC_MAJOR, st);
 		g->cc_minor = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, st);
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+			CU_SLOT_CC_MINOR, st);
 		g->attr_gdr = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, st);
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
+			CU_SLOT_GDR, st);
 		g->attr_dmabuf = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, st);
+			CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
+			CU_SLOT_DMABUF, st);
 		g->attr_flush = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, st);
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS,
+			CU_SLOT_FLUSH, st);
 		g->attr_ordering = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, st);
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING,
+			CU_SLOT_ORDERING, st);
 		g->attr_vmm_gdr = query_attr(g, dev,
-			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, st);
+			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+			CU_SLOT_VMM_GDR, st);
 		g->complete = true;
 	}
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "access/ibsysfs.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,24 +29,40 @@ void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
 		char p[320], gid[128] = "", type[32], *end;
 		long idx = strtol(names[i], &end, 10);
 		bool zero = true;
+		int ret;
 
 		if (*end || idx < 0 || idx > 65535)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		if (sysroot_read_line(p, gid, sizeof(gid)))
-			continue;
-		if (parse_gid(gid, &zero)) {
+		/*
+		 * An entry that cannot be read (EACCES, ELOOP...) or holds
+		 * junk may be the GID that matters: it counts as bad, never
+		 * as absent.
+		 */
+		ret = sysroot_read_line(p, gid, sizeof(gid));
+		if ((ret && path_state_of(ret) != PATH_ABSENT) ||
+		    (!ret && parse_gid(gid, &zero))) {
 			if (!g->malformed++)
 				snprintf(g->first_bad, sizeof(g->first_bad), "%s",
 					 names[i]);
 			continue;
 		}
+		if (ret)
+			continue;
 		if (zero)
 			continue;
 		g->populated++;
 		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/types/%s",
 			 dev, port, names[i]);
-		if (sysroot_read_line(p, type, sizeof(type)))
+		ret = sysroot_read_line(p, type, sizeof(type));
+		if (ret && path_state_of(ret) == PATH_UNREADABLE) {
+			/* A populated GID of unknown type: not "no GID". */
+			if (!g->malformed++)
+				snprintf(g->first_bad, sizeof(g->first_bad), "%s",
+					 names[i]);
+			continue;
+		}
+		if (ret)
 			continue;
 		/* The lowest index of each type, as NCCL picks by default. */
 		if (!strcmp(type, "RoCE v2") && (g->v2 < 0 || idx < g->v2))
@@ -66,6 +83,9 @@ int ib_port_state(const char *dev, int port)
 	if (ret)
 		return ret;
 	if (parse_num_name(line, &num, name, sizeof(name)))
-		return -22;
+		return -EINVAL;
+	/* "4: DOWN" is not ACTIVE: number and name must agree. */
+	if (ib_port_state_check(num, name))
+		return -ERANGE;
 	return num;
 }

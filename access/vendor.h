@@ -72,6 +72,18 @@ struct cu_call {
 
 #define CU_ATTR_UNKNOWN INT32_MIN
 
+/* The device attributes asked of each GPU; bits of cuda_gpu.attr_unanswered. */
+enum cu_attr_slot {
+	CU_SLOT_CC_MAJOR,
+	CU_SLOT_CC_MINOR,
+	CU_SLOT_GDR,
+	CU_SLOT_DMABUF,
+	CU_SLOT_FLUSH,
+	CU_SLOT_ORDERING,
+	CU_SLOT_VMM_GDR,
+};
+#define CU_SLOT_BIT(slot) (1u << (slot))
+
 struct cuda_gpu {
 	int ordinal;
 	char name[VF_NAME];
@@ -84,6 +96,12 @@ struct cuda_gpu {
 	int attr_ordering;
 	int attr_vmm_gdr;
 	struct cu_call attr_call;	/* last failing attribute query */
+	/*
+	 * CU_SLOT_BIT()s of the attributes that gave no value (query failed
+	 * or never ran): the values above are then CU_ATTR_UNKNOWN, which a
+	 * driver may also return as a value.
+	 */
+	unsigned int attr_unanswered;
 
 	/* The DMA-BUF export check (mechanism layer). */
 	struct cu_call ctx_retain;

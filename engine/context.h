@@ -95,6 +95,8 @@ struct inventory {
 	size_t npair;
 	int pci_errno;		/* reading /sys/bus/pci/devices failed */
 	int ib_errno;		/* reading /sys/class/infiniband failed */
+	size_t pci_unreadable;	/* functions whose vendor/class is unreadable */
+	char first_pci_unreadable[96];	/* "BDF/attr: error" */
 };
 
 /* Which subject a gate function is asked about. */
@@ -120,6 +122,8 @@ struct pci_cfg {
 	bool link_known;
 	char cur_speed[32], max_speed[32];
 	int cur_width, max_width;
+	double cur_gts, max_gts;	/* speeds, when in their domain */
+	char link_bad[96];	/* "attr=raw" out of its domain, or "" */
 };
 
 struct gdr_ctx {

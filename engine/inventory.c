@@ -13,22 +13,44 @@
 
 #include "access/sysroot.h"
 #include "engine/context.h"
+#include "probes/parse.h"
 
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define IB_CLASS	"/sys/class/infiniband"
 #define PCI_VENDOR_NVIDIA 0x10de
 
-/* VGA (0x0300) or 3D controller (0x0302) from NVIDIA: a GPU. */
-static bool is_nvidia_gpu(const char *bdf, unsigned int *device)
+/* Remember a function that may be a GPU but cannot be told (EACCES...). */
+static void pci_unreadable(struct inventory *inv, const char *bdf,
+			   const char *attr, int ret)
+{
+	if (inv->pci_unreadable++)
+		return;
+	snprintf(inv->first_pci_unreadable, sizeof(inv->first_pci_unreadable),
+		 "%s/%s: %s", bdf, attr, strerror(-ret));
+}
+
+/*
+ * VGA (0x0300) or 3D controller (0x0302) from NVIDIA: a GPU. A vendor or
+ * class that cannot be read is counted as unknown, not as "no GPU".
+ */
+static bool is_nvidia_gpu(struct inventory *inv, const char *bdf,
+			  unsigned int *device)
 {
 	char p[256];
 	long long vendor, class, dev;
+	int ret;
 
 	snprintf(p, sizeof(p), PCI_DEVICES "/%s/vendor", bdf);
-	if (sysroot_read_ll(p, &vendor) || vendor != PCI_VENDOR_NVIDIA)
+	ret = sysroot_read_ll(p, &vendor);
+	if (ret && ret != -EINVAL && path_state_of(ret) == PATH_UNREADABLE)
+		pci_unreadable(inv, bdf, "vendor", ret);
+	if (ret || vendor != PCI_VENDOR_NVIDIA)
 		return false;
 	snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", bdf);
-	if (sysroot_read_ll(p, &class))
+	ret = sysroot_read_ll(p, &class);
+	if (ret && ret != -EINVAL && path_state_of(ret) == PATH_UNREADABLE)
+		pci_unreadable(inv, bdf, "class", ret);
+	if (ret)
 		return false;
 	if ((class >> 8) != 0x0300 && (class >> 8) != 0x0302)
 		return false;
@@ -76,7 +98,8 @@ static void build_gpus(struct gdr_ctx *ctx)
 		for (size_t j = 0; j < n; j++) {
 			if (strcmp(names[j], g->pci))
 				continue;
-			g->in_sysfs = is_nvidia_gpu(names[j], &g->pci_device);
+			g->in_sysfs = is_nvidia_gpu(inv, names[j],
+						    &g->pci_device);
 			used[j] = true;
 		}
 		add_gpu_subject(ctx, g, &cf->gpus[i]);
@@ -95,7 +118,7 @@ static void build_gpus(struct gdr_ctx *ctx)
 		struct inv_gpu *g;
 		unsigned int device;
 
-		if (used[j] || !is_nvidia_gpu(names[j], &device))
+		if (used[j] || !is_nvidia_gpu(inv, names[j], &device))
 			continue;
 		g = &inv->gpu[ng++];
 		snprintf(g->pci, sizeof(g->pci), "%s", names[j]);

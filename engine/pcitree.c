@@ -15,6 +15,7 @@
 #include "access/pci.h"
 #include "access/sysroot.h"
 #include "engine/context.h"
+#include "probes/parse.h"
 #include "report/xalloc.h"
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
@@ -29,6 +30,19 @@ static bool is_bdf(const char *s, size_t len)
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	return sscanf(buf, "%x:%x:%x.%x%c", &d, &b, &sl, &f, &tail) == 4;
+}
+
+/* "pci0000:00", "pci10000:00" (VMD): a host bridge's sysfs directory. */
+static bool is_host_bridge(const char *s, size_t len)
+{
+	unsigned int d, b;
+	char buf[32], tail;
+
+	if (len >= sizeof(buf) || len < 4 || strncmp(s, "pci", 3))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return sscanf(buf + 3, "%x:%x%c", &d, &b, &tail) == 2;
 }
 
 /* Split the realpath into its host bridge and the BDF before this one. */
@@ -46,7 +60,7 @@ static void place(const char *real, const char *bdf, char *root, size_t rlen,
 		end = strchr(p, '/');
 		if (!end)
 			end = p + strlen(p);
-		if (end - p > 3 && !strncmp(p, "pci", 3) && !root[0] &&
+		if (!root[0] && is_host_bridge(p, (size_t)(end - p)) &&
 		    (size_t)(end - p) < rlen) {
 			memcpy(root, p, (size_t)(end - p));
 			root[end - p] = '\0';
@@ -75,6 +89,14 @@ static int link_attr(const char *bdf, const char *attr, char *buf, size_t len)
 	return sysroot_read_line(p, buf, len);
 }
 
+/* The first link attribute outside its domain, as "name=raw". */
+static void link_bad(struct pci_cfg *c, const char *attr, const char *raw)
+{
+	if (!c->link_bad[0])
+		snprintf(c->link_bad, sizeof(c->link_bad), "%s=%.40s", attr,
+			 raw);
+}
+
 static void read_link(const char *bdf, struct pci_cfg *c)
 {
 	char cw[16], mw[16];
@@ -85,10 +107,17 @@ static void read_link(const char *bdf, struct pci_cfg *c)
 				   sizeof(c->max_speed)) &&
 			!link_attr(bdf, "current_link_width", cw, sizeof(cw)) &&
 			!link_attr(bdf, "max_link_width", mw, sizeof(mw));
-	if (c->link_known) {
-		c->cur_width = atoi(cw);
-		c->max_width = atoi(mw);
-	}
+	if (!c->link_known)
+		return;
+	/* "Unknown" speeds and x0 widths are facts, not numbers to compare. */
+	if (parse_link_speed(c->cur_speed, &c->cur_gts))
+		link_bad(c, "current_link_speed", c->cur_speed);
+	if (parse_link_speed(c->max_speed, &c->max_gts))
+		link_bad(c, "max_link_speed", c->max_speed);
+	if (parse_link_width(cw, &c->cur_width))
+		link_bad(c, "current_link_width", cw);
+	if (parse_link_width(mw, &c->max_width))
+		link_bad(c, "max_link_width", mw);
 }
 
 /* Decode ACS once; say why when it cannot be. */
@@ -160,7 +189,16 @@ void pcitree_build(struct gdr_ctx *ctx)
 		nd->class_code = nd->class_bad ? 0 : (unsigned int)v;
 		nd->bridge = (nd->class_code >> 8) == 0x0604;
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s/numa_node", names[i]);
-		nd->numa = sysroot_read_ll(p, &v) ? -1 : (int)v;
+		nd->numa = -1;
+		if (sysroot_read_ll(p, &v) == 0) {
+			/* 9999 is no node: keep it as evidence, not as a node. */
+			if (numa_node_check(v, t->numa_nodes)) {
+				nd->numa_bad = true;
+				nd->numa_raw = v;
+			} else {
+				nd->numa = (int)v;
+			}
+		}
 		nd->port_type = -1;
 		t->count++;
 	}

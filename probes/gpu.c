@@ -20,6 +20,17 @@ static size_t pci_gpu_count(const struct gdr_ctx *ctx)
 	return n;
 }
 
+/* Functions that may be GPUs but could not be told: evidence, not zero. */
+static void pci_unreadable_evidence(const struct gdr_ctx *ctx,
+				    struct result *r)
+{
+	if (!ctx->inv.pci_unreadable)
+		return;
+	ev_int(r, "pci_functions_unreadable",
+	       (long long)ctx->inv.pci_unreadable);
+	ev_str(r, "pci_first_unreadable", "%s", ctx->inv.first_pci_unreadable);
+}
+
 void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 {
 	const char *version;
@@ -30,17 +41,29 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 	if (n < 0 && n != -EINVAL) {
 		size_t gpus = pci_gpu_count(ctx);
 
-		if (n != -ENOENT) {
+		/* EACCES, ELOOP, EIO...: a driver may be there, unseen. */
+		if (path_state_of(n) != PATH_ABSENT) {
 			r = emit(ctx, ctx->host, ST_ERROR, "NVIDIA_VERSION_UNREADABLE",
 				 "cannot read %s: %s", NV_VERSION, sysroot_strerror(-n));
+			ev_str(r, "path", "%s", NV_VERSION);
+			ev_int(r, "errno", -n);
 			return;
 		}
-		r = emit(ctx, ctx->host, ST_BLOCKED, "NVIDIA_DRIVER_NOT_LOADED",
-			 "no NVIDIA kernel driver (%s absent); %zu NVIDIA GPU(s) "
-			 "on the PCI bus", NV_VERSION, gpus);
+		if (ctx->inv.pci_errno)
+			r = emit(ctx, ctx->host, ST_BLOCKED,
+				 "NVIDIA_DRIVER_NOT_LOADED",
+				 "no NVIDIA kernel driver (%s absent); the PCI "
+				 "bus is unreadable (%s)", NV_VERSION,
+				 strerror(ctx->inv.pci_errno));
+		else
+			r = emit(ctx, ctx->host, ST_BLOCKED,
+				 "NVIDIA_DRIVER_NOT_LOADED",
+				 "no NVIDIA kernel driver (%s absent); %zu NVIDIA "
+				 "GPU(s) on the PCI bus", NV_VERSION, gpus);
 		result_remedy(r, "install and load the NVIDIA driver "
 			      "(nvidia.ko; the open flavour for DMA-BUF)");
 		ev_int(r, "pci_gpus", (long long)gpus);
+		pci_unreadable_evidence(ctx, r);
 		return;
 	}
 	if (n == -EINVAL) {
@@ -160,6 +183,14 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 		r->duration_ms = cf->init.ms;
 		return;
 	}
+	if (cuda_driver_version_check(cf->driver_version)) {
+		r = emit(ctx, ctx->host, ST_WARN, "DRIVER_VERSION_OUT_OF_RANGE",
+			 "cuInit succeeded; cuDriverGetVersion returned %d, "
+			 "which is no CUDA version", cf->driver_version);
+		ev_int(r, "driver_version", cf->driver_version);
+		r->duration_ms = cf->init.ms;
+		return;
+	}
 	cuda_version_string(cf->driver_version, ver, sizeof(ver));
 	r = emit(ctx, ctx->host, ST_PASS, "CUINIT_OK",
 		 "cuInit succeeded; driver supports CUDA %s", ver);
@@ -190,6 +221,14 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 			     "cuDeviceGetCount failed: %s", cf->count_call.name);
 		return;
 	}
+	if (cf->count < 0) {
+		r = emit(ctx, ctx->host, ST_ERROR, "GPU_COUNT_OUT_OF_RANGE",
+			 "cuDeviceGetCount returned %d GPUs: not a count; %zu "
+			 "NVIDIA GPU(s) on the PCI bus", cf->count, pci);
+		ev_int(r, "cuda_gpus", cf->count);
+		ev_int(r, "pci_gpus", (long long)pci);
+		return;
+	}
 	if (cf->count == 0) {
 		r = emit(ctx, ctx->host, ST_BLOCKED, "NO_CUDA_GPU",
 			 "CUDA sees no GPU; %zu NVIDIA GPU(s) on the PCI bus", pci);
@@ -212,6 +251,39 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_int(r, "cuda_gpus", cf->count);
 	ev_int(r, "pci_gpus", (long long)pci);
+	pci_unreadable_evidence(ctx, r);
+}
+
+/* Was the attribute answered, and is its value in the attribute's domain? */
+static int attr_state(const struct cuda_gpu *g, enum cu_attr_slot slot,
+		      int attr, int val)
+{
+	if (g->attr_unanswered & CU_SLOT_BIT(slot))
+		return -ENODATA;
+	return cuda_attr_check(attr, val);
+}
+
+/* "9.0", "unknown" (not answered) or "out of range (-1.0)"; 0 or -errno. */
+static int compute_capability(const struct cuda_gpu *g, char *buf, size_t len)
+{
+	int ma = attr_state(g, CU_SLOT_CC_MAJOR,
+			    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+			    g->cc_major);
+	int mi = attr_state(g, CU_SLOT_CC_MINOR,
+			    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+			    g->cc_minor);
+
+	if (ma == -ERANGE || mi == -ERANGE) {
+		snprintf(buf, len, "out of range (major %d, minor %d)",
+			 g->cc_major, g->cc_minor);
+		return -ERANGE;
+	}
+	if (ma || mi) {
+		snprintf(buf, len, "unknown");
+		return -ENODATA;
+	}
+	snprintf(buf, len, "%d.%d", g->cc_major, g->cc_minor);
+	return 0;
 }
 
 void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
@@ -219,7 +291,8 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
 	struct result *r;
-	char cc[24];
+	char cc[48];
+	int cc_bad;
 
 	if (!g) {
 		const struct cuda_facts *cf = &ctx->vf->cuda;
@@ -230,14 +303,22 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 			     "on the PCI bus; CUDA not initialised");
 			return;
 		}
-		/* CUDA did not finish enumerating: visibility is unknown. */
+		/*
+		 * CUDA did not finish enumerating, or gave no count to trust:
+		 * visibility is unknown.
+		 */
 		if (!cf->count_call.called || cf->count_call.rc != CUDA_SUCCESS ||
+		    cf->count < 0 ||
 		    stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
 			if (cf->count_call.called &&
 			    cf->count_call.rc != CUDA_SUCCESS)
 				snprintf(why, sizeof(why),
 					 "cuDeviceGetCount failed: %s",
 					 cf->count_call.name);
+			else if (cf->count_call.called && cf->count < 0)
+				snprintf(why, sizeof(why),
+					 "cuDeviceGetCount returned %d",
+					 cf->count);
 			else if (!cf->count_call.called)
 				stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why));
 			emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_INCOMPLETE",
@@ -266,13 +347,15 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 		     "CUDA device %d: %s", g->ordinal, why);
 		return;
 	}
-	if (g->cc_major == CU_ATTR_UNKNOWN || g->cc_minor == CU_ATTR_UNKNOWN)
-		snprintf(cc, sizeof(cc), "unknown");
+	cc_bad = compute_capability(g, cc, sizeof(cc));
+	if (cc_bad == -ERANGE)
+		r = emit(ctx, ig->subject, ST_WARN, "CC_OUT_OF_RANGE",
+			 "CUDA device %d: %s, compute capability %s",
+			 g->ordinal, g->name[0] ? g->name : "(name unknown)", cc);
 	else
-		snprintf(cc, sizeof(cc), "%d.%d", g->cc_major, g->cc_minor);
-	r = emit(ctx, ig->subject, ST_PASS, "GPU_VISIBLE",
-		 "CUDA device %d: %s, compute capability %s", g->ordinal,
-		 g->name[0] ? g->name : "(name unknown)", cc);
+		r = emit(ctx, ig->subject, ST_PASS, "GPU_VISIBLE",
+			 "CUDA device %d: %s, compute capability %s", g->ordinal,
+			 g->name[0] ? g->name : "(name unknown)", cc);
 	ev_int(r, "cuda_ordinal", g->ordinal);
 	ev_str(r, "name", "%s", g->name);
 	ev_str(r, "pci", "%s", g->pci);
@@ -312,6 +395,18 @@ static void attr_error(struct gdr_ctx *ctx, int subject,
 		     g->attr_call.name);
 }
 
+static void attr_out_of_range(struct gdr_ctx *ctx, int subject,
+			      const char *attr, int val, const char *domain)
+{
+	struct result *r;
+
+	r = emit(ctx, subject, ST_ERROR, "ATTR_VALUE_OUT_OF_RANGE",
+		 "cuDeviceGetAttribute(%s) returned %d, outside its domain "
+		 "(%s): the driver's answer cannot be used", attr, val, domain);
+	ev_str(r, "attribute", "%s", attr);
+	ev_int(r, "value", val);
+}
+
 static const char *ordering_name(int v)
 {
 	switch (v) {
@@ -327,11 +422,19 @@ void gate_gpu_gdr_attr(struct gdr_ctx *ctx, const struct target *t)
 	const struct cuda_gpu *g = gpu_or_skip(ctx, t);
 	int subject = ctx->inv.gpu[t->gpu].subject;
 	struct result *r;
+	int ret;
 
 	if (!g)
 		return;
-	if (g->attr_gdr == CU_ATTR_UNKNOWN) {
+	ret = attr_state(g, CU_SLOT_GDR,
+			 CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, g->attr_gdr);
+	if (ret == -ENODATA) {
 		attr_error(ctx, subject, g, "GPU_DIRECT_RDMA_SUPPORTED");
+		return;
+	}
+	if (ret) {
+		attr_out_of_range(ctx, subject, "GPU_DIRECT_RDMA_SUPPORTED",
+				  g->attr_gdr, "0 or 1");
 		return;
 	}
 	if (g->attr_gdr) {
@@ -347,32 +450,57 @@ void gate_gpu_gdr_attr(struct gdr_ctx *ctx, const struct target *t)
 			      "does not offer it");
 	}
 	ev_int(r, "gpu_direct_rdma_supported", g->attr_gdr);
-	if (g->attr_flush != CU_ATTR_UNKNOWN) {
+	/* Side facts: the raw value always, its meaning only in domain. */
+	ret = attr_state(g, CU_SLOT_FLUSH,
+			 CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS,
+			 g->attr_flush);
+	if (ret != -ENODATA)
 		ev_int(r, "flush_writes_options", g->attr_flush);
+	if (ret == 0) {
 		ev_bool(r, "flush_host",
 			g->attr_flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST);
 		ev_bool(r, "flush_memops",
 			g->attr_flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS);
+	} else if (ret == -ERANGE) {
+		ev_str(r, "flush_writes_options_domain", "out of range");
 	}
-	if (g->attr_ordering != CU_ATTR_UNKNOWN) {
+	ret = attr_state(g, CU_SLOT_ORDERING,
+			 CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING,
+			 g->attr_ordering);
+	if (ret != -ENODATA) {
 		ev_int(r, "writes_ordering", g->attr_ordering);
-		ev_str(r, "writes_ordering_scope", "%s",
+		ev_str(r, "writes_ordering_scope", "%s", ret ? "out of range" :
 		       ordering_name(g->attr_ordering));
 	}
-	if (g->attr_vmm_gdr != CU_ATTR_UNKNOWN)
+	ret = attr_state(g, CU_SLOT_VMM_GDR,
+			 CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+			 g->attr_vmm_gdr);
+	if (ret != -ENODATA)
 		ev_int(r, "rdma_with_cuda_vmm", g->attr_vmm_gdr);
+	if (ret == -ERANGE)
+		ev_str(r, "rdma_with_cuda_vmm_domain", "out of range");
 }
 
 void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct cuda_gpu *g = gpu_or_skip(ctx, t);
 	int subject = ctx->inv.gpu[t->gpu].subject;
+	const struct cu_call *vc = &ctx->vf->cuda.version_call;
 	int drv = ctx->vf->cuda.driver_version;
-	char ver[16];
+	char ver[16], cc[48];
 	struct result *r;
+	int ret;
 
 	if (!g)
 		return;
+	if (vc->called && vc->rc == CUDA_SUCCESS &&
+	    cuda_driver_version_check(drv)) {
+		r = emit(ctx, subject, ST_ERROR, "DRIVER_VERSION_OUT_OF_RANGE",
+			 "cannot tell whether the driver is >= CUDA 11.7: "
+			 "cuDriverGetVersion returned %d", drv);
+		ev_int(r, "driver_version", drv);
+		return;
+	}
 	if (!drv) {
 		emit(ctx, subject, ST_ERROR, "DRIVER_VERSION_UNKNOWN",
 		     "cannot tell whether the driver is >= CUDA 11.7: "
@@ -391,8 +519,15 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "driver_version", drv);
 		return;
 	}
-	if (g->attr_dmabuf == CU_ATTR_UNKNOWN) {
+	ret = attr_state(g, CU_SLOT_DMABUF,
+			 CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, g->attr_dmabuf);
+	if (ret == -ENODATA) {
 		attr_error(ctx, subject, g, "DMA_BUF_SUPPORTED");
+		return;
+	}
+	if (ret) {
+		attr_out_of_range(ctx, subject, "DMA_BUF_SUPPORTED",
+				  g->attr_dmabuf, "0 or 1");
 		return;
 	}
 	if (g->attr_dmabuf) {
@@ -402,7 +537,7 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, subject, ST_BLOCKED, "DMABUF_NOT_SUPPORTED",
 			 "DMA_BUF_SUPPORTED = 0: CUDA will not export this GPU's "
 			 "memory as a dma-buf");
-		if (g->cc_major != CU_ATTR_UNKNOWN &&
+		if (!compute_capability(g, cc, sizeof(cc)) &&
 		    (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5)))
 			result_remedy(r, "compute capability %d.%d predates Turing: "
 				      "the open kernel module (needed for DMA-BUF) "

@@ -154,12 +154,19 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 	const char *runtime = NULL;
 	char cgroup[8192];
 	struct result *r;
+	bool unsure = false;
 	ssize_t n;
+	int ret;
 
 	if (sysroot_exists("/.dockerenv"))
 		runtime = "docker";
 	else if (sysroot_exists("/run/.containerenv"))
 		runtime = "podman";
+	else if (path_state_of(sysroot_access("/.dockerenv")) ==
+		 PATH_UNREADABLE ||
+		 path_state_of(sysroot_access("/run/.containerenv")) ==
+		 PATH_UNREADABLE)
+		unsure = true;
 	n = sysroot_read("/proc/1/cgroup", cgroup, sizeof(cgroup));
 	if (!runtime && n > 0)
 		runtime = container_from_cgroup(cgroup);
@@ -168,11 +175,21 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, ctx->host, ST_PASS, "IN_CONTAINER",
 			 "running in a container (%s): device nodes, memlock "
 			 "and capabilities come from the runtime", runtime);
+	else if (unsure)
+		r = emit(ctx, ctx->host, ST_SKIP, "CONTAINER_MARKERS_UNREADABLE",
+			 "cannot look at /.dockerenv or /run/.containerenv: "
+			 "container or not is unknown");
 	else
 		r = emit(ctx, ctx->host, ST_PASS, "NO_CONTAINER",
 			 "no container markers found");
 	ev_str(r, "runtime", "%s", runtime ? runtime : "none");
 	ev_bool(r, "cgroup_readable", n >= 0);
 	ev_bool(r, "dev_infiniband", sysroot_is_dir("/dev/infiniband"));
-	ev_bool(r, "dev_nvidiactl", sysroot_exists("/dev/nvidiactl"));
+	ret = sysroot_access("/dev/nvidiactl");
+	/* Unreadable is not absent: say which. */
+	if (path_state_of(ret) == PATH_UNREADABLE)
+		ev_str(r, "dev_nvidiactl", "unreadable: %s",
+		       strerrorname_np(-ret));
+	else
+		ev_bool(r, "dev_nvidiactl", !ret);
 }

@@ -29,10 +29,16 @@ static const struct {
 void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 {
 	bool have[4], memory_peers, module;
+	int err[4], unreadable = -1;
 	struct result *r;
 
-	for (size_t i = 0; i < 4; i++)
-		have[i] = sysroot_exists(peermem_paths[i].path);
+	for (size_t i = 0; i < 4; i++) {
+		err[i] = sysroot_access(peermem_paths[i].path);
+		have[i] = path_state_of(err[i]) == PATH_PRESENT;
+		if (unreadable < 0 &&
+		    path_state_of(err[i]) == PATH_UNREADABLE)
+			unreadable = (int)i;
+	}
 	memory_peers = have[0] || have[1];
 	module = have[2] || have[3];
 
@@ -40,6 +46,14 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, ctx->host, ST_PASS, "PEERMEM_REGISTERED",
 			 "a GPU peer-memory client is registered (%s)",
 			 have[0] ? "memory_peers/nv_mem" : "memory_peers/nv_mem_nc");
+	} else if (unreadable >= 0) {
+		/* A path we cannot look at may hold the client: no verdict. */
+		r = emit(ctx, ctx->host, ST_ERROR, "PEERMEM_UNREADABLE",
+			 "cannot tell whether a GPU peer-memory client is "
+			 "loaded: %s: %s", peermem_paths[unreadable].path,
+			 strerror(-err[unreadable]));
+		ev_str(r, "path", "%s", peermem_paths[unreadable].path);
+		ev_int(r, "errno", -err[unreadable]);
 	} else if (module) {
 		r = emit(ctx, ctx->host, ST_WARN, "PEERMEM_MODULE_ONLY",
 			 "%s is loaded but /sys/kernel/mm/memory_peers is absent: "
@@ -55,8 +69,13 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 			      "driver; needs an ib_core with peer-memory support) "
 			      "-- or use the DMA-BUF path");
 	}
-	for (size_t i = 0; i < 4; i++)
-		ev_bool(r, peermem_paths[i].key, have[i]);
+	for (size_t i = 0; i < 4; i++) {
+		if (path_state_of(err[i]) == PATH_UNREADABLE)
+			ev_str(r, peermem_paths[i].key, "unreadable: %s",
+			       strerrorname_np(-err[i]));
+		else
+			ev_bool(r, peermem_paths[i].key, have[i]);
+	}
 }
 
 void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
@@ -66,9 +85,16 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	int n = nvidia_module(&fl, &version);
 
-	if (n < 0 && n != -EINVAL) {
+	if (n < 0 && n != -EINVAL && path_state_of(n) == PATH_ABSENT) {
 		emit(ctx, ctx->host, ST_SKIP, "NVIDIA_DRIVER_NOT_LOADED",
 		     "no NVIDIA kernel driver (see gpu.driver)");
+		return;
+	}
+	if (n < 0 && n != -EINVAL) {
+		r = emit(ctx, ctx->host, ST_SKIP, "NVIDIA_VERSION_UNREADABLE",
+			 "cannot read /proc/driver/nvidia/version: %s (see "
+			 "gpu.driver)", strerror(-n));
+		ev_int(r, "errno", -n);
 		return;
 	}
 	if (n == -EINVAL) {
@@ -261,10 +287,19 @@ static const char *const gdrapi_dirs[] = {
 	"/opt/gdrcopy/lib", "/usr/local/gdrcopy/lib",
 };
 
+/* Evidence for an informational path: present, absent or why unreadable. */
+static void ev_path(struct result *r, const char *key, int err)
+{
+	if (path_state_of(err) == PATH_UNREADABLE)
+		ev_str(r, key, "unreadable: %s", strerrorname_np(-err));
+	else
+		ev_bool(r, key, !err);
+}
+
 void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
 {
-	bool dev = sysroot_exists("/dev/gdrdrv");
-	bool proc = sysroot_exists("/proc/driver/gdrdrv");
+	int dev = sysroot_access("/dev/gdrdrv");
+	int proc = sysroot_access("/proc/driver/gdrdrv");
 	char lib[256] = "";
 	struct result *r;
 
@@ -276,10 +311,14 @@ void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
 		if (sysroot_exists(p))
 			snprintf(lib, sizeof(lib), "%s", p);
 	}
-	if (dev)
+	if (!dev)
 		r = emit(ctx, ctx->host, ST_PASS, "GDRCOPY_PRESENT",
 			 "GDRCopy driver present (/dev/gdrdrv); informational: "
 			 "GPUDirect RDMA does not need it");
+	else if (path_state_of(dev) == PATH_UNREADABLE)
+		r = emit(ctx, ctx->host, ST_SKIP, "GDRCOPY_UNREADABLE",
+			 "cannot look at /dev/gdrdrv: %s (informational: "
+			 "GPUDirect RDMA does not need it)", strerror(-dev));
 	else if (lib[0])
 		r = emit(ctx, ctx->host, ST_WARN, "GDRCOPY_LIB_WITHOUT_DRIVER",
 			 "%s present but /dev/gdrdrv missing: GDRCopy is not "
@@ -289,7 +328,7 @@ void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, ctx->host, ST_SKIP, "GDRCOPY_ABSENT",
 			 "GDRCopy not installed (informational: GPUDirect RDMA "
 			 "does not need it)");
-	ev_bool(r, "dev_gdrdrv", dev);
-	ev_bool(r, "proc_gdrdrv", proc);
+	ev_path(r, "dev_gdrdrv", dev);
+	ev_path(r, "proc_gdrdrv", proc);
 	ev_str(r, "libgdrapi", "%s", lib[0] ? lib : "none");
 }

@@ -81,11 +81,16 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "abi_version", abi);
 		return;
 	}
-	if (ret == -ENOENT) {
+	if (path_state_of(ret) == PATH_ABSENT) {
 		r = emit(ctx, ctx->host, ST_BLOCKED, "KERNEL_VERBS_MISSING",
 			 "%s/abi_version absent: ib_uverbs is not loaded", UVERBS_CLASS);
 		result_remedy(r, "modprobe ib_uverbs (gdrcheck never loads modules)");
-		ev_bool(r, "ib_core_loaded", sysroot_exists("/sys/module/ib_core"));
+		ret = sysroot_access("/sys/module/ib_core");
+		if (path_state_of(ret) == PATH_UNREADABLE)
+			ev_str(r, "ib_core_loaded", "unreadable: %s",
+			       strerrorname_np(-ret));
+		else
+			ev_bool(r, "ib_core_loaded", !ret);
 		return;
 	}
 	emit(ctx, ctx->host, ST_ERROR, "KERNEL_VERBS_UNREADABLE",
@@ -100,7 +105,7 @@ void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	size_t used = 0;
 
-	if (ctx->inv.ib_errno && ctx->inv.ib_errno != ENOENT) {
+	if (path_state_of(-ctx->inv.ib_errno) == PATH_UNREADABLE) {
 		emit(ctx, ctx->host, ST_ERROR, "RDMA_CLASS_UNREADABLE",
 		     "cannot list %s: %s", IB_CLASS, strerror(ctx->inv.ib_errno));
 		return;
@@ -144,12 +149,24 @@ static struct {
 	size_t n;
 	char (*node)[32];
 	char (*ibdev)[64];
+	int err;		/* -errno: the class or an ibdev was unreadable */
+	char err_path[256];
 } uverbs_map;
+
+/* Remember the first lookup that failed for another reason than absence. */
+static void uverbs_map_error(const char *path, int ret)
+{
+	if (uverbs_map.err || path_state_of(ret) != PATH_UNREADABLE)
+		return;
+	uverbs_map.err = ret;
+	snprintf(uverbs_map.err_path, sizeof(uverbs_map.err_path), "%s", path);
+}
 
 static void uverbs_map_load(void)
 {
 	char **names;
 	size_t n;
+	int ret;
 
 	if (uverbs_map.loaded && !strcmp(uverbs_map.sysroot, sysroot_get()))
 		return;
@@ -159,8 +176,11 @@ static void uverbs_map_load(void)
 	uverbs_map.loaded = true;
 	snprintf(uverbs_map.sysroot, sizeof(uverbs_map.sysroot), "%s",
 		 sysroot_get());
-	if (sysroot_list(UVERBS_CLASS, &names, &n))
+	ret = sysroot_list(UVERBS_CLASS, &names, &n);
+	if (ret) {
+		uverbs_map_error(UVERBS_CLASS, ret);
 		return;
+	}
 	uverbs_map.node = xcalloc(n, sizeof(*uverbs_map.node));
 	uverbs_map.ibdev = xcalloc(n, sizeof(*uverbs_map.ibdev));
 	for (size_t i = 0; i < n; i++) {
@@ -171,16 +191,23 @@ static void uverbs_map_load(void)
 		    strlen(names[i]) >= sizeof(uverbs_map.node[0]))
 			continue;
 		snprintf(p, sizeof(p), UVERBS_CLASS "/%s/ibdev", names[i]);
-		if (sysroot_read_line(p, uverbs_map.ibdev[k],
-				      sizeof(uverbs_map.ibdev[0])))
+		ret = sysroot_read_line(p, uverbs_map.ibdev[k],
+					sizeof(uverbs_map.ibdev[0]));
+		if (ret) {
+			uverbs_map_error(p, ret);
 			continue;
+		}
 		strcpy(uverbs_map.node[k], names[i]);
 		uverbs_map.n++;
 	}
 	sysroot_free_list(names, n);
 }
 
-/* The uverbs node that belongs to ibdev, found by its ibdev attribute. */
+/*
+ * The uverbs node that belongs to ibdev, found by its ibdev attribute:
+ * -ENOENT when there is none, another -errno when an entry that could be
+ * it was unreadable.
+ */
 static int find_uverbs(const char *ibdev, char *out, size_t len)
 {
 	uverbs_map_load();
@@ -189,7 +216,7 @@ static int find_uverbs(const char *ibdev, char *out, size_t len)
 			snprintf(out, len, "%s", uverbs_map.node[i]);
 			return 0;
 		}
-	return -ENOENT;
+	return uverbs_map.err ? uverbs_map.err : -ENOENT;
 }
 
 static void nic_identity(struct result *r, const struct inv_nic *nic)
@@ -212,8 +239,18 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
 	char uv[64], node[128], why[256];
 	struct result *r;
+	int ret = find_uverbs(nic->name, uv, sizeof(uv));
 
-	if (find_uverbs(nic->name, uv, sizeof(uv))) {
+	if (ret && ret != -ENOENT) {
+		r = emit(ctx, nic->subject, ST_ERROR, "UVERBS_CLASS_UNREADABLE",
+			 "cannot tell this device's uverbs interface: %s: %s",
+			 uverbs_map.err_path, strerror(-ret));
+		ev_str(r, "path", "%s", uverbs_map.err_path);
+		ev_int(r, "errno", -ret);
+		nic_identity(r, nic);
+		return;
+	}
+	if (ret) {
 		r = emit(ctx, nic->subject, ST_BLOCKED, "UVERBS_CLASS_MISSING",
 			 "no uverbs interface in %s for this device", UVERBS_CLASS);
 		result_remedy(r, "modprobe ib_uverbs and check that the device's "
@@ -222,7 +259,16 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	snprintf(node, sizeof(node), "/dev/infiniband/%s", uv);
-	if (!sysroot_exists(node)) {
+	ret = sysroot_access(node);
+	if (path_state_of(ret) == PATH_UNREADABLE) {
+		r = emit(ctx, nic->subject, ST_ERROR, "UVERBS_NODE_UNREADABLE",
+			 "cannot look at %s: %s", node, strerror(-ret));
+		ev_str(r, "node", "%s", node);
+		ev_int(r, "errno", -ret);
+		nic_identity(r, nic);
+		return;
+	}
+	if (ret) {
 		r = emit(ctx, nic->subject, ST_BLOCKED, "UVERBS_NODE_MISSING",
 			 "in sysfs, but %s is missing: the device node is not "
 			 "exposed here (container without /dev/infiniband?)", node);
@@ -324,6 +370,14 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 		     ret ? sysroot_strerror(-ret) : "malformed");
 		return;
 	}
+	if (ib_port_state_check(snum, sname)) {
+		/* "9: FOO" or "4: DOWN" is no state to act on. */
+		r = emit(ctx, pt->subject, ST_ERROR, "PORT_STATE_OUT_OF_RANGE",
+			 "port state \"%s\" is not one the kernel defines",
+			 state);
+		ev_str(r, "state", "%s", state);
+		return;
+	}
 	port_attr(nic, pt->num, "phys_state", phys, sizeof(phys));
 	if (parse_num_name(phys, &pnum, pname, sizeof(pname)))
 		snprintf(pname, sizeof(pname), "?");
@@ -404,8 +458,9 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "gid_index", v1);
 	} else if (gs.malformed) {
 		r = emit(ctx, pt->subject, ST_ERROR, "GID_TABLE_MALFORMED",
-			 "no usable RoCE GID, and %d GID file(s) hold no GID "
-			 "(first: gids/%s): the table cannot be trusted",
+			 "no usable RoCE GID, and %d GID entr(ies) are "
+			 "unreadable or hold no GID (first: gids/%s): the "
+			 "table cannot be trusted",
 			 gs.malformed, gs.first_bad);
 	} else {
 		r = emit(ctx, pt->subject, ST_BLOCKED, "NO_ROCE_GID",

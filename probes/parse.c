@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "probes/parse.h"
+#include "access/cuda_api.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,11 +166,31 @@ int parse_num_name(const char *s, int *num, char *name, size_t len)
 	return 0;
 }
 
+/* One hex field of a resource line: -ERANGE when it overflows 64 bits. */
+static int resource_field(const char **p, unsigned long long *val)
+{
+	char *end;
+
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+	if (!isxdigit((unsigned char)**p))
+		return -EINVAL;
+	errno = 0;
+	*val = strtoull(*p, &end, 16);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || end == *p)
+		return -EINVAL;
+	*p = end;
+	return 0;
+}
+
 int parse_resource_line(const char *text, int index,
 			unsigned long long *start, unsigned long long *end,
 			unsigned long long *flags)
 {
 	const char *line = text;
+	int ret;
 
 	for (int i = 0; i < index; i++) {
 		line = strchr(line, '\n');
@@ -175,10 +198,15 @@ int parse_resource_line(const char *text, int index,
 			return -EINVAL;
 		line++;
 	}
-	if (sscanf(line, "%llx %llx %llx", start, end, flags) != 3)
+	if ((ret = resource_field(&line, start)) ||
+	    (ret = resource_field(&line, end)) ||
+	    (ret = resource_field(&line, flags)))
+		return ret;
+	if (*line && *line != '\n' && *line != ' ' && *line != '\t')
 		return -EINVAL;
-	if (*end < *start)
-		return -EINVAL;
+	/* An empty BAR is 0 0 0; anything else spans at least one byte. */
+	if (*end < *start || (*start == 0 && *end == ULLONG_MAX))
+		return -ERANGE;
 	return 0;
 }
 
@@ -191,8 +219,12 @@ int pci_nth_mem_bar(const char *text, int n, int *reg,
 	for (int i = 0; i < 6; i++) {
 		unsigned long long s, e, flags;
 
-		if (parse_resource_line(text, i, &s, &e, &flags))
-			return -EINVAL;
+		int ret = parse_resource_line(text, i, &s, &e, &flags);
+
+		if (ret) {
+			*reg = i;	/* the line at fault */
+			return ret;
+		}
 		if ((s == 0 && e == 0) || !(flags & IORESOURCE_MEM))
 			continue;
 		if (n-- == 0) {
@@ -361,4 +393,108 @@ void format_bytes(unsigned long long v, char *buf, size_t len)
 		snprintf(buf, len, "%.0f %s", d, units[u]);
 	else
 		snprintf(buf, len, "%.1f %s", d, units[u]);
+}
+
+enum path_state path_state_of(int ret)
+{
+	if (ret == 0)
+		return PATH_PRESENT;
+	/* Only "no such entry" is absence; EACCES, ELOOP, EIO... hide it. */
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		return PATH_ABSENT;
+	return PATH_UNREADABLE;
+}
+
+int parse_link_speed(const char *s, double *gts)
+{
+	char *end;
+
+	*gts = 0;
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;	/* "Unknown", "Unknown speed", "" */
+	errno = 0;
+	*gts = strtod(s, &end);
+	if (errno || end == s || strncmp(end, " GT/s", 5) ||
+	    (end[5] && end[5] != ' '))
+		return -EINVAL;
+	/* 2.5 (gen 1) to 64 (gen 6); room for two more generations. */
+	if (!isfinite(*gts) || *gts < 2.5 || *gts > 256)
+		return -ERANGE;
+	return 0;
+}
+
+int parse_link_width(const char *s, int *width)
+{
+	char *end;
+	long v;
+
+	*width = 0;
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v > INT_MAX)
+		return errno == ERANGE || v > INT_MAX ? -ERANGE : -EINVAL;
+	*width = (int)v;
+	/* The widths PCIe defines (x0 is a link that is down). */
+	switch (v) {
+	case 1: case 2: case 4: case 8: case 12: case 16: case 32:
+		return 0;
+	default:
+		return -ERANGE;
+	}
+}
+
+int numa_node_check(long long node, int nodes)
+{
+	if (node == -1)
+		return 0;	/* no NUMA affinity: a legitimate answer */
+	if (node < 0 || node >= NUMA_NODES_MAX)
+		return -ERANGE;
+	if (nodes > 0 && node >= nodes)
+		return -ERANGE;	/* a node the machine does not have */
+	return 0;
+}
+
+int cuda_attr_check(int attr, int val)
+{
+	switch (attr) {
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+		return val == 0 || val == 1 ? 0 : -ERANGE;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+		/* A bit mask of HOST and MEMOPS. */
+		return val >= 0 && val <= (CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST |
+			CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS) ? 0 : -ERANGE;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
+		return val == CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE ||
+		       val == CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER ||
+		       val == CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES ?
+		       0 : -ERANGE;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+		return val >= 1 && val <= 99 ? 0 : -ERANGE;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		return val >= 0 && val <= 9 ? 0 : -ERANGE;
+	default:
+		return -EINVAL;
+	}
+}
+
+int cuda_driver_version_check(int v)
+{
+	/* CUDA 1.0 is 1000; 1000 * major + 10 * minor. */
+	return v >= 1000 && v < 1000000 ? 0 : -ERANGE;
+}
+
+int ib_port_state_check(int num, const char *name)
+{
+	/* enum ib_port_state, as sysfs prints it ("4: ACTIVE"). */
+	static const char *const names[] = {
+		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
+	};
+
+	if (num < 0 || num >= (int)(sizeof(names) / sizeof(names[0])))
+		return -ERANGE;
+	return strcmp(names[num], name) ? -ERANGE : 0;
 }

@@ -41,7 +41,11 @@ const char *nv_flavour_name(enum nv_flavour f);
 /* "4: ACTIVE" -> 4, "ACTIVE". */
 int parse_num_name(const char *s, int *num, char *name, size_t len);
 
-/* Line `index` of a sysfs `resource` file -> start/end/flags. */
+/*
+ * Line `index` of a sysfs `resource` file -> start/end/flags. -EINVAL on a
+ * malformed line, -ERANGE on a field that overflows 64 bits or a span that
+ * does not fit in 64 bits (end < start, or the whole address space).
+ */
 int parse_resource_line(const char *text, int index,
 			unsigned long long *start, unsigned long long *end,
 			unsigned long long *flags);
@@ -50,7 +54,9 @@ int parse_resource_line(const char *text, int index,
  * The n-th (0-based) populated memory BAR of a sysfs `resource` file, and
  * its register index. NVIDIA's "BAR1" is the second memory BAR: register 1
  * when BAR0 is 32-bit, register 2 when BAR0 is 64-bit (as on the H200).
- * Returns -ENOENT when there are fewer BARs, -EINVAL on malformed lines.
+ * Returns -ENOENT when there are fewer BARs, -EINVAL on malformed lines,
+ * -ERANGE on values out of range (see parse_resource_line); on an error
+ * *reg is the line at fault.
  */
 int pci_nth_mem_bar(const char *text, int n, int *reg,
 		    unsigned long long *start, unsigned long long *end);
@@ -85,6 +91,39 @@ struct classified classify_wc_status(int status);
 
 /* ibv_open_device failure. */
 struct classified classify_open_errno(int err);
+
+/* What a failed lookup of a path means. */
+enum path_state {
+	PATH_PRESENT,
+	PATH_ABSENT,		/* ENOENT, ENOTDIR: it is not there */
+	PATH_UNREADABLE,	/* EACCES, EPERM, ELOOP, ENAMETOOLONG, EIO... */
+};
+/* 0 or -errno (sysroot_access, sysroot_read...) -> its state. */
+enum path_state path_state_of(int ret);
+
+/*
+ * Domains of the values sysfs and CUDA give. Each returns 0 when the value
+ * is one the field can hold, -ERANGE when it is outside the field's domain
+ * (the raw value still stored), -EINVAL when it is not a value at all.
+ */
+
+/* current/max_link_speed: "32.0 GT/s PCIe" -> 32.0; "Unknown" -EINVAL. */
+int parse_link_speed(const char *s, double *gts);
+/* current/max_link_width: 1, 2, 4, 8, 12, 16 or 32 lanes; 0 -ERANGE. */
+int parse_link_width(const char *s, int *width);
+
+/* The kernel's MAX_NUMNODES at its largest (CONFIG_NODES_SHIFT 10). */
+#define NUMA_NODES_MAX 1024
+/* numa_node: -1 (no affinity) or a node below nodes (0: count unknown). */
+int numa_node_check(long long node, int nodes);
+
+/* A cuDeviceGetAttribute value (attribute number, value). */
+int cuda_attr_check(int attr, int val);
+/* cuDriverGetVersion: 1000 * major + 10 * minor. */
+int cuda_driver_version_check(int v);
+
+/* A port state number and name ("4: ACTIVE") that belong together. */
+int ib_port_state_check(int num, const char *name);
 
 /* Human size: 268435456 -> "256 MiB". */
 void format_bytes(unsigned long long v, char *buf, size_t len);

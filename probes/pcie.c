@@ -284,6 +284,7 @@ void pcitree_path(const struct pcitree *t, int a, int b, struct pcipath *p)
 	memset(p, 0, sizeof(*p));
 	p->turn = -1;
 	p->suspect = -1;
+	p->rootless = -1;
 	p->cls = TOPO_UNKNOWN;
 	if (a < 0 || b < 0)
 		return;
@@ -328,6 +329,11 @@ void pcitree_path(const struct pcitree *t, int a, int b, struct pcipath *p)
 		p->bridges[p->nbridges++] = ca[i];
 	for (int j = nb - 1; j >= 0 && p->nbridges < PCIPATH_MAX; j--)
 		p->bridges[p->nbridges++] = cb[j];
+	/* Two ends without a host bridge share none: the class is unknown. */
+	if (!t->n[a].root[0] || !t->n[b].root[0]) {
+		p->rootless = t->n[a].root[0] ? b : a;
+		return;
+	}
 	if (!strcmp(t->n[a].root, t->n[b].root)) {
 		p->cls = TOPO_PHB;
 	} else if (t->n[a].numa >= 0 && t->n[b].numa >= 0) {

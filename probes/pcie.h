@@ -88,13 +88,15 @@ int parse_gdr_level(const char *s, enum nccl_path *level);
 
 /* One PCI function of the tree built from sysfs. */
 struct pcinode {
-	char bdf[16];
-	char root[24];		/* "pci0000:00": its host bridge */
+	char bdf[20];		/* up to "ffffffff:ff:1f.7" (32-bit domains) */
+	char root[24];		/* "pci0000:00": its host bridge; "": none */
 	int parent;		/* index of the parent bridge, -1: root bus */
 	bool bridge;
 	int port_type;		/* from config space, or inferred; -1 none */
 	bool type_inferred;
 	int numa;		/* -1 unknown */
+	bool numa_bad;		/* numa_node outside its domain: numa_raw */
+	long long numa_raw;
 	unsigned int class_code;
 	bool class_bad;		/* sysfs class unreadable or malformed */
 };
@@ -117,6 +119,7 @@ struct pcipath {
 	int units;		/* switches/bridges counted as nvidia-smi does */
 	enum topo_class cls;
 	int suspect;		/* a node on the way whose class is bad, -1 */
+	int rootless;		/* an end without a host bridge, -1 */
 };
 
 int pcitree_find(const struct pcitree *t, const char *bdf);

@@ -16,6 +16,21 @@
 /* NVIDIA's BAR1 is the GPU's second memory BAR (see pci_nth_mem_bar). */
 #define BAR1_ORDINAL 1
 
+/* Line n of a resource file (for evidence; the parser has vetted n). */
+static const char *resource_line(const char *text, int n)
+{
+	while (n-- > 0 && strchr(text, '\n'))
+		text = strchr(text, '\n') + 1;
+	return text;
+}
+
+static int resource_line_len(const char *text, int n)
+{
+	const char *l = resource_line(text, n);
+
+	return (int)strcspn(l, "\n") < 200 ? (int)strcspn(l, "\n") : 200;
+}
+
 void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
@@ -42,6 +57,15 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	ret = pci_nth_mem_bar(text, BAR1_ORDINAL, &reg, &start, &end);
+	if (ret == -ERANGE) {
+		r = emit(ctx, ig->subject, ST_ERROR, "BAR1_VALUE_OUT_OF_RANGE",
+			 "%s line %d: a value or span that does not fit in 64 "
+			 "bits", path, reg + 1);
+		ev_str(r, "path", "%s", path);
+		ev_str(r, "line", "%.*s", resource_line_len(text, reg),
+		       resource_line(text, reg));
+		return;
+	}
 	if (ret) {
 		emit(ctx, ig->subject, ST_ERROR, ret == -ENOENT ?
 		     "BAR1_MISSING" : "BAR1_MALFORMED", "%s: %s", path,
@@ -90,8 +114,16 @@ static int iommu_group(const char *bdf, char *group, size_t glen, char *type,
 	ret = sysroot_link_name(p, group, glen);
 	if (ret)
 		return ret;
+	/* A link that names a group but does not lead to one (a loop). */
+	ret = sysroot_access(p);
+	if (ret)
+		return ret;
 	snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", group);
-	if (sysroot_read_line(p, type, tlen))
+	ret = sysroot_read_line(p, type, tlen);
+	/* A type we cannot read is not a type we know ("unknown"). */
+	if (ret && path_state_of(ret) == PATH_UNREADABLE)
+		return ret;
+	if (ret)
 		snprintf(type, tlen, "unknown");
 	return 0;
 }
@@ -131,9 +163,11 @@ static void cmdline_iommu(char *out, size_t len)
 void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 {
 	char **units = NULL, cmd[256], key[96], group[32], type[32];
-	size_t nunits = 0, translated = 0, grouped = 0;
+	size_t nunits = 0, translated = 0, grouped = 0, unreadable = 0;
+	size_t untyped = 0;
+	const char *first_bad = NULL, *first_untyped = NULL;
 	struct result *r = NULL;
-	int ret = sysroot_list("/sys/class/iommu", &units, &nunits);
+	int ret = sysroot_list("/sys/class/iommu", &units, &nunits), bad_err = 0;
 
 	cmdline_iommu(cmd, sizeof(cmd));
 	if (ret && ret != -ENOENT) {
@@ -143,6 +177,24 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 	}
 	/* Count first, then record: the evidence goes on the final result. */
 	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && unreadable && !translated) {
+			/* The one we cannot see may be translated. */
+			r = emit(ctx, ctx->host, ST_ERROR, "IOMMU_UNREADABLE",
+				 "cannot tell the IOMMU domain of %s: %s",
+				 first_bad, strerror(-bad_err));
+			ev_int(r, "errno", -bad_err);
+			ev_int(r, "functions_unreadable", (long long)unreadable);
+			break;
+		}
+		if (pass == 1 && untyped && !translated) {
+			/* No type file: neither identity nor translated. */
+			r = emit(ctx, ctx->host, ST_ERROR, "IOMMU_TYPE_UNKNOWN",
+				 "%s is in an IOMMU group of unknown type: "
+				 "translated or pass-through cannot be told",
+				 first_untyped);
+			ev_int(r, "functions_untyped", (long long)untyped);
+			break;
+		}
 		if (pass == 1) {
 			if (!nunits && !grouped) {
 				r = emit(ctx, ctx->host, ST_PASS, "NO_IOMMU",
@@ -174,12 +226,23 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 			int subj = gpu ? ctx->inv.gpu[i].subject :
 				ctx->inv.nic[i - ctx->inv.ngpu].subject;
 
-			if (!bdf[0] || iommu_group(bdf, group, sizeof(group),
-						   type, sizeof(type)))
+			if (!bdf[0])
+				continue;
+			ret = iommu_group(bdf, group, sizeof(group), type,
+					  sizeof(type));
+			if (ret && pass == 0 &&
+			    path_state_of(ret) == PATH_UNREADABLE &&
+			    !unreadable++) {
+				first_bad = bdf;
+				bad_err = ret;
+			}
+			if (ret)
 				continue;
 			if (pass == 0) {
 				grouped++;
 				translated += translating(type);
+				if (!strcmp(type, "unknown") && !untyped++)
+					first_untyped = bdf;
 				continue;
 			}
 			snprintf(key, sizeof(key), "group_%s",
@@ -353,7 +416,10 @@ void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t)
 		snprintf(key, sizeof(key), "type_%s", n->bdf);
 		ev_str(r, key, "%s%s", pcie_port_type_name(n->port_type),
 		       n->type_inferred ? " (inferred)" : "");
-		if (c->link_known) {
+		if (c->link_known && c->link_bad[0]) {
+			snprintf(key, sizeof(key), "link_%s", n->bdf);
+			ev_str(r, key, "out of range: %s", c->link_bad);
+		} else if (c->link_known) {
 			snprintf(key, sizeof(key), "link_%s", n->bdf);
 			ev_str(r, key, "%s x%d (max %s x%d)", c->cur_speed,
 			       c->cur_width, c->max_speed, c->max_width);
@@ -368,10 +434,9 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct pcipath *p = &pr->path;
-	int nodes[PCIPATH_MAX + 2], n = 0, checked = 0;
-	char degraded[512] = "";
-	bool down[PCIPATH_MAX + 2];
-	size_t used = 0;
+	int nodes[PCIPATH_MAX + 2], n = 0, checked = 0, bad = 0;
+	char degraded[512] = "", odd[512] = "";
+	size_t used = 0, oused = 0;
 	struct result *r;
 
 	if (!p->known) {
@@ -385,25 +450,33 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 	nodes[n++] = pr->node_nic;
 	for (int i = 0; i < n; i++) {
 		const struct pci_cfg *c = &ctx->cfg[nodes[i]];
-		bool is_gpu = i == 0, is_nic = i == n - 1;
+		bool is_gpu = i == 0, is_nic = i == n - 1, down;
+		const char *what = is_gpu ? "GPU" : is_nic ? "NIC" : "bridge";
 
-		down[i] = false;
 		if (!c->link_known)
 			continue;
+		if (c->link_bad[0]) {
+			/* Not comparable: say what sysfs holds instead. */
+			bad++;
+			if (oused < sizeof(odd))
+				oused += (size_t)snprintf(odd + oused,
+					sizeof(odd) - oused, "%s%s %s %s",
+					oused ? "; " : "", what,
+					ctx->tree.n[nodes[i]].bdf, c->link_bad);
+			continue;
+		}
 		checked++;
 		/* GPUs drop link speed when idle: only width counts there. */
-		down[i] = (c->cur_width > 0 && c->cur_width < c->max_width) ||
-			  (is_nic && strtod(c->cur_speed, NULL) <
-			   strtod(c->max_speed, NULL));
-		if (down[i] && used < sizeof(degraded))
+		down = c->cur_width < c->max_width ||
+		       (is_nic && c->cur_gts < c->max_gts);
+		if (down && used < sizeof(degraded))
 			used += (size_t)snprintf(degraded + used,
 				sizeof(degraded) - used, "%s%s %s at %s x%d (max %s x%d)",
-				used ? "; " : "",
-				is_gpu ? "GPU" : is_nic ? "NIC" : "bridge",
+				used ? "; " : "", what,
 				ctx->tree.n[nodes[i]].bdf, c->cur_speed,
 				c->cur_width, c->max_speed, c->max_width);
 	}
-	if (!checked) {
+	if (!checked && !bad) {
 		emit(ctx, pr->subject, ST_SKIP, "NO_LINK_INFO",
 		     "no link speed/width in sysfs for the path (virtual or "
 		     "legacy PCI)");
@@ -415,10 +488,20 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 		result_remedy(r, "reseat the card or riser, check the slot's "
 			      "wiring and BIOS link settings; `lspci -vv` shows "
 			      "LnkSta");
+	} else if (bad) {
+		r = emit(ctx, pr->subject, ST_WARN, "LINK_VALUE_OUT_OF_RANGE",
+			 "link state outside its domain (link down or not "
+			 "trained?): %s", odd);
+		result_remedy(r, "`lspci -vv` shows LnkSta; a link at x0 or "
+			      "of unknown speed carries no traffic");
 	} else {
 		r = emit(ctx, pr->subject, ST_PASS, "LINKS_AT_MAX",
 			 "%d link(s) on the path at their maximum width (GPU "
 			 "link speed drops when idle)", checked);
 	}
 	ev_int(r, "links_checked", checked);
+	if (bad) {
+		ev_int(r, "links_out_of_range", bad);
+		ev_str(r, "links_out_of_range_values", "%s", odd);
+	}
 }

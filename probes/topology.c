@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access/cuda_api.h"
 #include "access/pci.h"
 #include "access/sysroot.h"
+#include "probes/parse.h"
 #include "probes/pcie.h"
 #include "probes/probes.h"
 
@@ -44,7 +46,8 @@ static int hypervisor_flag(void)
 void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct pcitree *tr = &ctx->tree;
-	size_t bridges = 0, roots = 0, inferred = 0;
+	size_t bridges = 0, roots = 0, inferred = 0, rootless = 0, numa_bad = 0;
+	size_t first_rootless = 0, first_numa = 0;
 	char seen[64][24];
 	int hv = hypervisor_flag();
 	struct result *r;
@@ -54,14 +57,25 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 
 		bridges += tr->n[i].bridge;
 		inferred += tr->n[i].bridge && tr->n[i].type_inferred;
+		if (tr->n[i].numa_bad && !numa_bad++)
+			first_numa = i;
+		if (!tr->n[i].root[0]) {
+			if (!rootless++)
+				first_rootless = i;
+			continue;	/* no host bridge to count */
+		}
 		for (k = 0; k < roots && strcmp(seen[k], tr->n[i].root); k++)
 			;
 		if (k == roots && roots < 64)
 			snprintf(seen[roots++], sizeof(seen[0]), "%s", tr->n[i].root);
 	}
 	if (!tr->count) {
-		emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_UNREADABLE",
-		     "no PCI function readable under /sys/bus/pci/devices");
+		r = emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_UNREADABLE",
+			 "no PCI function readable under /sys/bus/pci/devices%s%s",
+			 ctx->inv.pci_errno ? ": " : "",
+			 ctx->inv.pci_errno ? strerror(ctx->inv.pci_errno) : "");
+		if (ctx->inv.pci_errno)
+			ev_int(r, "errno", ctx->inv.pci_errno);
 		return;
 	}
 	{
@@ -84,12 +98,29 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 			return;
 		}
 	}
+	if (rootless) {
+		/* Every real PCI function hangs below a pciDDDD:BB directory. */
+		r = emit(ctx, ctx->host, ST_ERROR, "NO_HOST_BRIDGE",
+			 "%zu PCI function(s) with no host bridge in their "
+			 "sysfs path (first: %s): the tree cannot be placed",
+			 rootless, tr->n[first_rootless].bdf);
+		ev_int(r, "functions", (long long)tr->count);
+		ev_int(r, "functions_without_host_bridge", (long long)rootless);
+		return;
+	}
 	if (hv == 1)
 		r = emit(ctx, ctx->host, ST_WARN, "VIRTUAL_MACHINE",
 			 "under a hypervisor: this PCIe tree (%zu functions, "
 			 "%zu bridges) is the guest's view, not the host's; "
 			 "GPU-NIC distances below may not be real", tr->count,
 			 bridges);
+	else if (numa_bad)
+		r = emit(ctx, ctx->host, ST_WARN, "NUMA_NODE_OUT_OF_RANGE",
+			 "%zu PCI functions, %zu host bridge(s); %zu with a "
+			 "numa_node outside -1..%d (first: %s = %lld), taken "
+			 "as unknown", tr->count, roots, numa_bad,
+			 (tr->numa_nodes > 0 ? tr->numa_nodes : NUMA_NODES_MAX) - 1,
+			 tr->n[first_numa].bdf, tr->n[first_numa].numa_raw);
 	else
 		r = emit(ctx, ctx->host, ST_PASS, "PCI_TREE",
 			 "%zu PCI functions, %zu bridges, %zu host bridge(s), "
@@ -106,6 +137,12 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "numa_nodes", tr->numa_nodes);
 	ev_str(r, "hypervisor", "%s", hv < 0 ? "unknown" : hv ? "yes" : "no");
 	ev_str(r, "libpci", "%s", ctx->pci_open_err ? "unavailable" : pci_method());
+	if (numa_bad) {
+		/* Out-of-domain nodes count as "unknown" in every path. */
+		ev_int(r, "numa_node_out_of_range", (long long)numa_bad);
+		ev_str(r, "numa_node_out_of_range_first", "%s/numa_node=%lld",
+		       tr->n[first_numa].bdf, tr->n[first_numa].numa_raw);
+	}
 }
 
 /* s after the *used bytes of buf (len bytes), truncated to fit. */
@@ -142,6 +179,16 @@ static void bridges_string(const struct gdr_ctx *ctx, const struct pcipath *p,
 	}
 	if (!buf[0])
 		append(buf, len, &used, "none");
+}
+
+/* A node's NUMA node; one outside the domain as what sysfs said. */
+static void numa_evidence(struct result *r, const char *key,
+			  const struct pcinode *n)
+{
+	if (n->numa_bad)
+		ev_str(r, key, "out of range: %lld", n->numa_raw);
+	else
+		ev_int(r, key, n->numa);
 }
 
 void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
@@ -188,6 +235,14 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 		     ctx->tree.n[p->suspect].bdf);
 		return;
 	}
+	if (p->rootless >= 0) {
+		r = emit(ctx, pr->subject, ST_ERROR, "NO_HOST_BRIDGE",
+			 "%s has no host bridge (pciDDDD:BB) in its sysfs path: "
+			 "the distance cannot be classified",
+			 ctx->tree.n[p->rootless].bdf);
+		ev_str(r, "function", "%s", ctx->tree.n[p->rootless].bdf);
+		return;
+	}
 	bridges_string(ctx, p, br, sizeof(br));
 	r = emit(ctx, pr->subject, ST_PASS, "PCIE_PATH",
 		 "%s (NCCL %s): %s%s", topo_class_name(p->cls),
@@ -202,8 +257,8 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "nic_pci_via", "%s", nic->pci_via);
 	ev_str(r, "bridges", "%s", br);
 	ev_int(r, "switch_units", p->units);
-	ev_int(r, "gpu_numa", ctx->tree.n[pr->node_gpu].numa);
-	ev_int(r, "nic_numa", ctx->tree.n[pr->node_nic].numa);
+	numa_evidence(r, "gpu_numa", &ctx->tree.n[pr->node_gpu]);
+	numa_evidence(r, "nic_numa", &ctx->tree.n[pr->node_nic]);
 }
 
 struct gdr_policy {
@@ -239,9 +294,13 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	enum nccl_path d = nccl_path_of(pr->path.cls);
 	struct gdr_policy pol;
 	const char *read_note;
-	bool read_ok;
+	bool read_ok, cc_known;
 	struct result *r;
 
+	/* Only an answered compute capability inside its domain counts. */
+	cc_known = g && !(g->attr_unanswered & CU_SLOT_BIT(CU_SLOT_CC_MAJOR)) &&
+		   !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+				    g->cc_major);
 	if (!pr->path.known || d == NCCL_UNKNOWN) {
 		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
 		     "no PCIe path known (see topo.path)");
@@ -254,13 +313,13 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	} else if (pol.read == 1) {
 		read_ok = true;
 		read_note = "NCCL_NET_GDR_READ=1";
-	} else if (g && g->cc_major != CU_ATTR_UNKNOWN && g->cc_major < 8) {
+	} else if (cc_known && g->cc_major < 8) {
 		read_ok = false;
 		read_note = "compute capability < 8.0: GDR read is off by default "
 			    "unless the GPU has an NVLink peer";
 	} else {
 		read_ok = true;
-		read_note = g ? "default (compute capability >= 8.0)" :
+		read_note = cc_known ? "default (compute capability >= 8.0)" :
 			    "default (compute capability unknown)";
 	}
 

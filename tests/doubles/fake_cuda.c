@@ -24,6 +24,9 @@
  *                         but cuDriverGetVersion/cuGetError* returns 3
  *   driver_version [13000]
  *   device_count [0]      at most 64
+ *   device_count_reported [device_count]
+ *                         what cuDeviceGetCount answers (any int, e.g. -3:
+ *                         a driver answering out of the domain)
  *   gpuI.name ["Fake GPU"]
  *   gpuI.pci ["0000:00:00.0"]   returned as "00000000:3B:00.0"
  *   gpuI.cc ["9.0"]       attributes 75/76
@@ -245,7 +248,7 @@ CUresult cuDeviceGetCount(int *count)
 	ENTER("cuDeviceGetCount", -1);
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = ndev;
+	*count = (int)fake_get_ll("device_count_reported", ndev);
 	return CUDA_SUCCESS;
 }
 

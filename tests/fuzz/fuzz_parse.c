@@ -7,6 +7,7 @@
  * as a NUL-terminated heap copy of exactly that size.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -24,6 +25,8 @@ enum {
 	SEL_NTH_MEM_BAR,
 	SEL_GID,
 	SEL_CGROUP,
+	SEL_LINK_SPEED,
+	SEL_LINK_WIDTH,
 	SEL_COUNT
 };
 
@@ -129,8 +132,12 @@ static void fuzz_resource_line(const char *s, int index)
 {
 	unsigned long long start = 0, end = 0, flags = 0;
 
-	if (parse_resource_line(s, index, &start, &end, &flags) == 0)
-		FUZZ_ASSERT(start <= end);
+	int ret = parse_resource_line(s, index, &start, &end, &flags);
+
+	FUZZ_ASSERT(ret == 0 || ret == -EINVAL || ret == -ERANGE);
+	/* A BAR's size, end - start + 1, never wraps. */
+	if (ret == 0)
+		FUZZ_ASSERT(start <= end && end - start + 1 != 0);
 }
 
 static void fuzz_nth_mem_bar(const char *s, int n)
@@ -181,6 +188,27 @@ static void fuzz_cgroup(const char *s)
 		FUZZ_ASSERT(*rt && strstr(s, rt));
 }
 
+/* Accepted values lie in the domain; everything else is an error. */
+static void fuzz_link_speed(const char *s)
+{
+	double gts = -1;
+	int ret = parse_link_speed(s, &gts);
+
+	FUZZ_ASSERT(ret == 0 || ret == -EINVAL || ret == -ERANGE);
+	if (ret == 0)
+		FUZZ_ASSERT(gts >= 2.5 && gts <= 256 && strstr(s, " GT/s"));
+}
+
+static void fuzz_link_width(const char *s)
+{
+	int w = -1;
+	int ret = parse_link_width(s, &w);
+
+	FUZZ_ASSERT(ret == 0 || ret == -EINVAL || ret == -ERANGE);
+	if (ret == 0)
+		FUZZ_ASSERT(w >= 1 && w <= 32 && !(w & (w - 1) && w != 12));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned int sel, param;
@@ -222,6 +250,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case SEL_CGROUP:
 		fuzz_cgroup(s);
+		break;
+	case SEL_LINK_SPEED:
+		fuzz_link_speed(s);
+		break;
+	case SEL_LINK_WIDTH:
+		fuzz_link_width(s);
 		break;
 	}
 	free(s);

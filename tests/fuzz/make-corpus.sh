@@ -37,7 +37,7 @@ for h in harnesses:
 # Selectors of fuzz_parse.c.
 (SEL_KERNEL_RELEASE, SEL_MEMLOCK, SEL_STATUS, SEL_NV_SMALL, SEL_NV_LARGE,
  SEL_NUM_NAME, SEL_RESOURCE_LINE, SEL_NTH_MEM_BAR, SEL_GID,
- SEL_CGROUP) = range(10)
+ SEL_CGROUP, SEL_LINK_SPEED, SEL_LINK_WIDTH) = range(12)
 
 
 def put(harness, data):
@@ -114,6 +114,10 @@ with tempfile.TemporaryDirectory(prefix="gdrcheck-corpus.") as tmp:
                     parse(SEL_RESOURCE_LINE, 2, full)
                 elif os.path.basename(d) == "gids":
                     parse(SEL_GID, 0, full)
+                elif e in ("current_link_speed", "max_link_speed"):
+                    parse(SEL_LINK_SPEED, 0, full)
+                elif e in ("current_link_width", "max_link_width"):
+                    parse(SEL_LINK_WIDTH, 0, full)
                 # --- fuzz_pcie ---------------------------------------------
                 if e == "config":
                     put("fuzz_pcie", read(full))

@@ -168,7 +168,7 @@ class Builder:
         cfg[9:12] = bytes([cls & 0xff, (cls >> 8) & 0xff, (cls >> 16) & 0xff])
         cfg[0x0e] = 0x01 if bridge else 0x00
         if bridge:
-            bus = int(bdf[5:7], 16)
+            bus = int(bdf.split(":")[-2], 16)   # 4- or 5-digit domains
             cfg[0x18:0x1b] = bytes([bus, bus + 1, bus + 1])
         cfg[0x34] = 0x40
         ports = {"endpoint": 0x0, "rootport": 0x4, "upstream": 0x5, "downstream": 0x6}
@@ -206,7 +206,7 @@ class Builder:
         return bytes(cfg[:size])
 
     def d_pci(self, bdf, kv):
-        path = kv.get("path", f"pci{bdf[:7]}/{bdf}")
+        path = kv.get("path", f"pci{bdf.rsplit(':', 1)[0]}/{bdf}")
         dev = f"/sys/devices/{path}"
         assert path.endswith(bdf), (bdf, path)
         depth = sum(1 for c in path.split("/")[1:-1] if ":" in c)

@@ -479,9 +479,207 @@ static void test_resource_line_malformed(void **state)
 			 -EINVAL);
 	assert_int_equal(parse_resource_line("zz 0x1fff 0x200\n", 0, &s, &e, &f),
 			 -EINVAL);
-	/* End below start. */
-	assert_int_equal(parse_resource_line("0x2000 0x1fff 0x200\n", 0,
+	/* Junk glued to a number is no number. */
+	assert_int_equal(parse_resource_line("0x1000 0x1fffzz 0x200\n", 0,
 					     &s, &e, &f), -EINVAL);
+	assert_int_equal(parse_resource_line("0x1000 -0x1fff 0x200\n", 0,
+					     &s, &e, &f), -EINVAL);
+	/* End below start: a span outside the domain, not a BAR. */
+	assert_int_equal(parse_resource_line("0x2000 0x1fff 0x200\n", 0,
+					     &s, &e, &f), -ERANGE);
+}
+
+/* Values that do not fit in 64 bits are out of range, never saturated. */
+static void test_resource_line_overflow(void **state)
+{
+	unsigned long long s, e, f;
+	int reg = -1;
+
+	/* 17 hex digits: one past 64 bits in each field. */
+	assert_int_equal(parse_resource_line(
+		"0x10000000000000000 0x10000000000000fff 0x200\n", 0,
+		&s, &e, &f), -ERANGE);
+	assert_int_equal(parse_resource_line(
+		"0x1000 0x1ffffffffffffffff 0x200\n", 0, &s, &e, &f), -ERANGE);
+	assert_int_equal(parse_resource_line(
+		"0x1000 0x1fff 0xfffffffffffffffffff\n", 0, &s, &e, &f),
+		-ERANGE);
+	/* The whole 64-bit space: end - start + 1 wraps to 0. */
+	assert_int_equal(parse_resource_line(
+		"0x0 0xffffffffffffffff 0x200\n", 0, &s, &e, &f), -ERANGE);
+	/* The largest span that still fits is a value. */
+	assert_int_equal(parse_resource_line(
+		"0x1 0xffffffffffffffff 0x200\n", 0, &s, &e, &f), 0);
+	assert_true(e - s + 1 == 0xffffffffffffffffULL);
+	assert_int_equal(parse_resource_line(
+		"0x0 0xfffffffffffffffe 0x200\n", 0, &s, &e, &f), 0);
+	/* The BAR walk passes the class on, with the line at fault. */
+	assert_int_equal(pci_nth_mem_bar(
+		"0x1000 0x1fff 0x200\n"
+		"0x100000000 0x1ffffffffffffffffff 0x14220c\n", 1, &reg, &s, &e),
+		-ERANGE);
+	assert_int_equal(reg, 1);
+	assert_int_equal(pci_nth_mem_bar("0x1000 0x1fff 0x200\nzz\n", 1,
+					 &reg, &s, &e), -EINVAL);
+	assert_int_equal(reg, 1);
+}
+
+/* --- errno classes and value domains --------------------------------- */
+
+static void test_path_state(void **state)
+{
+	assert_int_equal(path_state_of(0), PATH_PRESENT);
+	/* Only "no such entry" is absence. */
+	assert_int_equal(path_state_of(-ENOENT), PATH_ABSENT);
+	assert_int_equal(path_state_of(-ENOTDIR), PATH_ABSENT);
+	/* Everything else hides what is there. */
+	assert_int_equal(path_state_of(-EACCES), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-EPERM), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-ENAMETOOLONG), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-ELOOP), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-EIO), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-ENOMEM), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-EFBIG), PATH_UNREADABLE);
+	assert_int_equal(path_state_of(-EINVAL), PATH_UNREADABLE);
+}
+
+static void test_link_speed(void **state)
+{
+	double g = -1;
+
+	assert_int_equal(parse_link_speed("32.0 GT/s PCIe", &g), 0);
+	assert_true(g == 32.0);
+	assert_int_equal(parse_link_speed("2.5 GT/s PCIe", &g), 0);
+	assert_true(g == 2.5);
+	assert_int_equal(parse_link_speed("8.0 GT/s", &g), 0);	/* < 4.13 */
+	assert_true(g == 8.0);
+	assert_int_equal(parse_link_speed("64.0 GT/s PCIe", &g), 0);
+	/* What the kernel prints when it cannot tell: not a speed. */
+	assert_int_equal(parse_link_speed("Unknown", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("Unknown speed", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("32.0 GB/s", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("32.0 GT/sPCIe", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("32.0", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("-8.0 GT/s", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("nan GT/s", &g), -EINVAL);
+	/* Numbers no PCIe generation runs at. */
+	assert_int_equal(parse_link_speed("0.0 GT/s PCIe", &g), -ERANGE);
+	assert_int_equal(parse_link_speed("2.4 GT/s PCIe", &g), -ERANGE);
+	assert_int_equal(parse_link_speed("1e300 GT/s PCIe", &g), -ERANGE);
+	assert_int_equal(parse_link_speed("1e999 GT/s PCIe", &g), -EINVAL);
+	assert_int_equal(parse_link_speed("512.0 GT/s PCIe", &g), -ERANGE);
+}
+
+static void test_link_width(void **state)
+{
+	static const int ok[] = { 1, 2, 4, 8, 12, 16, 32 };
+	char buf[16];
+	int w = -1;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		snprintf(buf, sizeof(buf), "%d", ok[i]);
+		assert_int_equal(parse_link_width(buf, &w), 0);
+		assert_int_equal(w, ok[i]);
+	}
+	/* x0: the link is down; the raw value is kept. */
+	assert_int_equal(parse_link_width("0", &w), -ERANGE);
+	assert_int_equal(w, 0);
+	assert_int_equal(parse_link_width("3", &w), -ERANGE);
+	assert_int_equal(w, 3);
+	assert_int_equal(parse_link_width("64", &w), -ERANGE);
+	assert_int_equal(parse_link_width("255", &w), -ERANGE);
+	assert_int_equal(parse_link_width("99999999999999999999", &w), -ERANGE);
+	assert_int_equal(parse_link_width("2147483648", &w), -ERANGE);
+	/* Not numbers at all. */
+	assert_int_equal(parse_link_width("x16", &w), -EINVAL);
+	assert_int_equal(parse_link_width("", &w), -EINVAL);
+	assert_int_equal(parse_link_width("-1", &w), -EINVAL);
+	assert_int_equal(parse_link_width("16 lanes", &w), -EINVAL);
+	assert_int_equal(parse_link_width("Unknown", &w), -EINVAL);
+}
+
+static void test_numa_node(void **state)
+{
+	/* -1: no NUMA affinity, legitimate everywhere. */
+	assert_int_equal(numa_node_check(-1, 0), 0);
+	assert_int_equal(numa_node_check(-1, 2), 0);
+	assert_int_equal(numa_node_check(0, 2), 0);
+	assert_int_equal(numa_node_check(1, 2), 0);
+	/* A node the machine does not have. */
+	assert_int_equal(numa_node_check(2, 2), -ERANGE);
+	assert_int_equal(numa_node_check(9999, 2), -ERANGE);
+	/* Count unknown: the kernel's largest MAX_NUMNODES bounds it. */
+	assert_int_equal(numa_node_check(NUMA_NODES_MAX - 1, 0), 0);
+	assert_int_equal(numa_node_check(NUMA_NODES_MAX, 0), -ERANGE);
+	assert_int_equal(numa_node_check(9999, 0), -ERANGE);
+	assert_int_equal(numa_node_check(-2, 0), -ERANGE);
+	assert_int_equal(numa_node_check(LLONG_MIN, 0), -ERANGE);
+	assert_int_equal(numa_node_check(LLONG_MAX, 0), -ERANGE);
+	assert_int_equal(numa_node_check(4294967296LL, 0), -ERANGE);
+}
+
+static void test_port_state_domain(void **state)
+{
+	assert_int_equal(ib_port_state_check(4, "ACTIVE"), 0);
+	assert_int_equal(ib_port_state_check(1, "DOWN"), 0);
+	assert_int_equal(ib_port_state_check(5, "ACTIVE_DEFER"), 0);
+	assert_int_equal(ib_port_state_check(0, "NOP"), 0);
+	/* Number and name disagree, or neither is a state. */
+	assert_int_equal(ib_port_state_check(4, "DOWN"), -ERANGE);
+	assert_int_equal(ib_port_state_check(1, "ACTIVE"), -ERANGE);
+	assert_int_equal(ib_port_state_check(6, "ACTIVE"), -ERANGE);
+	assert_int_equal(ib_port_state_check(9, "FOO"), -ERANGE);
+	assert_int_equal(ib_port_state_check(-1, "DOWN"), -ERANGE);
+	assert_int_equal(ib_port_state_check(4, "active"), -ERANGE);
+	assert_int_equal(ib_port_state_check(4, ""), -ERANGE);
+}
+
+static void test_cuda_attr_domain(void **state)
+{
+	static const int bools[] = { 110, 116, 124 };
+	static const int junk[] = { 2, -1, INT32_MIN, INT32_MAX, 100 };
+
+	for (size_t a = 0; a < 3; a++) {
+		assert_int_equal(cuda_attr_check(bools[a], 0), 0);
+		assert_int_equal(cuda_attr_check(bools[a], 1), 0);
+		for (size_t j = 0; j < sizeof(junk) / sizeof(junk[0]); j++)
+			assert_int_equal(cuda_attr_check(bools[a], junk[j]),
+					 -ERANGE);
+	}
+	/* FLUSH_WRITES_OPTIONS (117): a mask of HOST | MEMOPS. */
+	for (int v = 0; v <= 3; v++)
+		assert_int_equal(cuda_attr_check(117, v), 0);
+	assert_int_equal(cuda_attr_check(117, 4), -ERANGE);
+	assert_int_equal(cuda_attr_check(117, -1), -ERANGE);
+	assert_int_equal(cuda_attr_check(117, INT32_MIN), -ERANGE);
+	/* WRITES_ORDERING (118): NONE 0, OWNER 100, ALL_DEVICES 200. */
+	assert_int_equal(cuda_attr_check(118, 0), 0);
+	assert_int_equal(cuda_attr_check(118, 100), 0);
+	assert_int_equal(cuda_attr_check(118, 200), 0);
+	assert_int_equal(cuda_attr_check(118, 1), -ERANGE);
+	assert_int_equal(cuda_attr_check(118, 300), -ERANGE);
+	assert_int_equal(cuda_attr_check(118, INT32_MIN), -ERANGE);
+	/* Compute capability (75/76). */
+	assert_int_equal(cuda_attr_check(75, 9), 0);
+	assert_int_equal(cuda_attr_check(75, 1), 0);
+	assert_int_equal(cuda_attr_check(75, 0), -ERANGE);
+	assert_int_equal(cuda_attr_check(75, 100), -ERANGE);
+	assert_int_equal(cuda_attr_check(75, INT32_MIN), -ERANGE);
+	assert_int_equal(cuda_attr_check(76, 0), 0);
+	assert_int_equal(cuda_attr_check(76, 9), 0);
+	assert_int_equal(cuda_attr_check(76, 10), -ERANGE);
+	assert_int_equal(cuda_attr_check(76, -1), -ERANGE);
+	/* An attribute without a known domain is not vetted as one. */
+	assert_int_equal(cuda_attr_check(1, 0), -EINVAL);
+	/* Driver versions. */
+	assert_int_equal(cuda_driver_version_check(13000), 0);
+	assert_int_equal(cuda_driver_version_check(1000), 0);
+	assert_int_equal(cuda_driver_version_check(999), -ERANGE);
+	assert_int_equal(cuda_driver_version_check(0), -ERANGE);
+	assert_int_equal(cuda_driver_version_check(-1), -ERANGE);
+	assert_int_equal(cuda_driver_version_check(INT32_MIN), -ERANGE);
+	assert_int_equal(cuda_driver_version_check(INT32_MAX), -ERANGE);
 }
 
 static void test_bar_h200(void **state)
@@ -784,6 +982,13 @@ int main(void)
 		cmocka_unit_test(test_classify_open),
 		cmocka_unit_test(test_format_bytes),
 		cmocka_unit_test(test_format_bytes_truncates),
+		cmocka_unit_test(test_resource_line_overflow),
+		cmocka_unit_test(test_path_state),
+		cmocka_unit_test(test_link_speed),
+		cmocka_unit_test(test_link_width),
+		cmocka_unit_test(test_numa_node),
+		cmocka_unit_test(test_cuda_attr_domain),
+		cmocka_unit_test(test_port_state_domain),
 	};
 
 	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);

@@ -1123,6 +1123,67 @@ static void test_path_unknown(void **state)
 	assert_int_equal(nccl_path_of(p.cls), NCCL_UNKNOWN);
 }
 
+/* A function outside any pciDDDD:BB directory has no host bridge. */
+static void test_path_no_host_bridge(void **state)
+{
+	struct pcinode nodes[DGX_N];
+	struct pcitree t;
+	struct pcipath p;
+
+	build_dgx(&t, nodes, true, NULL);
+	/* Both ends "" would otherwise compare equal: never PHB. */
+	nodes[NVME].root[0] = '\0';
+	nodes[GPU2].root[0] = '\0';
+	path(&t, NVME, GPU2, &p);
+	assert_true(p.known);
+	assert_int_equal(p.cls, TOPO_UNKNOWN);
+	assert_int_equal(nccl_path_of(p.cls), NCCL_UNKNOWN);
+	assert_true(p.rootless == NVME || p.rootless == GPU2);
+	/* One end without: still no class, and that end is named. */
+	build_dgx(&t, nodes, true, NULL);
+	nodes[GPU2].root[0] = '\0';
+	path(&t, GPU0, GPU2, &p);
+	assert_int_equal(p.cls, TOPO_UNKNOWN);
+	assert_int_equal(p.rootless, GPU2);
+	/* Below a common bridge the host bridge does not matter. */
+	build_dgx(&t, nodes, true, NULL);
+	nodes[GPU0].root[0] = nodes[NIC].root[0] = '\0';
+	path(&t, GPU0, NIC, &p);
+	assert_int_equal(p.cls, TOPO_PIX);
+	assert_int_equal(p.rootless, -1);
+	/* The whole tree with roots: no end flagged. */
+	build_dgx(&t, nodes, true, NULL);
+	path(&t, GPU0, GPU2, &p);
+	assert_int_equal(p.rootless, -1);
+	assert_int_equal(p.cls, TOPO_SYS);
+}
+
+/* Intel VMD puts functions in 32-bit domains (10000 and up). */
+static void test_tree_wide_domain(void **state)
+{
+	struct pcinode nodes[2];
+	struct pcitree t = { .n = nodes, .count = 2, .numa_nodes = 1 };
+	struct pcipath p;
+
+	memset(nodes, 0, sizeof(nodes));
+	snprintf(nodes[0].bdf, sizeof(nodes[0].bdf), "10000:00:02.0");
+	snprintf(nodes[1].bdf, sizeof(nodes[1].bdf), "ffffffff:ff:1f.7");
+	assert_string_equal(nodes[1].bdf, "ffffffff:ff:1f.7");
+	snprintf(nodes[0].root, sizeof(nodes[0].root), "pci10000:00");
+	snprintf(nodes[1].root, sizeof(nodes[1].root), "pci10000:00");
+	nodes[0].parent = -1;
+	nodes[1].parent = 0;
+	nodes[0].bridge = true;
+	nodes[0].port_type = PCIE_TYPE_ROOT_PORT;
+	nodes[1].port_type = -1;
+	assert_int_equal(pcitree_find(&t, "10000:00:02.0"), 0);
+	assert_int_equal(pcitree_find(&t, "0000:00:02.0"), -1);
+	assert_int_equal(pcitree_find(&t, "ffffffff:ff:1f.7"), 1);
+	path(&t, 1, 0, &p);
+	assert_true(p.known);
+	assert_int_equal(p.rootless, -1);
+}
+
 static void test_path_cycle(void **state)
 {
 	struct pcinode nodes[5];
@@ -1272,6 +1333,8 @@ int main(void)
 		cmocka_unit_test(test_path_flat),
 		cmocka_unit_test(test_path_unknown),
 		cmocka_unit_test(test_path_cycle),
+		cmocka_unit_test(test_path_no_host_bridge),
+		cmocka_unit_test(test_tree_wide_domain),
 		cmocka_unit_test(test_path_deep_branches),
 	};
 
