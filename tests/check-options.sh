@@ -103,7 +103,61 @@ usage "'/nonexistent'" $S --pci-dump /nonexistent
 usage "'foo'" $S foo bar
 usage "'sometimes'" $S --color=sometimes
 usage "--libcuda" $S --libcuda=
+# Short-option clusters: the message names the option, not the word.
+usage "'-t'" $S -jt
+usage "'-t'" $S -vqt
+usage "'-x'" $S -jx
+usage "'-x'" $S -vxq
+# Numbers that overflow are refused, never wrapped into range.
+usage "'18014398509481985M'" $S --reg-size 18014398509481985M
+usage "'17179869184K'" $S --reg-size 17179869184K
+usage "'1099511627776G'" $S --reg-size 1099511627776G
+usage "'18446744073709551616'" $S --reg-size 18446744073709551616
+usage "'+2M'" $S --reg-size +2M
+usage "'1e999'" $S --timeout 1e999
+usage "'0x10'" $S --timeout 0x10
+usage "'inf'" $S --timeout inf
+usage "'99999999999999999999999'" $S --timeout 99999999999999999999999
 }
+
+# SOURCE_DATE_EPOCH out of range or malformed: a usage error, never a
+# year-10000 timestamp; the last second of 9999 is the largest accepted.
+for epoch in 253402300800 -1 99999999999999999999 12abc 1e9 " 5"; do
+	SOURCE_DATE_EPOCH=$epoch
+	# shellcheck disable=SC2086
+	usage "SOURCE_DATE_EPOCH" $S --json
+done
+SOURCE_DATE_EPOCH=253402300799
+# shellcheck disable=SC2086
+run $S --json
+rc=$?
+at=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["generated_at"])' \
+	"$work/out" 2>/dev/null)
+if [ "$at" = "9999-12-31T23:59:59Z" ] && [ $rc -ne 2 ]; then
+	ok "SOURCE_DATE_EPOCH=253402300799 is 9999-12-31T23:59:59Z"
+else
+	bad "SOURCE_DATE_EPOCH=253402300799" "exit $rc, generated_at '$at'"
+fi
+SOURCE_DATE_EPOCH=0
+
+# A reader that goes away (`gdrcheck | head -1`): the verdict's exit
+# status, nothing on stderr, not death by SIGPIPE (141).
+# shellcheck disable=SC2086
+run $S
+want=$?
+for fmt in text json junit prometheus; do
+	for reader in "head -n 1" "true"; do
+		# shellcheck disable=SC2086
+		{ timeout -k 5 120 $wrap "$bin" $S -v --format $fmt 2>"$work/err"
+		  echo $? >"$work/rc"; } | $reader >/dev/null
+		got=$(cat "$work/rc")
+		if [ "$got" = "$want" ] && [ ! -s "$work/err" ]; then
+			ok "--format $fmt | $reader: exit $got, quiet"
+		else
+			bad "--format $fmt | $reader" "exit $got (want $want)"
+		fi
+	done
+done
 
 # --help / --version: exit 0 on stdout, nothing on stderr.
 if run --help && grep -q '^Usage: gdrcheck' "$work/out" && [ ! -s "$work/err" ]; then
