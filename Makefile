@@ -33,7 +33,8 @@ CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access
 	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    report/result.c report/remedy.c report/text.c report/json.c report/json_writer.c \
-	    report/junit.c report/prometheus.c report/redact.c report/xalloc.c
+	    report/junit.c report/prometheus.c report/redact.c report/xalloc.c \
+	    report/failing.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 

@@ -277,6 +277,14 @@ struct remedy {
 size_t report_remedies(const struct report *r, struct remedy **out);
 void report_remedies_free(struct remedy *v, size_t n);
 
+/*
+ * An array of r->nres flags (free it): which results make the policy
+ * fail. None when the run exits 0; see report/failing.c.
+ */
+bool *report_failing(const struct report *r);
+/* The P_* paths --require accepts: any one of them READY is enough. */
+unsigned int report_accepted_paths(const struct report *r);
+
 /* Renderers. Return 0, or -1 when rendering or writing failed. */
 struct render_opts {
 	bool color;
