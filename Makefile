@@ -121,13 +121,16 @@ FUZZ_DIR      = build/fuzz
 FUZZ_SAN      = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 		$(WARNFLAGS) -D_GNU_SOURCE -DGDRCHECK_VERSION='"$(VERSION)"' -I.
-FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json
+FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render
 FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 # Production sources each harness exercises.
 FUZZ_SRCS_fuzz_parse   = probes/parse.c
 FUZZ_SRCS_fuzz_pcie    = probes/pcie.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_writer.c
+FUZZ_SRCS_fuzz_render  = report/result.c report/remedy.c report/text.c \
+			 report/json.c report/json_writer.c report/junit.c \
+			 report/prometheus.c report/failing.c report/xalloc.c
 FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\
 	    $(foreach h,$(FUZZ_HARNESSES),tests/fuzz/$(h).c $(FUZZ_SRCS_$(h)))))
 
@@ -144,6 +147,8 @@ $(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o \
 			  $(FUZZ_DIR)/obj/access/capture.o
 # The JSON writer is checked against jansson, byte for byte.
 $(FUZZ_DIR)/fuzz_json:    $(FUZZ_DIR)/obj/report/json_writer.o
+# Arbitrary names through the model and every renderer.
+$(FUZZ_DIR)/fuzz_render:  $(addprefix $(FUZZ_DIR)/obj/,$(FUZZ_SRCS_fuzz_render:.c=.o))
 $(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o
 	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^ $(shell $(PKG_CONFIG) --libs zlib jansson) -lm
 

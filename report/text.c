@@ -29,8 +29,8 @@ static const char *verdict_color(enum verdict v)
 }
 
 /*
- * Strings the model did not make (a path given on the command line, a
- * summary cut to its buffer in mid-sequence) pass the model's rule here:
+ * Strings the model did not make (the run's metadata, a path given on the
+ * command line, a summary cut in mid-sequence) pass the model's rule here:
  * nothing reaches the terminal that could move its cursor.
  */
 static void put_clean(const char *s, FILE *out)
@@ -209,11 +209,18 @@ int render_text(const struct report *r, const struct render_opts *o,
 		gw = g > gw ? g : gw;
 		sw = s > sw ? s : sw;
 	}
-	fprintf(out, "%sgdrcheck %s%s: GPUDirect RDMA readiness of %s "
-		"(kernel %s)\n", o->color ? C_BOLD : "", r->meta.tool_version,
-		o->color ? C_RESET : "", r->meta.hostname, r->meta.kernel);
-	if (strcmp(r->meta.sysroot, "/"))
-		fprintf(out, "sysroot %s\n", r->meta.sysroot);
+	fprintf(out, "%sgdrcheck %s%s: GPUDirect RDMA readiness of ",
+		o->color ? C_BOLD : "", r->meta.tool_version,
+		o->color ? C_RESET : "");
+	put_clean(r->meta.hostname, out);
+	fputs(" (kernel ", out);
+	put_clean(r->meta.kernel, out);
+	fputs(")\n", out);
+	if (strcmp(r->meta.sysroot, "/")) {
+		fputs("sysroot ", out);
+		put_clean(r->meta.sysroot, out);
+		fputc('\n', out);
+	}
 	if (r->meta.capture[0]) {
 		fputs("capture ", out);
 		put_clean(r->meta.capture, out);
