@@ -96,7 +96,9 @@ int render_prometheus(const struct report *r, FILE *out)
 			r->overall == (enum verdict)v);
 	family(out, "gdrcheck_exit_code", "Exit status: 0 READY, 1 BLOCKED, "
 	       "3 undecided.");
-	fprintf(out, "gdrcheck_exit_code %d\n", r->exit_code);
+	fputs("gdrcheck_exit_code{require=\"", out);
+	label(out, r->meta.require ? r->meta.require : "any");
+	fprintf(out, "\"} %d\n", r->exit_code);
 	family(out, "gdrcheck_path_ready", "1 when GPUDirect RDMA works "
 	       "through this registration path.");
 	for (int p = 0; p < PATH_COUNT; p++)

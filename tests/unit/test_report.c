@@ -778,7 +778,7 @@ static void test_prometheus(void **state)
 			       "verdict=\"BLOCKED\",gate=\"mech.peermem\","
 			       "subject=\"host\",reason_code=\"PEERMEM_NOT_LOADED\"} 1\n"));
 	assert_non_null(strstr(x, "gdrcheck_info{version=\"0.1.0\",require=\"any\"} 1\n"));
-	assert_non_null(strstr(x, "gdrcheck_exit_code 0\n"));
+	assert_non_null(strstr(x, "gdrcheck_exit_code{require=\"any\"} 0\n"));
 	/* Results of host, GPU, NIC: one series each. */
 	assert_int_equal(count(x, "\ngdrcheck_gate_status{"), r->nres - 3);
 	free(x);
@@ -835,5 +835,8 @@ int main(void)
 		FIX_TEST(test_text_hostile),
 	};
 
+	/* make msan-check: the jansson readers cannot run under MSan. */
+	if (getenv("CMOCKA_SKIP"))
+		cmocka_set_skip_filter(getenv("CMOCKA_SKIP"));
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
