@@ -130,16 +130,19 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* The message quotes the user's words: cleaned as the report's strings are. */
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
+	char msg[1024], shown[4096];
 	va_list ap;
 
-	fputs("gdrcheck: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'gdrcheck --help' for more information.\n", stderr);
+	report_clean(shown, sizeof(shown), msg);
+	fprintf(stderr, "gdrcheck: %s\nTry 'gdrcheck --help' for more "
+		"information.\n", shown);
 	return EXIT_USAGE;
 }
 
@@ -151,20 +154,20 @@ usage_error(const char *fmt, ...)
  */
 static int bad_option(int c, const char *word)
 {
-	char name[64], shown[64];
+	/* glibc's optopt is a plain char: 0xff comes as -1. */
+	int opt = optopt < 0 ? optopt & 0xff : optopt;
+	char name[64];
 
 	if (!strncmp(word, "--", 2))
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(word, "="),
 			 word);
-	else if (optopt > 0 && optopt < 256 && optopt != '-')
-		snprintf(name, sizeof(name), "-%c", optopt);
+	else if (opt > 0 && opt < 256 && opt != '-')
+		snprintf(name, sizeof(name), "-%c", opt);
 	else
 		snprintf(name, sizeof(name), "%s", word);
-	/* The word is the user's: no control byte reaches the terminal. */
-	report_clean(shown, sizeof(shown), name);
 	if (c == ':')
-		return usage_error("option '%s' needs an argument", shown);
-	return usage_error("unknown option '%s'", shown);
+		return usage_error("option '%s' needs an argument", name);
+	return usage_error("unknown option '%s'", name);
 }
 
 /*
@@ -387,13 +390,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (epoch && *epoch && parse_epoch(epoch, &when)) {
-		char shown[64];
-
-		report_clean(shown, sizeof(shown), epoch);
-		return usage_error("invalid SOURCE_DATE_EPOCH '%s' (whole seconds "
-				   "since 1970, 0 to %lld)", shown, EPOCH_MAX);
-	}
+	if (epoch && *epoch && parse_epoch(epoch, &when))
+		return usage_error("invalid SOURCE_DATE_EPOCH '%.64s' (whole "
+				   "seconds since 1970, 0 to %lld)", epoch,
+				   EPOCH_MAX);
 	if (o->sysroot && !o->sysroot[0])
 		return usage_error("empty --sysroot");
 	if (o->sysroot) {

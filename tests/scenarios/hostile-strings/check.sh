@@ -4,9 +4,7 @@
 # own SGR colours; the hostname and names come out by the model's one rule
 # (\xNN); distinct devices keep distinct ids. validate-formats.py (run for
 # every scenario) parses the JUnit and runs promtool on the Prometheus file.
-bin=${GDRCHECK_BIN:-$TOP/gdrcheck}
-# shellcheck disable=SC2086 # GDRCHECK_WRAP is a command line
-${GDRCHECK_WRAP:-} "$bin" --sysroot "$SYSROOT" --color=always -v \
+"$TOP/gdrcheck" --sysroot "$SYSROOT" --color=always -v \
 	>"$WORK/out.color" 2>"$WORK/stderr.color"
 [ -s "$WORK/stderr.color" ] && { echo "stderr:"; cat "$WORK/stderr.color"; exit 1; }
 python3 - "$WORK" <<'PY'
