@@ -139,21 +139,72 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* The message quotes the user's words: cleaned as the report's strings are. */
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
+	char msg[1024], shown[4096];
 	va_list ap;
 
-	fputs("gdrcheck: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'gdrcheck --help' for more information.\n", stderr);
+	report_clean(shown, sizeof(shown), msg);
+	fprintf(stderr, "gdrcheck: %s\nTry 'gdrcheck --help' for more "
+		"information.\n", shown);
 	return EXIT_USAGE;
+}
+
+/*
+ * getopt's complaint, naming the option itself: in a cluster such as -jx
+ * that is -x (optopt), not the word. A long option's optopt is its value
+ * (0 when unknown), so a word starting "--" is named as written, up to
+ * any "=value".
+ */
+static int bad_option(int c, const char *word)
+{
+	/* glibc's optopt is a plain char: 0xff comes as -1. */
+	int opt = optopt < 0 ? optopt & 0xff : optopt;
+	char name[64];
+
+	if (!strncmp(word, "--", 2))
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(word, "="),
+			 word);
+	else if (opt > 0 && opt < 256 && opt != '-')
+		snprintf(name, sizeof(name), "-%c", opt);
+	else
+		snprintf(name, sizeof(name), "%s", word);
+	if (c == ':')
+		return usage_error("option '%s' needs an argument", name);
+	return usage_error("unknown option '%s'", name);
+}
+
+/*
+ * SOURCE_DATE_EPOCH (reproducible-builds.org): decimal seconds from 1970,
+ * at most the last second of year 9999 so the timestamp keeps its four
+ * digit year. Anything else is refused, not guessed at.
+ */
+#define EPOCH_MAX 253402300799LL
+
+static int parse_epoch(const char *s, time_t *out)
+{
+	long long v;
+	char *end;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v > EPOCH_MAX)
+		return -1;
+	*out = (time_t)v;
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	time_t when;
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
@@ -256,7 +307,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 			errno = 0;
 			o->timeout = strtod(optarg, &end);
+			/* Plain decimal seconds: no hex, exponent or "inf". */
 			if (errno || end == optarg || *end ||
+			    optarg[strspn(optarg, "0123456789.")] ||
 			    !(o->timeout >= 0.1 && o->timeout <= 3600))
 				return usage_error("invalid --timeout '%s' "
 						   "(seconds, 0.1 to 3600)",
@@ -310,15 +363,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 			unsigned long long v;
 			char *end;
 
+			unsigned int shift = 0;
+
 			errno = 0;
 			v = strtoull(optarg, &end, 10);
 			if (*end == 'K' || *end == 'k')
-				v <<= 10, end++;
+				shift = 10, end++;
 			else if (*end == 'M' || *end == 'm')
-				v <<= 20, end++;
+				shift = 20, end++;
 			else if (*end == 'G' || *end == 'g')
-				v <<= 30, end++;
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
+				shift = 30, end++;
+			/* Range before the shift: 16E M must not wrap to 1M. */
+			if (v > (1ull << 30) >> shift)
+				errno = ERANGE;
+			v <<= shift;
+			if (errno || end == optarg || *end || optarg[0] < '0' ||
+			    optarg[0] > '9' ||
 			    v < 4096 || v > (1ull << 30) || v % 4096)
 				return usage_error("invalid --reg-size '%s' (4K to "
 						   "1G, a multiple of 4K)", optarg);
@@ -353,15 +413,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 			printf("gdrcheck %s\n", GDRCHECK_VERSION);
 			exit(0);
 		case ':':
-			return usage_error("option '%s' needs an argument",
-					   argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
+			return bad_option(c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (epoch && *epoch && parse_epoch(epoch, &when))
+		return usage_error("invalid SOURCE_DATE_EPOCH '%.64s' (whole "
+				   "seconds since 1970, 0 to %lld)", epoch,
+				   EPOCH_MAX);
 	if (o->sysroot && !o->sysroot[0])
 		return usage_error("empty --sysroot");
 	if (o->sysroot) {
@@ -392,11 +453,29 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/*
+ * `gdrcheck | head -1`: a reader that stops reading is not a failure of
+ * the check. SIGPIPE is ignored from the report's writing on (the vendor
+ * workers have ended by then, and never inherit it), so a write to a
+ * closed pipe fails with EPIPE and the run ends quietly with the verdict's
+ * exit status instead of dying by the signal (141).
+ */
+static void quiet_sigpipe(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
 static void fill_meta(struct report *r, const struct options *o)
 {
 	struct report_meta *m = &r->meta;
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
-	time_t now = time(NULL);
+	time_t now = time(NULL), when;
+	char raw[128];
 	struct tm tm;
 
 	snprintf(m->tool_version, sizeof(m->tool_version), "%s",
@@ -407,13 +486,23 @@ static void fill_meta(struct report *r, const struct options *o)
 	if (sysroot_read_line("/proc/sys/kernel/osrelease", m->kernel,
 			      sizeof(m->kernel)))
 		snprintf(m->kernel, sizeof(m->kernel), "unknown");
-	snprintf(m->sysroot, sizeof(m->sysroot), "%s", sysroot_get());
-	/* Reproducible reports (tests, archives) honour SOURCE_DATE_EPOCH. */
-	if (epoch && *epoch)
-		now = (time_t)strtoll(epoch, NULL, 10);
-	gmtime_r(&now, &tm);
-	strftime(m->generated_at, sizeof(m->generated_at),
-		 "%Y-%m-%dT%H:%M:%SZ", &tm);
+	report_clean(m->sysroot, sizeof(m->sysroot), sysroot_get());
+	/* The hostname and release are the system's bytes: the model's rule. */
+	snprintf(raw, sizeof(raw), "%s", m->hostname);
+	report_clean(m->hostname, sizeof(m->hostname), raw);
+	snprintf(raw, sizeof(raw), "%s", m->kernel);
+	report_clean(m->kernel, sizeof(m->kernel), raw);
+	/*
+	 * Reproducible reports (tests, archives) honour SOURCE_DATE_EPOCH,
+	 * which parse_options refused unless in range.
+	 */
+	if (epoch && *epoch && parse_epoch(epoch, &when) == 0)
+		now = when;
+	if (!gmtime_r(&now, &tm) || tm.tm_year > 9999 - 1900 ||
+	    !strftime(m->generated_at, sizeof(m->generated_at),
+		      "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(m->generated_at, sizeof(m->generated_at),
+			 "1970-01-01T00:00:00Z");
 	m->require = o->require == REQUIRE_DMABUF ? "dmabuf" :
 		     o->require == REQUIRE_PEERMEM ? "peermem" : "any";
 }
@@ -454,6 +543,8 @@ static int write_report(const struct report *r, const struct options *o)
 
 	if (!o->output) {
 		ret = render(r, o, stdout) || fflush(stdout) ? -1 : 0;
+		if (ret && errno == EPIPE)
+			return 0;	/* `gdrcheck | head`: see quiet_sigpipe */
 		if (ret)
 			fprintf(stderr, "gdrcheck: writing the report failed: %s\n",
 				strerror(errno));
@@ -601,6 +692,7 @@ int main(int argc, char **argv)
 	if (opt.redact)
 		report_redact(&rep);
 
+	quiet_sigpipe();
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
 	inventory_free(&ctx.inv);
 	pcitree_free(&ctx);

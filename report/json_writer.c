@@ -59,7 +59,7 @@ int jw_finish(struct json_writer *w)
  * continuation bytes, no overlong forms, no surrogates, nothing above
  * U+10FFFF (RFC 3629).
  */
-static size_t utf8_sequence(const unsigned char *s)
+size_t jw_utf8_sequence(const unsigned char *s)
 {
 	uint32_t cp;
 	size_t n;
@@ -133,7 +133,7 @@ static int scan_string(const char *s, size_t *len)
 			p++;
 			continue;
 		case B_MULTI:
-			n = utf8_sequence(p);
+			n = jw_utf8_sequence(p);
 			if (!n)
 				return -1;
 			p += n;

@@ -1,111 +1,206 @@
 // SPDX-License-Identifier: MIT
 /*
- * JUnit XML for CI systems: one testcase per gate result (classname
- * gdrcheck.<layer>, name "<gate> <subject>"), BLOCKED as <failure>, ERROR
- * as <error>, SKIP as <skipped>, WARN as a pass with the warning in
- * <system-out>; then one testcase per path verdict.
+ * JUnit XML for CI systems: one testcase per gate and subject (classname
+ * gdrcheck.<layer>, name "<gate> <subject>"), then one per path verdict
+ * and an "overall" one carrying the node's verdict. Only what makes the
+ * policy fail is a <failure> (an <error> when it left the verdict
+ * undecided): a run that exits 0 has none. A SKIP is <skipped>; any other
+ * result that is not PASS tells its status in <system-out>.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/result.h"
 
+/*
+ * Text and attribute values: markup characters as entities; anything the
+ * model's rule would not let through (XML 1.0 forbids most C0 controls
+ * even as references) as the characters \xNN, as the model writes it.
+ */
 static void xml_text(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	int n;
 
-		switch (c) {
+	while ((n = report_safe_seq(s))) {
+		if (n < 0) {
+			fprintf(out, "\\x%02X", *(const unsigned char *)s);
+			s++;
+			continue;
+		}
+		switch (*s) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&apos;", out); break;
-		default:
-			/* XML 1.0 forbids most control characters. */
-			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-				fputc('?', out);
-			else
-				fputc(c, out);
+		default: fwrite(s, 1, (size_t)n, out);
 		}
+		s += n;
 	}
+}
+
+/* "failure", "error" or NULL: what a path verdict's testcase holds. */
+static const char *path_outcome(const struct report *r, int p)
+{
+	unsigned int acc = report_accepted_paths(r);
+
+	if (!r->exit_code || !(acc & (1u << p)) ||
+	    r->path[p].verdict == V_READY)
+		return NULL;
+	for (int q = 0; q < PATH_COUNT; q++)
+		if ((acc & (1u << q)) && r->path[q].verdict == V_READY)
+			return NULL;	/* another accepted path is READY */
+	return r->path[p].verdict == V_BLOCKED ? "failure" : "error";
+}
+
+static const char *overall_outcome(const struct report *r)
+{
+	return !r->exit_code ? NULL : r->exit_code == 1 ? "failure" : "error";
+}
+
+/* A failing result: BLOCKED or WARN fail, anything else is an error. */
+static const char *result_outcome(const struct result *res, bool fails)
+{
+	if (!fails)
+		return NULL;
+	return res->status == ST_BLOCKED || res->status == ST_WARN ||
+	       res->status == ST_PASS ? "failure" : "error";
+}
+
+static void result_case(FILE *out, const struct report *r,
+			const struct result *res, bool fails)
+{
+	const char *outcome = result_outcome(res, fails);
+
+	fprintf(out, "    <testcase classname=\"gdrcheck.%s\" name=\"",
+		layer_name(res->layer));
+	xml_text(out, res->gate);
+	fputc(' ', out);
+	xml_text(out, r->subj[res->subject].id);
+	fprintf(out, "\" time=\"%.6f\">", res->duration_ms / 1e3);
+	if (outcome) {
+		fprintf(out, "<%s type=\"", outcome);
+		xml_text(out, res->code);
+		fputs("\" message=\"", out);
+		xml_text(out, status_name(res->status));
+		fputs(": ", out);
+		xml_text(out, res->reason);
+		fputs("\">", out);
+		if (res->remediation)
+			xml_text(out, res->remediation);
+		fprintf(out, "</%s>", outcome);
+	} else if (res->status == ST_SKIP) {
+		fputs("<skipped message=\"", out);
+		xml_text(out, res->reason);
+		fputs("\"/>", out);
+	} else if (res->status != ST_PASS) {
+		fprintf(out, "<system-out>%s ", status_name(res->status));
+		xml_text(out, res->code);
+		fputs(": ", out);
+		xml_text(out, res->reason);
+		fputs("</system-out>", out);
+	}
+	fputs("</testcase>\n", out);
+}
+
+static void path_case(FILE *out, const struct report *r, int p)
+{
+	const struct path_verdict *pv = &r->path[p];
+	const char *outcome = path_outcome(r, p);
+
+	fprintf(out, "    <testcase classname=\"gdrcheck.verdict\" "
+		"name=\"%s\">", path_name((enum gdr_path)p));
+	if (outcome) {
+		fprintf(out, "<%s type=\"%s\" message=\"", outcome,
+			verdict_name(pv->verdict));
+		xml_text(out, pv->summary);
+		fputs("\"/>", out);
+	} else {
+		fputs("<system-out>", out);
+		xml_text(out, pv->summary[0] ? pv->summary :
+			 verdict_name(pv->verdict));
+		fputs("</system-out>", out);
+	}
+	fputs("</testcase>\n", out);
+}
+
+static void overall_case(FILE *out, const struct report *r)
+{
+	const char *outcome = overall_outcome(r);
+
+	fputs("    <testcase classname=\"gdrcheck.verdict\" name=\"overall\">",
+	      out);
+	if (outcome)
+		fprintf(out, "<%s type=\"%s\" message=\"", outcome,
+			verdict_name(r->overall));
+	else
+		fputs("<system-out>", out);
+	fprintf(out, "%s (--require ", verdict_name(r->overall));
+	xml_text(out, r->meta.require ? r->meta.require : "any");
+	fprintf(out, ", exit %d)%s", r->exit_code,
+		r->meta.interrupted ? "; INTERRUPTED, the report is partial" : "");
+	for (int i = 0; i < r->meta.policy.nviolations; i++) {
+		fputs("; policy: ", out);
+		xml_text(out, r->meta.policy.violations[i]);
+	}
+	fputs(outcome ? "\"/>" : "</system-out>", out);
+	fputs("</testcase>\n", out);
 }
 
 int render_junit(const struct report *r, FILE *out)
 {
-	size_t count[5] = { 0 }, tests = r->nres + PATH_COUNT;
-	size_t failures, errors;
+	bool *fails = report_failing(r);
+	size_t tests = r->nres + PATH_COUNT + 1;
+	size_t failures = 0, errors = 0, skipped = 0;
 
-	for (size_t i = 0; i < r->nres; i++)
-		count[r->res[i].status]++;
-	failures = count[ST_BLOCKED];
-	errors = count[ST_ERROR];
-	for (int p = 0; p < PATH_COUNT; p++) {
-		failures += r->path[p].verdict == V_BLOCKED;
-		errors += r->path[p].verdict == V_UNKNOWN;
+	for (size_t i = 0; i < r->nres; i++) {
+		const char *o = result_outcome(&r->res[i], fails[i]);
+
+		failures += o && !strcmp(o, "failure");
+		errors += o && !strcmp(o, "error");
+		skipped += !o && r->res[i].status == ST_SKIP;
 	}
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const char *o = path_outcome(r, p);
+
+		failures += o && !strcmp(o, "failure");
+		errors += o && !strcmp(o, "error");
+	}
+	failures += r->exit_code == 1;
+	errors += r->exit_code && r->exit_code != 1;
+
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
 	fprintf(out, "<testsuites name=\"gdrcheck\" tests=\"%zu\" "
 		"failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" "
-		"time=\"%.3f\">\n", tests, failures, errors, count[ST_SKIP],
+		"time=\"%.3f\">\n", tests, failures, errors, skipped,
 		r->meta.total_ms / 1e3);
 	fputs("  <testsuite name=\"gdrcheck ", out);
 	xml_text(out, r->meta.hostname);
+	fputs("\" hostname=\"", out);
+	xml_text(out, r->meta.hostname);
 	fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-		"skipped=\"%zu\" timestamp=\"%s\" time=\"%.3f\">\n", tests,
-		failures, errors, count[ST_SKIP], r->meta.generated_at,
-		r->meta.total_ms / 1e3);
-	for (size_t i = 0; i < r->nres; i++) {
-		const struct result *res = &r->res[i];
-
-		fprintf(out, "    <testcase classname=\"gdrcheck.%s\" name=\"%s ",
-			layer_name(res->layer), res->gate);
-		xml_text(out, r->subj[res->subject].id);
-		fprintf(out, "\" time=\"%.6f\">", res->duration_ms / 1e3);
-		switch (res->status) {
-		case ST_PASS:
-			break;
-		case ST_WARN:
-			fputs("<system-out>WARN ", out);
-			xml_text(out, res->code);
-			fputs(": ", out);
-			xml_text(out, res->reason);
-			fputs("</system-out>", out);
-			break;
-		case ST_SKIP:
-			fputs("<skipped message=\"", out);
-			xml_text(out, res->reason);
-			fputs("\"/>", out);
-			break;
-		case ST_BLOCKED:
-		case ST_ERROR:
-			fprintf(out, "<%s type=\"%s\" message=\"",
-				res->status == ST_BLOCKED ? "failure" : "error",
-				res->code);
-			xml_text(out, res->reason);
-			fputs("\">", out);
-			if (res->remediation)
-				xml_text(out, res->remediation);
-			fprintf(out, "</%s>", res->status == ST_BLOCKED ?
-				"failure" : "error");
-			break;
-		}
-		fputs("</testcase>\n", out);
-	}
-	for (int p = 0; p < PATH_COUNT; p++) {
-		const struct path_verdict *pv = &r->path[p];
-
-		fprintf(out, "    <testcase classname=\"gdrcheck.verdict\" "
-			"name=\"%s\">", path_name((enum gdr_path)p));
-		if (pv->verdict != V_READY) {
-			fprintf(out, "<%s type=\"%s\" message=\"",
-				pv->verdict == V_BLOCKED ? "failure" : "error",
-				verdict_name(pv->verdict));
-			xml_text(out, pv->summary);
-			fprintf(out, "\"/>");
-		}
-		fputs("</testcase>\n", out);
-	}
+		"skipped=\"%zu\" timestamp=\"", tests, failures, errors,
+		skipped);
+	xml_text(out, r->meta.generated_at);
+	fprintf(out, "\" time=\"%.3f\">\n", r->meta.total_ms / 1e3);
+	/* Format 2: failures follow the policy (validate-formats.py). */
+	fputs("    <properties>\n"
+	      "      <property name=\"gdrcheck.junit_format\" value=\"2\"/>\n"
+	      "      <property name=\"gdrcheck.version\" value=\"", out);
+	xml_text(out, r->meta.tool_version);
+	fputs("\"/>\n      <property name=\"gdrcheck.require\" value=\"", out);
+	xml_text(out, r->meta.require ? r->meta.require : "any");
+	fprintf(out, "\"/>\n      <property name=\"gdrcheck.verdict\" "
+		"value=\"%s\"/>\n      <property name=\"gdrcheck.exit_code\" "
+		"value=\"%d\"/>\n    </properties>\n",
+		verdict_name(r->overall), r->exit_code);
+	for (size_t i = 0; i < r->nres; i++)
+		result_case(out, r, &r->res[i], fails[i]);
+	for (int p = 0; p < PATH_COUNT; p++)
+		path_case(out, r, p);
+	overall_case(out, r);
 	fputs("  </testsuite>\n</testsuites>\n", out);
+	free(fails);
 	return ferror(out) ? -1 : 0;
 }

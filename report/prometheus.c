@@ -1,79 +1,168 @@
 // SPDX-License-Identifier: MIT
 /*
- * Prometheus text exposition for node_exporter's textfile collector:
- * per-path readiness, the overall verdict and one gauge per gate result,
- * with stable labels (gate, layer, subject, path).
+ * Prometheus text exposition for node_exporter's textfile collector. The
+ * series set is bounded by the node's devices, never by its GPU x NIC
+ * pairs: run info, the overall verdict, each path's verdict with the gate
+ * and subject that decided it, one series per result of the host, a GPU,
+ * a NIC or a port (status and reason_code as labels, value 1), and the
+ * results of pairs counted per gate and status. An 8 GPU x 12 NIC node
+ * has about 200 series; `promtool check metrics` accepts the output.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "report/result.h"
+#include "report/xalloc.h"
 
-/* Label values escape backslash, double quote and newline. */
+/*
+ * Label values: UTF-8 with backslash, double quote and newline escaped.
+ * Bytes the model's rule would not let through come out as \xNN (the
+ * backslash escaped), as the model writes them.
+ */
 static void label(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
+	int n;
+
+	while ((n = report_safe_seq(s))) {
+		if (n < 0)
+			fprintf(out, "\\\\x%02X", *(const unsigned char *)s);
+		else if (*s == '\\')
 			fputs("\\\\", out);
 		else if (*s == '"')
 			fputs("\\\"", out);
-		else if (*s == '\n')
-			fputs("\\n", out);
 		else
-			fputc(*s, out);
+			fwrite(s, 1, (size_t)n, out);
+		s += n < 0 ? 1 : n;
 	}
+}
+
+static void family(FILE *out, const char *name, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* Pair results per gate and status, in the order the gates first came. */
+struct pair_count {
+	const char *gate;
+	enum gdr_layer layer;
+	size_t n[ST_ERROR + 1];
+};
+
+static size_t count_pairs(const struct report *r, struct pair_count *pc)
+{
+	size_t ng = 0;
+
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		size_t g;
+
+		if (r->subj[res->subject].kind != SUBJ_PAIR)
+			continue;
+		for (g = 0; g < ng && strcmp(pc[g].gate, res->gate); g++)
+			;
+		if (g == ng) {
+			memset(&pc[ng], 0, sizeof(pc[ng]));
+			pc[ng].gate = res->gate;
+			pc[ng++].layer = res->layer;
+		}
+		if ((unsigned int)res->status <= ST_ERROR)
+			pc[g].n[res->status]++;
+	}
+	return ng;
 }
 
 int render_prometheus(const struct report *r, FILE *out)
 {
-	static const char *const statuses[] = {
-		"PASS", "WARN", "BLOCKED", "SKIP", "ERROR",
-	};
+	struct pair_count *pc = xcalloc(r->nres ? r->nres : 1, sizeof(*pc));
+	size_t npc = count_pairs(r, pc);
 
-	fputs("# HELP gdrcheck_path_ready 1 when GPUDirect RDMA works through "
-	      "this registration path.\n"
-	      "# TYPE gdrcheck_path_ready gauge\n", out);
+	family(out, "gdrcheck_info", "The gdrcheck version and the policy "
+	       "of the run (--require).");
+	fputs("gdrcheck_info{version=\"", out);
+	label(out, r->meta.tool_version);
+	fputs("\",require=\"", out);
+	label(out, r->meta.require ? r->meta.require : "any");
+	fputs("\"} 1\n", out);
+	family(out, "gdrcheck_ready", "1 when the node is READY under the "
+	       "policy (exit status 0).");
+	fprintf(out, "gdrcheck_ready %d\n", r->overall == V_READY &&
+		!r->exit_code);
+	family(out, "gdrcheck_verdict", "The node's verdict under the "
+	       "policy, one series per possible value (1 for the current).");
+	for (int v = V_READY; v <= V_UNKNOWN; v++)
+		fprintf(out, "gdrcheck_verdict{verdict=\"%s\"} %d\n",
+			verdict_name((enum verdict)v),
+			r->overall == (enum verdict)v);
+	family(out, "gdrcheck_exit_code", "Exit status: 0 READY, 1 BLOCKED, "
+	       "3 undecided.");
+	fputs("gdrcheck_exit_code{require=\"", out);
+	label(out, r->meta.require ? r->meta.require : "any");
+	fprintf(out, "\"} %d\n", r->exit_code);
+	family(out, "gdrcheck_path_ready", "1 when GPUDirect RDMA works "
+	       "through this registration path.");
 	for (int p = 0; p < PATH_COUNT; p++)
 		fprintf(out, "gdrcheck_path_ready{path=\"%s\"} %d\n",
 			path_name((enum gdr_path)p),
 			r->path[p].verdict == V_READY);
-	fputs("# HELP gdrcheck_path_verdict The path's verdict, one series "
-	      "per possible value (1 for the current one).\n"
-	      "# TYPE gdrcheck_path_verdict gauge\n", out);
-	for (int p = 0; p < PATH_COUNT; p++)
-		for (int v = V_READY; v <= V_UNKNOWN; v++)
-			fprintf(out, "gdrcheck_path_verdict{path=\"%s\",verdict=\"%s\"} %d\n",
-				path_name((enum gdr_path)p),
-				verdict_name((enum verdict)v),
-				r->path[p].verdict == (enum verdict)v);
-	fputs("# HELP gdrcheck_ready_pairs GPU and RDMA port combinations that "
-	      "work through the path.\n"
-	      "# TYPE gdrcheck_ready_pairs gauge\n", out);
+	family(out, "gdrcheck_path_verdict", "The path's verdict and the "
+	       "gate and subject that decided it (empty when none), value 1.");
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const struct path_verdict *pv = &r->path[p];
+		const struct result *d = pv->decisive >= 0 &&
+			(size_t)pv->decisive < r->nres ?
+			&r->res[pv->decisive] : NULL;
+
+		fprintf(out, "gdrcheck_path_verdict{path=\"%s\",verdict=\"%s\","
+			"gate=\"", path_name((enum gdr_path)p),
+			verdict_name(pv->verdict));
+		label(out, d ? d->gate : "");
+		fputs("\",subject=\"", out);
+		label(out, d ? r->subj[d->subject].id : "");
+		fputs("\",reason_code=\"", out);
+		label(out, d && d->code ? d->code : "");
+		fputs("\"} 1\n", out);
+	}
+	family(out, "gdrcheck_ready_pairs", "GPU and RDMA port combinations "
+	       "that work through the path.");
 	for (int p = 0; p < PATH_COUNT; p++)
 		fprintf(out, "gdrcheck_ready_pairs{path=\"%s\"} %zu\n",
 			path_name((enum gdr_path)p), r->path[p].nready);
-	fputs("# HELP gdrcheck_exit_code Exit status: 0 READY, 1 BLOCKED, "
-	      "3 undecided.\n# TYPE gdrcheck_exit_code gauge\n", out);
-	fprintf(out, "gdrcheck_exit_code{require=\"%s\"} %d\n",
-		r->meta.require, r->exit_code);
-	fputs("# HELP gdrcheck_gate_status Gate result, one series per status "
-	      "(1 for the current one).\n"
-	      "# TYPE gdrcheck_gate_status gauge\n", out);
+	family(out, "gdrcheck_policy_violations", "Policy rules the node "
+	       "breaks (--every-gpu, --max-distance, --warn-fails).");
+	fprintf(out, "gdrcheck_policy_violations %d\n",
+		r->meta.policy.nviolations);
+	family(out, "gdrcheck_gate_status", "A gate's result for the host, a "
+	       "GPU, a NIC or a port: status and reason_code as labels, value 1.");
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
-		for (int s = ST_PASS; s <= ST_ERROR; s++) {
-			fprintf(out, "gdrcheck_gate_status{gate=\"%s\",layer=\"%s\","
-				"subject=\"", res->gate, layer_name(res->layer));
-			label(out, r->subj[res->subject].id);
-			fprintf(out, "\",status=\"%s\"} %d\n", statuses[s],
-				res->status == (enum gdr_status)s);
-		}
+		if (r->subj[res->subject].kind == SUBJ_PAIR)
+			continue;
+		fputs("gdrcheck_gate_status{gate=\"", out);
+		label(out, res->gate);
+		fprintf(out, "\",layer=\"%s\",subject=\"",
+			layer_name(res->layer));
+		label(out, r->subj[res->subject].id);
+		fprintf(out, "\",status=\"%s\",reason_code=\"",
+			status_name(res->status));
+		label(out, res->code ? res->code : "");
+		fputs("\"} 1\n", out);
 	}
-	fputs("# HELP gdrcheck_duration_seconds Wall time of the whole check.\n"
-	      "# TYPE gdrcheck_duration_seconds gauge\n", out);
+	family(out, "gdrcheck_pair_results", "Results of a gate over the GPU x "
+	       "RDMA device pairs, counted per status.");
+	for (size_t g = 0; g < npc; g++)
+		for (int s = ST_PASS; s <= ST_ERROR; s++) {
+			fputs("gdrcheck_pair_results{gate=\"", out);
+			label(out, pc[g].gate);
+			fprintf(out, "\",layer=\"%s\",status=\"%s\"} %zu\n",
+				layer_name(pc[g].layer),
+				status_name((enum gdr_status)s), pc[g].n[s]);
+		}
+	family(out, "gdrcheck_duration_seconds", "Wall time of the whole check.");
 	fprintf(out, "gdrcheck_duration_seconds %.3f\n", r->meta.total_ms / 1e3);
-	fputs("# HELP gdrcheck_interrupted 1 when a signal cut the run short.\n"
-	      "# TYPE gdrcheck_interrupted gauge\n", out);
+	family(out, "gdrcheck_interrupted", "1 when a signal cut the run short.");
 	fprintf(out, "gdrcheck_interrupted %d\n", r->meta.interrupted);
+	free(pc);
 	return ferror(out) ? -1 : 0;
 }

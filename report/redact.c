@@ -99,8 +99,9 @@ static void scrub_buf(struct report *r, char *buf, size_t len,
 {
 	char *s = mask_host(r, buf, host);
 
+	/* Cut between whole UTF-8 sequences when the mask made it longer. */
 	if (s != buf)
-		snprintf(buf, len, "%s", s);
+		report_clean(buf, len, s);
 	mask_ids(buf);
 }
 

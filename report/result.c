@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/json_writer.h"
 #include "report/xalloc.h"
 
 /*
@@ -93,8 +94,82 @@ void *report_alloc(struct report *r, size_t n)
 	return chain_alloc(&r->strings, n);
 }
 
+int report_safe_seq(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	if (!*p)
+		return 0;
+	if (*p < 0x80)
+		return *p < 0x20 || *p == 0x7f ? -1 : 1;
+	n = jw_utf8_sequence(p);
+	if (!n)
+		return -1;
+	/* C1 controls (U+0080..U+009F): 0xc2 0x80..0x9f. */
+	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+		return -1;
+	/* U+FFFE, U+FFFF: not characters, forbidden in XML. */
+	if (n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
+		return -1;
+	return (int)n;
+}
+
+bool report_is_clean(const char *s)
+{
+	int n;
+
+	while ((n = report_safe_seq(s)) > 0)
+		s += n;
+	return n == 0;
+}
+
+size_t report_clean(char *dst, size_t size, const char *s)
+{
+	size_t len = 0, kept = 0;
+	int n;
+
+	while ((n = report_safe_seq(s))) {
+		const char *piece = s;
+		size_t k = (size_t)n;
+		char esc[5];
+
+		if (n < 0) {
+			snprintf(esc, sizeof(esc), "\\x%02X",
+				 *(const unsigned char *)s);
+			piece = esc;
+			k = 4;
+			n = 1;
+		}
+		/* Once something did not fit, nothing after it is kept. */
+		if (kept == len && len + k < size) {
+			memcpy(dst + len, piece, k);
+			kept += k;
+		}
+		len += k;
+		s += n;
+	}
+	if (size)
+		dst[kept] = '\0';
+	return len;
+}
+
+/* s, in a block, cleaned by the rule: s itself when it passes. */
+static char *clean_copy(struct report *r, char *s)
+{
+	size_t n;
+	char *p;
+
+	if (report_is_clean(s))
+		return s;
+	n = report_clean(NULL, 0, s) + 1;
+	p = report_alloc(r, n);
+	report_clean(p, n, s);
+	return p;		/* the raw copy stays in its block */
+}
+
 static char *__attribute__((format(printf, 2, 0)))
-report_vprintf(struct report *r, const char *fmt, va_list ap)
+raw_vprintf(struct report *r, const char *fmt, va_list ap)
 {
 	struct strblock *b = r->strings;
 	size_t room = b ? b->size - b->used : 0;
@@ -140,6 +215,13 @@ report_vprintf(struct report *r, const char *fmt, va_list ap)
 	return p;
 }
 
+/* Every string of the model is made here, and cleaned here. */
+static char *__attribute__((format(printf, 2, 0)))
+report_vprintf(struct report *r, const char *fmt, va_list ap)
+{
+	return clean_copy(r, raw_vprintf(r, fmt, ap));
+}
+
 /*
  * The array holding n elements, with room for one more. Arrays double from
  * 4, so they are full exactly when n is 0 or a power of two from 4 on: no
@@ -169,6 +251,7 @@ void report_free(struct report *r)
 	chain_free(&r->evidence);
 	free(r->res);
 	free(r->subj);
+	free(r->subj_slots);
 	for (int p = 0; p < PATH_COUNT; p++) {
 		free(r->path[p].blockers);
 		free(r->path[p].ready);
@@ -176,21 +259,80 @@ void report_free(struct report *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static size_t key_hash(const char *key);
+
+/* The id hash slot of id: where it is, or the free slot it would take. */
+static int *subject_slot(const struct report *r, const char *id)
+{
+	size_t mask = r->subj_slots_cap - 1;
+	size_t i = key_hash(id) & mask;
+
+	while (r->subj_slots[i] && strcmp(r->subj[r->subj_slots[i] - 1].id, id))
+		i = (i + 1) & mask;
+	return &r->subj_slots[i];
+}
+
+/* Room in the id hash for one more subject: doubles at half full. */
+static void subject_slots_grow(struct report *r)
+{
+	size_t cap;
+
+	if (r->nsubj + 1 <= r->subj_slots_cap / 2)
+		return;
+	cap = r->subj_slots_cap ? 2 * r->subj_slots_cap : 64;
+	free(r->subj_slots);
+	r->subj_slots = xcalloc(cap, sizeof(*r->subj_slots));
+	r->subj_slots_cap = cap;
+	for (size_t i = 0; i < r->nsubj; i++)
+		*subject_slot(r, r->subj[i].id) = (int)i + 1;
+}
+
+/*
+ * id, cleaned, in s->id; when that is taken (or id was cut to fit), the
+ * first free "<id>#N", the id shortened to leave room for the suffix.
+ */
+static void subject_unique_id(struct report *r, struct subject *s,
+			      const char *id)
+{
+	char base[sizeof(s->id)];
+	size_t len = report_clean(base, sizeof(base), id);
+
+	memcpy(s->id, base, sizeof(base));
+	if (len < sizeof(base) && !*subject_slot(r, s->id))
+		return;
+	for (unsigned int n = 2;; n++) {
+		char suffix[16];
+		size_t k = (size_t)snprintf(suffix, sizeof(suffix), "#%u", n);
+		size_t keep = strlen(base);
+
+		if (keep + k >= sizeof(s->id))
+			keep = sizeof(s->id) - 1 - k;
+		/* Never cut a sequence or an escape in two. */
+		report_clean(s->id, keep + 1, base);
+		keep = strlen(s->id);
+		memcpy(s->id + keep, suffix, k + 1);
+		if (!*subject_slot(r, s->id))
+			return;
+	}
+}
+
 int report_subject(struct report *r, enum subject_kind kind, const char *id,
 		   const char *label, const char *pci, int parent)
 {
 	struct subject *s;
 
+	subject_slots_grow(r);
 	r->subj = grow(r->subj, r->nsubj, sizeof(*r->subj));
 	s = &r->subj[r->nsubj];
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
-	snprintf(s->id, sizeof(s->id), "%s", id);
-	snprintf(s->label, sizeof(s->label), "%s", label ? label : "");
-	snprintf(s->pci, sizeof(s->pci), "%s", pci ? pci : "");
+	subject_unique_id(r, s, id ? id : "");
+	report_clean(s->label, sizeof(s->label), label ? label : "");
+	report_clean(s->pci, sizeof(s->pci), pci ? pci : "");
 	s->parent = parent;
 	s->pair_gpu = -1;
 	s->pair_nic = -1;
+	*subject_slot(r, s->id) = (int)r->nsubj + 1;
 	return (int)r->nsubj++;
 }
 

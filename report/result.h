@@ -169,6 +169,8 @@ struct report {
 	size_t nkeys, keys_cap;
 	struct subject *subj;
 	size_t nsubj;
+	int *subj_slots;		/* id hash: subject index + 1, or 0 */
+	size_t subj_slots_cap;
 	struct result *res;
 	size_t nres;
 	struct path_verdict path[PATH_COUNT];
@@ -176,10 +178,38 @@ struct report {
 	int exit_code;
 };
 
+/*
+ * The one rule for bytes from outside (sysfs, vendor libraries, the
+ * hostname, options): well-formed UTF-8 passes, except control characters
+ * (C0, DEL, C1) and the noncharacters U+FFFE and U+FFFF; every other byte
+ * is written as the four characters \xNN. Every string enters the model
+ * through it (reasons, remediations, evidence, subject ids and labels), so
+ * no renderer ever sees a byte that could move a terminal's cursor, end an
+ * XML document or break a JSON or Prometheus string.
+ *
+ * report_safe_seq: the length (1 to 4) of the safe sequence at s, 0 at
+ * the end of s, -1 when the byte at s must be escaped.
+ */
+int report_safe_seq(const char *s);
+/*
+ * s cleaned by the rule into dst (size bytes, NUL terminated when size is
+ * not 0, cut only between whole sequences and escapes). Returns the length
+ * of the whole cleaned string: >= size means it was cut. dst and s must
+ * not overlap (an escape is longer than its byte).
+ */
+size_t report_clean(char *dst, size_t size, const char *s);
+/* Whether s passes the rule unchanged. */
+bool report_is_clean(const char *s);
+
 void report_init(struct report *r);
 void report_free(struct report *r);
 
-/* Returns the new subject's index. */
+/*
+ * Returns the new subject's index. id, label and pci are cleaned by the
+ * rule above; an id that is already taken (two names that differ only in
+ * bytes cut off at the field's size, or in the cleaning) gets a "#N"
+ * suffix: distinct subjects never share an id.
+ */
 int report_subject(struct report *r, enum subject_kind kind, const char *id,
 		   const char *label, const char *pci, int parent);
 
@@ -246,6 +276,14 @@ struct remedy {
 };
 size_t report_remedies(const struct report *r, struct remedy **out);
 void report_remedies_free(struct remedy *v, size_t n);
+
+/*
+ * An array of r->nres flags (free it): which results make the policy
+ * fail. None when the run exits 0; see report/failing.c.
+ */
+bool *report_failing(const struct report *r);
+/* The P_* paths --require accepts: any one of them READY is enough. */
+unsigned int report_accepted_paths(const struct report *r);
 
 /* Renderers. Return 0, or -1 when rendering or writing failed. */
 struct render_opts {

@@ -28,6 +28,26 @@ static const char *verdict_color(enum verdict v)
 	       "\033[1;35m";
 }
 
+/*
+ * Strings the model did not make (the run's metadata, a path given on the
+ * command line, a summary cut in mid-sequence) pass the model's rule here:
+ * nothing reaches the terminal that could move its cursor.
+ */
+static void put_clean(const char *s, FILE *out)
+{
+	int n;
+
+	while ((n = report_safe_seq(s))) {
+		if (n < 0) {
+			fprintf(out, "\\x%02X", *(const unsigned char *)s);
+			s++;
+		} else {
+			fwrite(s, 1, (size_t)n, out);
+			s += n;
+		}
+	}
+}
+
 static void print_evidence(const struct result *res, int indent, FILE *out)
 {
 	int col = indent;
@@ -189,14 +209,23 @@ int render_text(const struct report *r, const struct render_opts *o,
 		gw = g > gw ? g : gw;
 		sw = s > sw ? s : sw;
 	}
-	fprintf(out, "%sgdrcheck %s%s: GPUDirect RDMA readiness of %s "
-		"(kernel %s)\n", o->color ? C_BOLD : "", r->meta.tool_version,
-		o->color ? C_RESET : "", r->meta.hostname, r->meta.kernel);
-	if (strcmp(r->meta.sysroot, "/"))
-		fprintf(out, "sysroot %s\n", r->meta.sysroot);
-	if (r->meta.capture[0])
-		fprintf(out, "capture %s (replay: gdrcheck --sysroot <extracted "
-			"dir>)\n", r->meta.capture);
+	fprintf(out, "%sgdrcheck %s%s: GPUDirect RDMA readiness of ",
+		o->color ? C_BOLD : "", r->meta.tool_version,
+		o->color ? C_RESET : "");
+	put_clean(r->meta.hostname, out);
+	fputs(" (kernel ", out);
+	put_clean(r->meta.kernel, out);
+	fputs(")\n", out);
+	if (strcmp(r->meta.sysroot, "/")) {
+		fputs("sysroot ", out);
+		put_clean(r->meta.sysroot, out);
+		fputc('\n', out);
+	}
+	if (r->meta.capture[0]) {
+		fputs("capture ", out);
+		put_clean(r->meta.capture, out);
+		fputs(" (replay: gdrcheck --sysroot <extracted dir>)\n", out);
+	}
 	if (r->meta.interrupted)
 		fputs("INTERRUPTED: stopped by a signal, this report is partial\n",
 		      out);
@@ -238,9 +267,11 @@ int render_text(const struct report *r, const struct render_opts *o,
 		/* The summary starts with the verdict word: colour just that. */
 		if (!strncmp(summary, verdict, strlen(verdict)))
 			summary += strlen(verdict);
-		fprintf(out, "  %-8s %s%s%s%s\n", path_name((enum gdr_path)p),
+		fprintf(out, "  %-8s %s%s%s", path_name((enum gdr_path)p),
 			o->color ? verdict_color(pv->verdict) : "", verdict,
-			o->color ? C_RESET : "", summary);
+			o->color ? C_RESET : "");
+		put_clean(summary, out);
+		fputc('\n', out);
 	}
 	for (int p = 0; p < PATH_COUNT; p++) {
 		const struct path_verdict *pv = &r->path[p];
@@ -254,8 +285,11 @@ int render_text(const struct report *r, const struct render_opts *o,
 				r->subj[pv->ready[i][1]].id);
 		fputc('\n', out);
 	}
-	for (int i = 0; i < r->meta.policy.nviolations; i++)
-		fprintf(out, "  %-8s %s\n", "policy", r->meta.policy.violations[i]);
+	for (int i = 0; i < r->meta.policy.nviolations; i++) {
+		fprintf(out, "  %-8s ", "policy");
+		put_clean(r->meta.policy.violations[i], out);
+		fputc('\n', out);
+	}
 	fprintf(out, "  %-8s %s%s%s (--require %s, exit %d)\n", "overall",
 		o->color ? verdict_color(r->overall) : "",
 		verdict_name(r->overall), o->color ? C_RESET : "",

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install, from Debian packages only, what building gdrcheck and running every
 # test needs (CI runs this on a fresh machine). Idempotent; needs root.
+# prometheus: its promtool checks the --format prometheus output
+# (tests/validate-formats.py runs `promtool check metrics` when present).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs="build-essential clang libclang-rt-dev pkg-config libibverbs-dev libpci-dev libjansson-dev \

@@ -11,7 +11,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cases="$top/tests/scenarios"
 out="$top/tests/out/scenarios"
-doubles="$top/tests/doubles"
+# GDRCHECK_DOUBLES: the doubles to load (make msan-check builds its own).
+doubles=${GDRCHECK_DOUBLES:-$top/tests/doubles}
 schema="$top/report/gdrcheck-report.schema.json"
 update=0
 [ "${1:-}" = "--update" ] && { update=1; shift; }
@@ -84,7 +85,8 @@ run_case() {
 			>"$work/out.$fmt" 2>"$work/stderr.$fmt"
 		echo $? >"$work/rc.$fmt"
 		# Goldens must not depend on where the checkout lives.
-		sed -i "s|$top|@TOP@|g" "$work/out.$fmt"
+		sed -i "s|$doubles|@TOP@/tests/doubles|g; s|$top|@TOP@|g" \
+			"$work/out.$fmt"
 	done
 	for fmt in json junit prom quiet; do
 		if [ "$(cat "$work/rc.txt")" != "$(cat "$work/rc.$fmt")" ]; then
@@ -155,12 +157,14 @@ print(" ".join(str(w["pid"]) for w in json.load(open(sys.argv[1]))["workers"]
 		ok=1
 	fi
 	# Extra assertions a case may carry (same environment as the run).
+	# They run $TOP/gdrcheck, the main build: its doubles, whatever
+	# GDRCHECK_DOUBLES gave the runs above.
 	if [ -f "$dir/check.sh" ]; then
 		if ! TOP="$top" SYSROOT="$work/sysroot" WORK="$work" \
 			SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 			FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
-			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
-			GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+			GDRCHECK_LIBCUDA="$top/tests/doubles/libcuda-fake.so" \
+			GDRCHECK_LIBIBVERBS="$top/tests/doubles/libibverbs-fake.so" \
 			sh "$dir/check.sh" >"$work/check.log" 2>&1; then
 			echo "FAIL $name: check.sh failed:"
 			cat "$work/check.log"

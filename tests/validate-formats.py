@@ -2,14 +2,29 @@
 """Cross-check the JUnit XML and Prometheus renderings against the JSON
 report of the same run: same results, same statuses, well-formed output.
 
+JUnit (format 2, property gdrcheck.junit_format): one testcase per gate and
+subject, then the two path verdicts and "overall"; a <failure>/<error> only
+for results that make the policy fail (none when the run exits 0), derived
+here from the JSON independently of the renderer. Prometheus (format 2,
+gdrcheck_info present): per-result series only for the host, GPUs, NICs and
+ports, pair results counted per gate and status, the path verdicts with
+their deciding gate; `promtool check metrics` must accept it when promtool
+is installed. Recordings made before format 2 (examples/h200 until they
+are recorded again) are checked by the earlier rules, with a note.
+
 usage: validate-formats.py REPORT.json REPORT.junit.xml REPORT.prom
 """
 import json
 import re
+import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 STATUSES = ["PASS", "WARN", "BLOCKED", "SKIP", "ERROR"]
+# Forbidden in XML 1.0 even as references; also C1 and DEL, which the
+# model's rule escapes.
+BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
 
 
 def fail(msg):
@@ -17,8 +32,126 @@ def fail(msg):
     sys.exit(1)
 
 
+def read_utf8(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        fail(f"{path}: not valid UTF-8: {e}")
+
+
+def accepted(doc):
+    return {"dmabuf": ["dmabuf"], "peermem": ["peermem"]}.get(
+        doc["require"], ["dmabuf", "peermem"])
+
+
+def failing(doc):
+    """(gate, subject) of the results that make the policy fail."""
+    out = set()
+    if doc["verdict"]["exit_code"] == 0:
+        return out
+    acc = accepted(doc)
+    if not any(doc["paths"][p]["verdict"] == "READY" for p in acc):
+        for p in acc:
+            pv = doc["paths"][p]
+            if pv["verdict"] == "READY":
+                continue
+            out.update((b["gate"], b["subject"]) for b in pv["blockers"])
+            if pv["gate"]:
+                out.add((pv["gate"], pv["subject"]))
+    if doc["policy"]["warn_fails"]:
+        out.update((r["gate"], r["subject"]) for r in doc["results"]
+                   if r["status"] == "WARN")
+    return out
+
+
+def outcome(case):
+    kinds = [c.tag for c in case if c.tag in ("failure", "error", "skipped")]
+    if len(kinds) > 1:
+        fail(f"testcase {case.get('name')!r} has {kinds}")
+    return kinds[0] if kinds else None
+
+
 def check_junit(doc, path):
-    root = ET.parse(path).getroot()
+    text = read_utf8(path)
+    if BAD_XML.search(text):
+        fail(f"{path}: a character XML 1.0 forbids (or a C1 control)")
+    try:
+        root = ET.fromstring(text.encode("utf-8"))
+    except ET.ParseError as e:
+        fail(f"{path}: not well-formed XML: {e}")
+    if root.tag != "testsuites":
+        fail(f"{path}: root is <{root.tag}>")
+    suite = root.find("testsuite")
+    props = {p.get("name"): p.get("value")
+             for p in root.findall("./testsuite/properties/property")}
+    if props.get("gdrcheck.junit_format") != "2":
+        print(f"{path}: legacy JUnit format (before format 2): record it again")
+        return check_junit_v1(doc, path, root)
+    results = doc["results"]
+    cases = root.findall("./testsuite/testcase")
+    if len(cases) != len(results) + 3:
+        fail(f"{path}: {len(cases)} testcases for {len(results)} results + 3 verdicts")
+    names = [c.get("name") for c in cases]
+    if len(set(names)) != len(names):
+        fail(f"{path}: two testcases share a name (one per gate and subject)")
+    if suite.get("hostname") != doc["host"]["hostname"]:
+        fail(f"{path}: hostname {suite.get('hostname')!r} is not the JSON's")
+    fails = failing(doc)
+    exit_code = doc["verdict"]["exit_code"]
+    n = {"failure": 0, "error": 0, "skipped": 0}
+    for case, res in zip(cases, results):
+        want = f"{res['gate']} {res['subject']}"
+        if case.get("name") != want:
+            fail(f"{path}: testcase {case.get('name')!r}, expected {want!r}")
+        if case.get("classname") != f"gdrcheck.{res['layer']}":
+            fail(f"{path}: {want} classname {case.get('classname')!r}")
+        got = outcome(case)
+        if (res["gate"], res["subject"]) in fails:
+            kind = "failure" if res["status"] in ("BLOCKED", "WARN", "PASS") else "error"
+        else:
+            kind = "skipped" if res["status"] == "SKIP" else None
+        if got != kind:
+            fail(f"{path}: {want} ({res['status']}, exit {exit_code}) has "
+                 f"{got}, expected {kind}")
+        if kind in ("failure", "error") and case.find(kind).get("type") != res["reason_code"]:
+            fail(f"{path}: {want} type is not {res['reason_code']}")
+        if got:
+            n[got] += 1
+    acc = accepted(doc)
+    any_ready = any(doc["paths"][p]["verdict"] == "READY" for p in acc)
+    for case, name in zip(cases[-3:-1], ("dmabuf", "peermem")):
+        verdict = doc["paths"][name]["verdict"]
+        kind = None
+        if exit_code and name in acc and not any_ready and verdict != "READY":
+            kind = "failure" if verdict == "BLOCKED" else "error"
+        if case.get("name") != name or outcome(case) != kind:
+            fail(f"{path}: verdict testcase {name} ({verdict}) has "
+                 f"{outcome(case)}, expected {kind}")
+        if kind:
+            n[kind] += 1
+    overall = cases[-1]
+    kind = None if exit_code == 0 else "failure" if exit_code == 1 else "error"
+    if overall.get("name") != "overall" or outcome(overall) != kind:
+        fail(f"{path}: overall testcase has {outcome(overall)}, expected {kind} "
+             f"(exit {exit_code})")
+    if kind and overall.find(kind).get("type") != doc["verdict"]["status"]:
+        fail(f"{path}: overall type is not {doc['verdict']['status']}")
+    if kind:
+        n[kind] += 1
+    if exit_code == 0 and (n["failure"] or n["error"]):
+        fail(f"{path}: an exit-0 run with {n['failure']} failures, {n['error']} errors")
+    for el in (root, suite):
+        for attr, key in (("failures", "failure"), ("errors", "error"),
+                          ("skipped", "skipped")):
+            if int(el.get(attr)) != n[key]:
+                fail(f"{path}: <{el.tag}> {attr}={el.get(attr)}, counted {n[key]}")
+        if int(el.get("tests")) != len(cases):
+            fail(f"{path}: <{el.tag}> tests={el.get('tests')}, {len(cases)} testcases")
+
+
+def check_junit_v1(doc, path, root):
     if root.tag != "testsuites":
         fail(f"{path}: root is <{root.tag}>")
     cases = root.findall("./testsuite/testcase")
@@ -64,7 +197,97 @@ def labels(text):
     return out
 
 
+def promtool(path):
+    tool = shutil.which("promtool")
+    if not tool:
+        return
+    with open(path, "rb") as f:
+        p = subprocess.run([tool, "check", "metrics"], stdin=f,
+                           capture_output=True, text=True)
+    if p.returncode != 0 or p.stdout.strip() or p.stderr.strip():
+        fail(f"{path}: promtool check metrics rejects it (exit {p.returncode}):\n"
+             f"{p.stdout}{p.stderr}")
+
+
+def parse_prom(path):
+    """[(name, labels, value)], checking the exposition syntax."""
+    typed, seen, series = set(), set(), []
+    for line in read_utf8(path).split("\n"):
+        if line.startswith("# HELP ") or not line:
+            continue
+        if line.startswith("# TYPE "):
+            typed.add(line.split()[2])
+            continue
+        m = LINE.match(line)
+        if not m:
+            fail(f"{path}: not exposition format: {line!r}")
+        name, lab = m.group(1), labels(m.group(3) or "")
+        if name not in typed:
+            fail(f"{path}: {name} has no TYPE line before it")
+        key = (name, tuple(sorted(lab.items())))
+        if key in seen:
+            fail(f"{path}: duplicate series {key}")
+        seen.add(key)
+        series.append((name, lab, float(m.group(4))))
+    return series
+
+
 def check_prom(doc, path):
+    series = parse_prom(path)
+    if not any(name == "gdrcheck_info" for name, _, _ in series):
+        print(f"{path}: legacy Prometheus format (before format 2): record it again")
+        return check_prom_v1(doc, path)
+    promtool(path)
+    kind = {s["id"]: s["kind"] for s in doc["subjects"]}
+    single = {(r["gate"], r["subject"]): (r["status"], r["reason_code"])
+              for r in doc["results"] if kind[r["subject"]] != "pair"}
+    pairs = {}
+    for r in doc["results"]:
+        if kind[r["subject"]] == "pair":
+            pairs.setdefault(r["gate"], {s: 0 for s in STATUSES})[r["status"]] += 1
+    gate, counted, paths = {}, {}, {}
+    for name, lab, value in series:
+        if "subject" in lab and kind.get(lab["subject"]) == "pair" and \
+                name != "gdrcheck_path_verdict":
+            fail(f"{path}: a series per pair: {name} {lab}")
+        if name == "gdrcheck_gate_status":
+            k = (lab["gate"], lab["subject"])
+            if k in gate or value != 1:
+                fail(f"{path}: {k} twice or not 1")
+            gate[k] = (lab["status"], lab["reason_code"])
+        elif name == "gdrcheck_pair_results":
+            counted.setdefault(lab["gate"], {})[lab["status"]] = int(value)
+        elif name == "gdrcheck_path_ready":
+            want = int(doc["paths"][lab["path"]]["verdict"] == "READY")
+            if value != want:
+                fail(f"{path}: path_ready {lab} = {value}, JSON says {want}")
+        elif name == "gdrcheck_path_verdict":
+            pv = doc["paths"][lab["path"]]
+            paths[lab["path"]] = True
+            if (lab["verdict"], lab["gate"], lab["subject"]) != \
+                    (pv["verdict"], pv["gate"] or "", pv["subject"] or ""):
+                fail(f"{path}: path_verdict {lab} disagrees with the JSON")
+        elif name == "gdrcheck_exit_code":
+            if value != doc["verdict"]["exit_code"]:
+                fail(f"{path}: exit_code {value}, JSON says {doc['verdict']['exit_code']}")
+        elif name == "gdrcheck_verdict":
+            if value != (lab["verdict"] == doc["verdict"]["status"]):
+                fail(f"{path}: verdict {lab} = {value}")
+    if gate != single:
+        fail(f"{path}: gate statuses differ from the JSON: "
+             f"{set(gate.items()) ^ set(single.items())}")
+    if counted != pairs:
+        fail(f"{path}: pair counts differ from the JSON: {counted} vs {pairs}")
+    if set(paths) != {"dmabuf", "peermem"}:
+        fail(f"{path}: path_verdict series {sorted(paths)}")
+    # Bounded by devices: results of non-pair subjects, 5 per pair gate, a
+    # fixed rest.
+    limit = len(single) + 5 * len(pairs) + 20
+    if len(series) > limit:
+        fail(f"{path}: {len(series)} series, more than {limit}")
+
+
+def check_prom_v1(doc, path):
     gate = {}
     typed = set()
     seen = set()

@@ -30,7 +30,7 @@ import tempfile
 
 top, out = sys.argv[1], sys.argv[2]
 scen = os.path.join(top, "tests", "scenarios")
-harnesses = ("fuzz_parse", "fuzz_pcie", "fuzz_sysroot")
+harnesses = ("fuzz_parse", "fuzz_pcie", "fuzz_sysroot", "fuzz_render")
 for h in harnesses:
     os.makedirs(os.path.join(out, h), exist_ok=True)
 
@@ -143,6 +143,16 @@ for name in names:
                 put("fuzz_pcie", line.split(b"=", 1)[1])
 for v in (b"LOC", b"PIX", b"PXB", b"PHB", b"SYS", b"0", b"5"):
     put("fuzz_pcie", v)
+
+# fuzz_render: hostname, GPU id/label, NIC id/label, reason, remedy,
+# evidence, summary; the fixtures' hostnames and hostile names.
+put("fuzz_render", b"\0".join([b"gpu-node-07", b"GPU0", b"NVIDIA H100", b"mlx5_0",
+                               b"mlx5_0 (0000:06:00.0)", b"port is DOWN",
+                               b"check the cable", b"4: ACTIVE", b"BLOCKED"]))
+put("fuzz_render", b"\0".join([b"n\x1b]0;x\x07<&>\"'\xff", b"GPU\xc2\x9b",
+                               b"\xef\xbf\xbf", b"dup\x01", b"dup\\x01",
+                               b"a\nb\\\"c", b"]]>&amp;", b"\x7f\xc0\xaf",
+                               b"cut \xe2\x82"]))
 
 for h in harnesses:
     print(f"make-corpus: {h}: {len(os.listdir(os.path.join(out, h)))} seeds "

@@ -46,6 +46,9 @@ capability list at 0x40 (the PCI Express capability: port type, link
 capabilities and status), and extended capabilities from 0x100 (AER, then
 ACS when asked for).
 
+In any quoted word, \\xNN is that byte (file names and contents alike):
+fixtures with hostile names (control bytes, invalid UTF-8).
+
 Other directives:
   numa-nodes N                      /sys/devices/system/node/node0..N-1
   cpuinfo hypervisor|bare           /proc/cpuinfo flags (VM or not)
@@ -86,7 +89,7 @@ class Builder:
     def write(self, path, text):
         full = self.p(path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w") as f:
+        with open(full, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
 
     def mkdir(self, path):
@@ -320,13 +323,20 @@ def expand(line, env, where):
     return VAR.sub(sub, line)
 
 
+def unescape_bytes(word):
+    """\\xNN: that byte; above 0x7f kept raw through surrogateescape."""
+    return re.sub(r"\\x([0-9a-fA-F]{2})",
+                  lambda m: bytes([int(m.group(1), 16)]).decode(
+                      "utf-8", "surrogateescape"), word)
+
+
 def run_spec(b, spec, env=None):
     env = {} if env is None else env
     here = os.path.dirname(os.path.abspath(spec))
     with open(spec) as f:
         for lineno, line in enumerate(f, 1):
             line = expand(line, env, f"{spec}:{lineno}")
-            tok = shlex.split(line, comments=True)
+            tok = [unescape_bytes(t) for t in shlex.split(line, comments=True)]
             if not tok:
                 continue
             cmd, args = tok[0], tok[1:]

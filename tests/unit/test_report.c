@@ -522,6 +522,290 @@ static void test_render_write_failure(void **state)
 	fclose(full);
 }
 
+/* --- foreign bytes: the one rule, unique ids, every renderer -------------- */
+
+static char *clean(const char *s)
+{
+	size_t n = report_clean(NULL, 0, s) + 1;
+	char *p = malloc(n);
+
+	assert_non_null(p);
+	assert_int_equal(report_clean(p, n, s), n - 1);
+	return p;
+}
+
+static void test_clean_rule(void **state)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "mlx5_0", "mlx5_0" },
+		{ "a\033[2Jb", "a\\x1B[2Jb" },			/* C0 */
+		{ "tab\there\nnl\r", "tab\\x09here\\x0Anl\\x0D" },
+		{ "del\x7f", "del\\x7F" },			/* DEL */
+		{ "csi\xc2\x9b" "2J", "csi\\xC2\\x9B2J" },	/* C1 */
+		{ "caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80" },
+		{ "nbsp\xc2\xa0", "nbsp\xc2\xa0" },		/* U+00A0 is text */
+		{ "\xef\xbf\xbf\xef\xbf\xbe", "\\xEF\\xBF\\xBF\\xEF\\xBF\\xBE" },
+		{ "over\xc0\xaf", "over\\xC0\\xAF" },		/* overlong */
+		{ "sur\xed\xa0\x80", "sur\\xED\\xA0\\x80" },	/* surrogate */
+		{ "cut\xe2\x82", "cut\\xE2\\x82" },		/* truncated */
+		{ "big\xf4\x90\x80\x80", "big\\xF4\\x90\\x80\\x80" },
+		{ "<&>\"'\\", "<&>\"'\\" },			/* not control */
+	};
+	char buf[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = clean(cases[i].in);
+
+		assert_string_equal(got, cases[i].out);
+		assert_true(report_is_clean(got));
+		assert_int_equal(report_is_clean(cases[i].in),
+				 !strcmp(cases[i].in, cases[i].out));
+		free(got);
+	}
+	/* Cut only between whole sequences and escapes. */
+	assert_int_equal(report_clean(buf, 6, "ab\001cd"), 8);
+	assert_string_equal(buf, "ab");
+	assert_int_equal(report_clean(buf, 3, "a\xc3\xa9"), 3);
+	assert_string_equal(buf, "a");
+	assert_int_equal(report_clean(buf, 4, "a\xc3\xa9"), 3);
+	assert_string_equal(buf, "a\xc3\xa9");
+	assert_int_equal(report_clean(buf, 1, "xyz"), 3);
+	assert_string_equal(buf, "");
+}
+
+/* Every string the model stores has passed the rule, whatever made it. */
+static void test_model_cleans(void **state)
+{
+	struct report r;
+	struct result *res;
+	int s;
+
+	report_init(&r);
+	s = report_subject(&r, SUBJ_NIC, "nic\033]0;x\007", "lbl\xff\x1b[2J",
+			   "0000:\x01", -1);
+	res = report_add(&r, "nic.port", L_NIC, P_BOTH, s, ST_BLOCKED,
+			 "PORT_DOWN", "state %s", "\033[2J\xc2\x85");
+	result_remedy(res, "%s", "fix \x7f\xfe");
+	ev_str(res, "fw", "28.\033[5m%d", 39);
+	assert_string_equal(r.subj[s].id, "nic\\x1B]0;x\\x07");
+	assert_string_equal(r.subj[s].label, "lbl\\xFF\\x1B[2J");
+	assert_string_equal(r.subj[s].pci, "0000:\\x01");
+	assert_string_equal(res->reason, "state \\x1B[2J\\xC2\\x85");
+	assert_string_equal(res->remediation, "fix \\x7F\\xFE");
+	assert_string_equal(ev_find_str(res, "fw"), "28.\\x1B[5m39");
+	report_free(&r);
+}
+
+/* Distinct subjects never share an id, whatever cleaning or cutting did. */
+static void test_subject_ids_unique(void **state)
+{
+	char longname[3][120];
+	struct report r;
+	int a, b, c, d, l[3];
+
+	report_init(&r);
+	a = report_subject(&r, SUBJ_NIC, "dup\001", NULL, NULL, -1);
+	b = report_subject(&r, SUBJ_NIC, "dup\\x01", NULL, NULL, -1);
+	c = report_subject(&r, SUBJ_NIC, "dup\\x01", NULL, NULL, -1);
+	d = report_subject(&r, SUBJ_NIC, "dup\\x01#2", NULL, NULL, -1);
+	assert_string_equal(r.subj[a].id, "dup\\x01");
+	assert_string_equal(r.subj[b].id, "dup\\x01#2");
+	assert_string_equal(r.subj[c].id, "dup\\x01#3");
+	assert_string_equal(r.subj[d].id, "dup\\x01#2#2");
+	for (int i = 0; i < 3; i++) {
+		/* Same 100 bytes, then a different tail: cut at 79. */
+		memset(longname[i], 'n', 100);
+		snprintf(longname[i] + 100, 20, "tail%d", i);
+		l[i] = report_subject(&r, SUBJ_PAIR, longname[i], NULL, NULL, -1);
+		assert_true(strlen(r.subj[l[i]].id) < sizeof(r.subj[0].id));
+	}
+	for (size_t i = 0; i < r.nsubj; i++)
+		for (size_t j = i + 1; j < r.nsubj; j++)
+			assert_string_not_equal(r.subj[i].id, r.subj[j].id);
+	/* An escape is never cut in two to make room for the suffix. */
+	for (int i = 0; i < 40; i++)
+		report_subject(&r, SUBJ_NIC, "\033\033\033\033\033\033\033\033"
+			       "\033\033\033\033\033\033\033\033\033\033\033\033",
+			       NULL, NULL, -1);
+	for (size_t i = 0; i < r.nsubj; i++) {
+		const char *id = r.subj[i].id;
+		const char *hash = strrchr(id, '#');
+
+		assert_true(report_is_clean(id));
+		if (id[0] == '\\')
+			assert_int_equal((hash - id) % 4, 0);
+		for (size_t j = i + 1; j < r.nsubj; j++)
+			assert_string_not_equal(id, r.subj[j].id);
+	}
+	report_free(&r);
+}
+
+static char *render_fmt(const struct report *r,
+			int (*fn)(const struct report *, FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	assert_non_null(m);
+	assert_int_equal(fn(r, m), 0);
+	assert_int_equal(fclose(m), 0);
+	assert_non_null(buf);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Valid UTF-8 with no control byte but the line breaks. */
+static void assert_clean_lines(const char *text)
+{
+	char *copy = strdup(text);
+
+	assert_non_null(copy);
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
+		if (!report_is_clean(line))
+			fail_msg("unclean line: %s", line);
+	free(copy);
+}
+
+/* JUnit fails only what fails the policy. */
+static void test_junit_policy(void **state)
+{
+	struct fixture *f = *state;
+	struct report *r = &f->r;
+	char *x;
+
+	/* --require any, dmabuf READY: exit 0, zero failures. */
+	policy_overall(r, REQUIRE_ANY, false);
+	assert_int_equal(r->exit_code, 0);
+	x = render_fmt(r, render_junit);
+	assert_int_equal(count(x, "<failure"), 0);
+	assert_int_equal(count(x, "<error"), 0);
+	assert_non_null(strstr(x, "failures=\"0\" errors=\"0\" skipped=\"1\""));
+	assert_non_null(strstr(x, "name=\"mech.peermem host\" time=\"0.000000\">"
+			       "<system-out>BLOCKED PEERMEM_NOT_LOADED: "));
+	assert_non_null(strstr(x, "name=\"overall\"><system-out>READY"));
+	assert_non_null(strstr(x, "<skipped message=\"no /dev/gdrdrv\"/>"));
+	/* One testcase per result, two paths, overall. */
+	assert_int_equal(count(x, "<testcase "), r->nres + 3);
+	free(x);
+
+	/* --require peermem: the peermem blocker and the verdict fail. */
+	r->meta.require = "peermem";
+	policy_overall(r, REQUIRE_PEERMEM, false);
+	assert_int_equal(r->exit_code, 1);
+	x = render_fmt(r, render_junit);
+	assert_int_equal(count(x, "<failure"), 3);	/* result, path, overall */
+	assert_non_null(strstr(x, "name=\"mech.peermem host\" time=\"0.000000\">"
+			       "<failure type=\"PEERMEM_NOT_LOADED\""));
+	assert_non_null(strstr(x, "name=\"peermem\"><failure type=\"BLOCKED\""));
+	assert_non_null(strstr(x, "name=\"dmabuf\"><system-out>"));
+	assert_non_null(strstr(x, "name=\"overall\"><failure type=\"BLOCKED\""));
+	free(x);
+
+	/* --warn-fails with dmabuf READY: the WARN fails, the BLOCKED not. */
+	report_add(r, "topo.nccl", L_TOPOLOGY, P_BOTH, 1, ST_WARN,
+		   "NCCL_GDR_OFF", "NCCL would stage through the host");
+	r->meta.require = "any";
+	r->meta.policy.warn_fails = true;
+	policy_overall(r, REQUIRE_ANY, true);
+	assert_int_equal(r->exit_code, 1);
+	x = render_fmt(r, render_junit);
+	assert_int_equal(count(x, "<failure"), 2);	/* the WARN, overall */
+	assert_non_null(strstr(x, "<failure type=\"NCCL_GDR_OFF\""));
+	assert_null(strstr(x, "<failure type=\"PEERMEM_NOT_LOADED\""));
+	free(x);
+}
+
+/* Well-formed for any input, attributes included. */
+static void test_junit_hostile(void **state)
+{
+	struct fixture *f = *state;
+	struct report *r = &f->r;
+	char *x;
+
+	/* meta strings do not pass through the model: the renderer's rule. */
+	snprintf(r->meta.hostname, sizeof(r->meta.hostname),
+		 "h\001<\"'&>\xff\xc2\x9b]]>");
+	report_add(r, "nic.port", L_NIC, P_BOTH, 3, ST_SKIP, "PORT_UNREADABLE",
+		   "<![CDATA[\033[2J\"]]> &amp; \xef\xbf\xbf");
+	x = render_fmt(r, render_junit);
+	assert_clean_lines(x);
+	assert_non_null(strstr(x, "hostname=\"h\\x01&lt;&quot;&apos;&amp;&gt;"
+			       "\\xFF\\xC2\\x9B]]&gt;\""));
+	assert_non_null(strstr(x, "<skipped message=\"&lt;![CDATA[\\x1B[2J"
+			       "&quot;]]&gt; &amp;amp; \\xEF\\xBF\\xBF\"/>"));
+	free(x);
+}
+
+/* Bounded series, pair results counted, label values escaped. */
+static void test_prometheus(void **state)
+{
+	struct fixture *f = *state;
+	struct report *r = &f->r;
+	int pair[3];
+	char *x;
+
+	for (int i = 0; i < 3; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "GPU0~p%d", i);
+		pair[i] = report_subject(r, SUBJ_PAIR, id, NULL, NULL, -1);
+		report_add(r, "topo.path", L_TOPOLOGY, P_BOTH, pair[i],
+			   i ? ST_PASS : ST_WARN, "PATH_PIX", "PIX");
+	}
+	report_subject(r, SUBJ_NIC, "q\"b\\s\001", NULL, NULL, -1);
+	report_add(r, "nic.uverbs", L_NIC, P_BOTH, (int)r->nsubj - 1, ST_PASS,
+		   "UVERBS_OK", "ok");
+	policy_overall(r, REQUIRE_ANY, false);
+	x = render_fmt(r, render_prometheus);
+	assert_clean_lines(x);
+	assert_null(strstr(x, "GPU0~p"));		/* no series per pair */
+	assert_non_null(strstr(x, "gdrcheck_pair_results{gate=\"topo.path\","
+			       "layer=\"topology\",status=\"PASS\"} 2\n"));
+	assert_non_null(strstr(x, "gdrcheck_pair_results{gate=\"topo.path\","
+			       "layer=\"topology\",status=\"WARN\"} 1\n"));
+	assert_non_null(strstr(x, "subject=\"q\\\"b\\\\s\\\\x01\",status=\"PASS\","
+			       "reason_code=\"UVERBS_OK\"} 1\n"));
+	assert_non_null(strstr(x, "gdrcheck_path_verdict{path=\"peermem\","
+			       "verdict=\"BLOCKED\",gate=\"mech.peermem\","
+			       "subject=\"host\",reason_code=\"PEERMEM_NOT_LOADED\"} 1\n"));
+	assert_non_null(strstr(x, "gdrcheck_info{version=\"0.1.0\",require=\"any\"} 1\n"));
+	assert_non_null(strstr(x, "gdrcheck_exit_code{require=\"any\"} 0\n"));
+	/* Results of host, GPU, NIC: one series each. */
+	assert_int_equal(count(x, "\ngdrcheck_gate_status{"), r->nres - 3);
+	free(x);
+}
+
+/* Strings from the command line in the text report: no escape reaches it. */
+static void test_text_hostile(void **state)
+{
+	struct fixture *f = *state;
+	struct render_opts o = { .color = false, .verbose = true };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	snprintf(f->r.meta.capture, sizeof(f->r.meta.capture),
+		 "/tmp/\033[2J\033]0;x\007.tgz");
+	snprintf(f->r.meta.policy.violations[0], 160, "cut \xe2\x82");
+	f->r.meta.policy.nviolations = 1;
+	assert_non_null(m);
+	assert_int_equal(render_text(&f->r, &o, m), 0);
+	fclose(m);
+	assert_clean_lines(buf);
+	assert_non_null(strstr(buf, "capture /tmp/\\x1B[2J\\x1B]0;x\\x07.tgz"));
+	assert_non_null(strstr(buf, "policy   cut \\xE2\\x82\n"));
+	free(buf);
+}
+
 #define FIX_TEST(t) \
 	cmocka_unit_test_setup_teardown(t, fixture_setup, fixture_teardown)
 
@@ -542,7 +826,17 @@ int main(void)
 		FIX_TEST(test_text_verbose),
 		FIX_TEST(test_text_color),
 		FIX_TEST(test_render_write_failure),
+		cmocka_unit_test(test_clean_rule),
+		cmocka_unit_test(test_model_cleans),
+		cmocka_unit_test(test_subject_ids_unique),
+		FIX_TEST(test_junit_policy),
+		FIX_TEST(test_junit_hostile),
+		FIX_TEST(test_prometheus),
+		FIX_TEST(test_text_hostile),
 	};
 
+	/* make msan-check: the jansson readers cannot run under MSan. */
+	if (getenv("CMOCKA_SKIP"))
+		cmocka_set_skip_filter(getenv("CMOCKA_SKIP"));
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
