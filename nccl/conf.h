@@ -33,15 +33,15 @@ struct nccl_conf_entry {
 struct nccl_conf_file {
 	enum nccl_conf_src src;
 	char path[PATH_MAX];
-	int err;		/* 0 read, -ENOENT absent (NCCL skips it), -errno */
+	int err;		/* 0 read, -ENOENT absent (NCCL skips it) */
 	bool used;		/* NCCL opens it in this configuration */
 };
 
 struct nccl_conf {
 	int ver;
 	const char *const *envp;	/* not owned */
-	struct nccl_conf_file file[2];	/* user/home file, /etc/nccl.conf */
-	struct nccl_conf_entry *e;	/* from the files, in precedence order */
+	struct nccl_conf_file file[2];	/* user or home, /etc */
+	struct nccl_conf_entry *e;	/* file values, first wins */
 	size_t n, cap;
 };
 

@@ -74,11 +74,11 @@ static enum nccl_ptype ptype_of_code(int ver, int code)
 }
 
 /*
- * ncclGetLevel (src/graph/topo.cc up to 2.18, src/graph/paths.cc since
- * 2.19.1; same logic 2.12.7-2.30.7): strcmp against topoPathTypeStr[0]
- * to [PATH_SYS] (case-sensitive, names of that release only); else, when
- * the first character is a digit, strtol(str, NULL, 0) into an int, > 5
- * clamped to 5, through levelsOldToNew {LOC, PIX, PXB, PHB, SYS, SYS}.
+ * ncclGetLevel (src/graph/paths.cc, same logic 2.12.7-2.30.7): strcmp
+ * against topoPathTypeStr[0] to [PATH_SYS] (case-sensitive, names of that
+ * release only); else, when the first character is a digit,
+ * strtol(str, NULL, 0) into an int, > 5 clamped to 5, through
+ * levelsOldToNew {LOC, PIX, PXB, PHB, SYS, SYS}.
  */
 int nccl_parse_level(int ver, const char *s, enum nccl_ptype *level)
 {
@@ -132,7 +132,7 @@ bool nccl_parse_param(const char *s, int64_t deflt, int64_t *out)
 	return true;
 }
 
-/* paths.cc NCCL_PARAM(NetGdrC2c, "NET_GDR_C2C", 0) in 2.26.2-2.26.6, 1 since 2.27.3. */
+/* paths.cc NCCL_PARAM(NetGdrC2c): 0 in 2.26.2-2.26.6, 1 since 2.27.3. */
 int nccl_gdr_c2c_default(int ver)
 {
 	if (ver < NCCL_VER(2, 26, 0))
@@ -140,7 +140,7 @@ int nccl_gdr_c2c_default(int ver)
 	return ver < NCCL_VER(2, 27, 0) ? 0 : 1;
 }
 
-/* paths.cc NCCL_PARAM(PxnC2c, "PXN_C2C", 0) in 2.27.3-2.27.7, 1 since 2.28.3. */
+/* paths.cc NCCL_PARAM(PxnC2c): 0 in 2.27.3-2.27.7, 1 since 2.28.3. */
 int nccl_pxn_c2c_default(int ver)
 {
 	if (ver < NCCL_VER(2, 27, 0))
@@ -191,7 +191,8 @@ enum nccl_ptype nccl_p2c_path(int ver, enum nccl_ptype gpu_net,
 	if (ver < NCCL_VER(2, 27, 0))
 		return gpu_net;
 	if (ver < NCCL_VER(2, 27, 5))
-		return gpu_net == NPT_PHB && gpu_cpu == NPT_C2C ? NPT_P2C : gpu_net;
+		return gpu_net == NPT_PHB && gpu_cpu == NPT_C2C ? NPT_P2C :
+		       gpu_net;
 	if (ver >= NCCL_VER(2, 29, 0) && !net_is_local)
 		return gpu_net;
 	if (nccl_merge_path(ver, gpu_cpu, net_cpu) != NPT_P2C)
@@ -558,7 +559,8 @@ static bool gid_in_range(const struct nccl_gid_in *in, const uint8_t raw[16])
 	if (left <= 0)
 		return true;
 	if (in->family == NCCL_AF_INET)
-		return ((word(in->range, 0) ^ word(raw, 3)) & netmask(left)) == 0;
+		return ((word(in->range, 0) ^ word(raw, 3)) &
+			netmask(left)) == 0;
 	for (int i = 0; i < 4 && left > 0; i++) {
 		uint32_t m = netmask(left);
 

@@ -38,7 +38,7 @@ int nccl_path_code(int ver, enum nccl_ptype t);
 /* --- configuration values ------------------------------------------------ */
 
 /*
- * ncclGetLevel (src/graph/paths.cc; topo.cc before 2.19): returns 0 and
+ * ncclGetLevel (src/graph/paths.cc, 2.12.7-2.30.7): returns 0 and
  * sets *level, -ENOENT when NCCL ignores the value (NULL, or neither a
  * name nor a leading digit: the default applies), -ERANGE when the number
  * is one NCCL indexes its table out of bounds with (undefined in NCCL).
@@ -86,7 +86,7 @@ struct nccl_pxn_in {
 	double gpu_net_bw;
 	enum nccl_ptype peer_net;	/* the relay GPU's path to the NIC */
 	double peer_net_bw;
-	bool peer_nvlink;		/* relay <-> this GPU is NVL or better */
+	bool peer_nvlink;		/* relay <-> GPU NVL or better */
 	bool same_system;		/* relay on the same node (MNNVL) */
 	/*
 	 * 2.18.1+: the relay is the NIC's local GPU (ncclTopoGetLocalGpu);
@@ -100,7 +100,7 @@ struct nccl_pxn_in {
 /* Does NCCL route this GPU's traffic to the NIC through the peer (PXN)? */
 bool nccl_pxn_applies(const struct nccl_pxn_in *in);
 
-/* --- ncclTopoCheckGdr ------------------------------------------------------ */
+/* --- ncclTopoCheckGdr ---------------------------------------------- */
 
 enum nccl_gdr_mode { NCCL_GDR_DISABLED, NCCL_GDR_DEFAULT, NCCL_GDR_PCI };
 
@@ -115,19 +115,19 @@ enum nccl_gdr_why {
 
 struct nccl_gdr_in {
 	int ver;
-	bool read;			/* send side: the NIC reads GPU memory */
-	bool net_gdr;			/* NIC gdrSupport (nccl_mechanism) */
+	bool read;			/* send: the NIC reads the GPU */
+	bool net_gdr;			/* NIC gdrSupport */
 	bool gpu_gdr;			/* GPU gdrSupport */
 	bool mlo_part;			/* GPU is an MLO partition */
-	int cc;				/* compute capability, 90 for 9.0 */
+	int cc;				/* compute capability: 90 */
 	int ngpus;			/* GPUs in NCCL's topology */
 	bool nvlink_peer;		/* another GPU at PATH_NVL */
-	enum nccl_ptype dist;		/* GPU->NIC path (PXN, P2C included) */
+	enum nccl_ptype dist;		/* GPU->NIC, after PXN/P2C */
 	enum nccl_ptype relay_dist;	/* with dist PXN: relay GPU->NIC */
-	bool cpu_c2c;			/* the deciding GPU reaches its CPU by C2C */
+	bool cpu_c2c;			/* deciding GPU->CPU is C2C */
 	int64_t gdr_read;		/* NCCL_NET_GDR_READ */
 	int64_t gdr_c2c;		/* NCCL_NET_GDR_C2C */
-	int64_t gdr_mlopart;		/* NCCL_NET_GDR_MLOPART, default 0 */
+	int64_t gdr_mlopart;		/* NCCL_NET_GDR_MLOPART */
 	bool level_set;			/* NCCL_NET_GDR_LEVEL parsed */
 	enum nccl_ptype level;
 };
@@ -142,7 +142,7 @@ struct nccl_gdr_out {
 /* 0, or -EINVAL when a path type does not exist in in->ver. */
 int nccl_gdr_decide(const struct nccl_gdr_in *in, struct nccl_gdr_out *out);
 
-/* --- mechanism: DMA-BUF or peermem ------------------------------------------ */
+/* --- mechanism: DMA-BUF or peermem --------------------------------- */
 
 /* init.cc dmaBufSupported: the communicator's DMA-BUF support. */
 bool nccl_dmabuf_comm(int ver, int64_t dmabuf_enable, bool plugin_dmabuf,
@@ -153,10 +153,10 @@ bool nccl_dmabuf_probe_ok(int ver, int probe_errno);
 enum nccl_mech { NCCL_MECH_HOST, NCCL_MECH_DMABUF, NCCL_MECH_PEERMEM };
 
 struct nccl_mech_out {
-	bool net_gdr;		/* topo.cc: NIC gdrSupport for ncclTopoCheckGdr */
+	bool net_gdr;		/* topo.cc NIC gdrSupport */
 	enum nccl_mech mech;	/* what net.cc registers with */
 	bool no_fallback;	/* a failed regMrDmaBuf fails the job */
-	bool dmabuf_unprobed;	/* 2.13.4 uses DMA-BUF without the NIC probe */
+	bool dmabuf_unprobed;	/* 2.13.4: DMA-BUF, NIC unprobed */
 };
 
 /*
@@ -166,7 +166,7 @@ struct nccl_mech_out {
 void nccl_mechanism(int ver, bool use_gdr, bool comm_dmabuf, bool nic_dmabuf,
 		    bool peermem, struct nccl_mech_out *out);
 
-/* --- devices ----------------------------------------------------------------- */
+/* --- devices -------------------------------------------------------- */
 
 #define NCCL_IF_PREFIX 64
 #define NCCL_MAX_IFS 32
@@ -217,8 +217,8 @@ struct nccl_gid_in {
 	bool infiniband;	/* link layer IB (else Ethernet/RoCE) */
 	int64_t gid_index;	/* NCCL_IB_GID_INDEX */
 	int64_t roce_ver;	/* NCCL_IB_ROCE_VERSION_NUM, default 2 */
-	int64_t flid_index;	/* NCCL_IB_ROUTABLE_FLID_GID_INDEX, default 1 */
-	int family;		/* NCCL_IB_ADDR_FAMILY: NCCL_AF_INET default */
+	int64_t flid_index;	/* ..._ROUTABLE_FLID_GID_INDEX (1) */
+	int family;		/* NCCL_IB_ADDR_FAMILY (AF_INET) */
 	bool range_set;		/* NCCL_IB_ADDR_RANGE parsed */
 	uint8_t range[16];	/* network, 4 bytes for AF_INET */
 	int prefixlen;
@@ -248,7 +248,7 @@ int64_t nccl_cumem_param_default(int ver);
 bool nccl_cumem_enable(int ver, int64_t param, int cuda_driver,
 		       bool has_cumem_create, int attr_vmm, int attr_gdr_vmm);
 
-/* --- topology ------------------------------------------------------------------ */
+/* --- topology ------------------------------------------------------- */
 
 /* topo.cc ncclTopoGetIntDevice: vendor, device, subsystem ids in one. */
 uint64_t nccl_pci_id(unsigned int vendor, unsigned int device,
