@@ -132,6 +132,18 @@ bool nccl_parse_param(const char *s, int64_t deflt, int64_t *out)
 	return true;
 }
 
+/*
+ * paths.cc NCCL_PARAM(NetGdrRead, "NET_GDR_READ", -2), 2.12.7-2.30.7,
+ * read by ncclLoadParam: ncclTopoCheckGdr tests == 0 and < 0.
+ */
+int64_t nccl_gdr_read_param(const char *s)
+{
+	int64_t v;
+
+	nccl_parse_param(s, NCCL_GDR_READ_DEFAULT, &v);
+	return v;
+}
+
 /* paths.cc NCCL_PARAM(NetGdrC2c): 0 in 2.26.2-2.26.6, 1 since 2.27.3. */
 int nccl_gdr_c2c_default(int ver)
 {

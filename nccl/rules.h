@@ -55,6 +55,8 @@ bool nccl_parse_param(const char *s, int64_t deflt, int64_t *out);
 
 /* NCCL_NET_GDR_READ default (paths.cc NCCL_PARAM(NetGdrRead)): -2, auto. */
 #define NCCL_GDR_READ_DEFAULT (-2)
+/* NCCL_NET_GDR_READ as NCCL holds it: > 0 on, 0 off, < 0 auto (rule 3). */
+int64_t nccl_gdr_read_param(const char *s);
 
 /* NCCL_NET_GDR_C2C default: 0 in 2.26.x, 1 since 2.27.3; -1 before 2.26.2. */
 int nccl_gdr_c2c_default(int ver);

@@ -155,6 +155,18 @@ static void test_parse_param(void **state)
 	}
 }
 
+static void test_gdr_read_param(void **state)
+{
+	/* v2.30.7-1 src/graph/paths.cc:460 default -2; param.cc:93-96 */
+	assert_int_equal(nccl_gdr_read_param(NULL), -2);
+	assert_int_equal(nccl_gdr_read_param(""), -2);
+	assert_int_equal(nccl_gdr_read_param("1"), 1);
+	assert_int_equal(nccl_gdr_read_param("0"), 0);
+	assert_int_equal(nccl_gdr_read_param("-1"), -1);
+	assert_int_equal(nccl_gdr_read_param("on"), 0);
+	assert_int_equal(nccl_gdr_read_param("0x1"), 1);
+}
+
 /* --- defaults ------------------------------------------------------------------ */
 
 static void test_defaults(void **state)
@@ -1098,6 +1110,7 @@ int main(void)
 		cmocka_unit_test(test_path_codes),
 		cmocka_unit_test(test_parse_level),
 		cmocka_unit_test(test_parse_param),
+		cmocka_unit_test(test_gdr_read_param),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_gdr_decide),
 		cmocka_unit_test(test_gdr_support_and_errors),
