@@ -34,14 +34,15 @@ CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    report/result.c report/remedy.c report/text.c report/json.c report/json_writer.c \
 	    report/junit.c report/prometheus.c report/redact.c report/xalloc.c \
-	    report/failing.c
+	    report/failing.c \
+	    nccl/rules.c nccl/conf.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
-	     tests/unit/test_json_writer
+	     tests/unit/test_json_writer tests/unit/test_nccl
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 
