@@ -653,18 +653,3 @@ void sysroot_free_list(char **names, size_t count)
 		free(names[i]);
 	free(names);
 }
-
-int sysroot_access(const char *path)
-{
-	char p[PATH_MAX];
-	struct stat st;
-
-	if (!sysroot_path(p, sizeof(p), path))
-		return -ENAMETOOLONG;
-	/* stat, not access(): the errno says absent or unreadable. */
-	if (stat(p, &st))
-		return -errno;
-	if (capture_enabled())
-		capture_exists(path, S_ISDIR(st.st_mode));
-	return 0;
-}

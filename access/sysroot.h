@@ -85,11 +85,4 @@ int sysroot_realpath(const char *path, char *buf, size_t len);
 int sysroot_list(const char *dir, char ***names, size_t *count);
 void sysroot_free_list(char **names, size_t count);
 
-/*
- * Does path exist below the sysroot? 0, or -errno: -ENOENT (and -ENOTDIR)
- * mean absent, anything else (-EACCES, -ELOOP, -ENAMETOOLONG...) that it
- * could not be looked at.
- */
-int sysroot_access(const char *path);
-
 #endif
