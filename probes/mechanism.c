@@ -51,7 +51,7 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, ctx->host, ST_ERROR, "PEERMEM_UNREADABLE",
 			 "cannot tell whether a GPU peer-memory client is "
 			 "loaded: %s: %s", peermem_paths[unreadable].path,
-			 strerror(-err[unreadable]));
+			 sysroot_strerror(-err[unreadable]));
 		ev_str(r, "path", "%s", peermem_paths[unreadable].path);
 		ev_int(r, "errno", -err[unreadable]);
 	} else if (module) {
@@ -93,7 +93,7 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 	if (n < 0 && n != -EINVAL) {
 		r = emit(ctx, ctx->host, ST_SKIP, "NVIDIA_VERSION_UNREADABLE",
 			 "cannot read /proc/driver/nvidia/version: %s (see "
-			 "gpu.driver)", strerror(-n));
+			 "gpu.driver)", sysroot_strerror(-n));
 		ev_int(r, "errno", -n);
 		return;
 	}
