@@ -128,6 +128,21 @@ int render_prometheus(const struct report *r, FILE *out)
 	for (int p = 0; p < PATH_COUNT; p++)
 		fprintf(out, "gdrcheck_ready_pairs{path=\"%s\"} %zu\n",
 			path_name((enum gdr_path)p), r->path[p].nready);
+	/* Per GPU: does any path have a working GPU x NIC pair for it? */
+	family(out, "gdrcheck_gpu_ready", "1 when the GPU works with some RDMA "
+	       "port through a READY path (its GDR rail), else 0.");
+	for (size_t g = 0; g < r->nsubj; g++) {
+		bool ready = false;
+
+		if (r->subj[g].kind != SUBJ_GPU)
+			continue;
+		for (int p = 0; p < PATH_COUNT && !ready; p++)
+			for (size_t i = 0; i < r->path[p].nready && !ready; i++)
+				ready = r->path[p].ready[i][0] == (int)g;
+		fputs("gdrcheck_gpu_ready{gpu=\"", out);
+		label(out, r->subj[g].id);
+		fprintf(out, "\"} %d\n", ready);
+	}
 	family(out, "gdrcheck_policy_violations", "Policy rules the node "
 	       "breaks (--every-gpu, --max-distance, --warn-fails).");
 	fprintf(out, "gdrcheck_policy_violations %d\n",
