@@ -18,6 +18,8 @@
 static char sysroot_dir[PATH_MAX] = "";
 /* The sysroot's directory, opened once: every confined lookup starts here. */
 static int root_fd = -1;
+static dev_t root_dev;
+static ino_t root_ino;
 /* openat2(RESOLVE_IN_ROOT), or the userspace walk (old kernels, tests). */
 static bool use_walk, forced_walk;
 
@@ -64,6 +66,41 @@ void sysroot_set(const char *dir)
 	/* Not a directory: every lookup below it fails (ENOTDIR/ENOENT). */
 	root_fd = open(sysroot_dir[0] ? sysroot_dir : "/",
 		       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd >= 0) {
+		struct stat st;
+
+		if (fstat(root_fd, &st)) {
+			close(root_fd);
+			root_fd = -1;
+			return;
+		}
+		root_dev = st.st_dev;
+		root_ino = st.st_ino;
+	}
+}
+
+/*
+ * The sysroot's directory fd, checked before each use: a vendor library in
+ * the worker may close every descriptor it did not open, and the number may
+ * then name another file. A lost or reused fd is opened again by path.
+ */
+static int sysroot_root_fd(void)
+{
+	struct stat st;
+
+	if (root_fd < 0)
+		return -1;
+	if (!fstat(root_fd, &st) && st.st_dev == root_dev &&
+	    st.st_ino == root_ino && S_ISDIR(st.st_mode))
+		return root_fd;
+	root_fd = open(sysroot_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd >= 0 && (fstat(root_fd, &st) || st.st_dev != root_dev ||
+			     st.st_ino != root_ino)) {
+		/* The directory itself was replaced: confine to nothing. */
+		close(root_fd);
+		root_fd = -1;
+	}
+	return root_fd;
 }
 
 void sysroot_force_walk(bool on)
@@ -109,7 +146,8 @@ static int open_resolved(const char *real, int flags)
 	const char *p = real;
 	int dfd, fd;
 
-	dfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	dfd = sysroot_root_fd() < 0 ? -1 :
+	      fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
 	for (;;) {
@@ -196,7 +234,7 @@ int sysroot_open(const char *path, int flags)
 		fd = open(path, flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
-	if (root_fd < 0)
+	if (sysroot_root_fd() < 0)
 		return -ENOENT;
 	while (!use_walk) {
 		memset(&how, 0, sizeof(how));
