@@ -146,8 +146,9 @@ static int open_resolved(const char *real, int flags)
 	const char *p = real;
 	int dfd, fd;
 
-	dfd = sysroot_root_fd() < 0 ? -1 :
-	      fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	if (sysroot_root_fd() < 0)
+		return -ENOENT;
+	dfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
 	for (;;) {
