@@ -84,6 +84,8 @@ suite examples-ops tests/examples/run.sh
 suite slurm tests/slurm/run.sh
 suite examples sh -c 'n=0; bad=0
 	for f in examples/*/*.json; do
+		# node-problem-detector config, not a report (checked by examples-ops)
+		case $f in *-npd.json) continue ;; esac
 		if python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f"; then
 			n=$((n + 1)); else echo "invalid: $f"; bad=$((bad + 1)); fi
 	done
