@@ -60,8 +60,8 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
 		char val[320];
 		int len;
 
-		if (ev->type == EV_STR)
-			snprintf(val, sizeof(val), "%s", ev->s);
+		if (ev->type == EV_STR)	/* cut between whole sequences */
+			report_clean(val, sizeof(val), ev->s);
 		else if (ev->type == EV_INT)
 			snprintf(val, sizeof(val), "%lld", ev->i);
 		else if (ev->type == EV_REAL)
@@ -124,7 +124,7 @@ static void print_cell(const struct result *const *cell, int width, FILE *out)
 	const struct result *nccl = cell[CELL_NCCL], *acs = cell[CELL_ACS];
 	const char *cls = ev_find_str(cell[CELL_PATH], "nvidia_smi");
 	const char *gdr, *acs_s;
-	char text[64];
+	char full[256], text[64];
 
 	gdr = !nccl || nccl->status == ST_SKIP ? "?" :
 	      nccl->status == ST_PASS ? "gdr" :
@@ -132,7 +132,9 @@ static void print_cell(const struct result *const *cell, int width, FILE *out)
 	acs_s = !acs || acs->status == ST_SKIP || acs->status == ST_ERROR ?
 		"acs?" : acs->status == ST_PASS ? "ok" :
 		acs->status == ST_WARN ? "redir" : "REDIR";
-	snprintf(text, sizeof(text), "%s %s %s", cls ? cls : "-", gdr, acs_s);
+	snprintf(full, sizeof(full), "%s %s %s", cls ? cls : "-", gdr, acs_s);
+	/* A cut never splits a UTF-8 sequence or an escape. */
+	report_clean(text, sizeof(text), full);
 	fprintf(out, "%-*s", width, text);
 }
 

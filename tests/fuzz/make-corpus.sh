@@ -154,6 +154,15 @@ put("fuzz_render", b"\0".join([b"n\x1b]0;x\x07<&>\"'\xff", b"GPU\xc2\x9b",
                                b"a\nb\\\"c", b"]]>&amp;", b"\x7f\xc0\xaf",
                                b"cut \xe2\x82"]))
 
+# Inputs that once crashed a harness stay seeds: tests/fuzz/regressions/HARNESS-*.
+reg = os.path.join(top, "tests", "fuzz", "regressions")
+for f in sorted(os.listdir(reg)) if os.path.isdir(reg) else []:
+    h = f.split("-", 1)[0]
+    if h in harnesses:
+        with open(os.path.join(reg, f), "rb") as src, \
+             open(os.path.join(out, h, "regression-" + f), "wb") as dst:
+            dst.write(src.read())
+
 for h in harnesses:
     print(f"make-corpus: {h}: {len(os.listdir(os.path.join(out, h)))} seeds "
           f"from {len(names)} scenarios")
