@@ -27,15 +27,19 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIBS        = $(shell $(PKG_CONFIG) --libs zlib) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
-CORE_SRCS = access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
-	    \
-	    engine/gates.c engine/verdict.c engine/inventory.c engine/pcitree.c engine/policy.c \
-	    probes/parse.c probes/pcie.c probes/common.c probes/host.c probes/gpu.c probes/nic.c \
+# One folder per layer, listed bottom-up; every #include points down this
+# list (tests/check-layers.sh, run by make check).
+CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
+	    decode/parse.c decode/pcie.c \
+	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
+	    nccl/rules.c nccl/conf.c \
+	    gate/inventory.c gate/pcitree.c \
+	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
-	    report/result.c report/remedy.c report/text.c report/json.c report/json_writer.c \
-	    report/junit.c report/prometheus.c report/redact.c report/xalloc.c \
-	    report/failing.c \
-	    nccl/rules.c nccl/conf.c
+	    engine/gates.c engine/verdict.c engine/policy.c \
+	    report/remedy.c report/text.c report/json.c report/json_writer.c \
+	    report/junit.c report/prometheus.c report/redact.c report/failing.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
@@ -61,7 +65,7 @@ DOUBLE_CFLAGS = -std=gnu11 -O1 -g -fPIC -shared $(WARNFLAGS) -D_GNU_SOURCE -I.
 
 doubles: $(DOUBLES)
 
-tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h access/cuda_api.h
+tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
 
 tests/doubles/libibverbs-fake.so: tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libibverbs.map
@@ -125,13 +129,13 @@ FUZZ_CFLAGS   = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render
 FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 # Production sources each harness exercises.
-FUZZ_SRCS_fuzz_parse   = probes/parse.c
-FUZZ_SRCS_fuzz_pcie    = probes/pcie.c
+FUZZ_SRCS_fuzz_parse   = decode/parse.c
+FUZZ_SRCS_fuzz_pcie    = decode/pcie.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
-FUZZ_SRCS_fuzz_json    = report/json_writer.c
-FUZZ_SRCS_fuzz_render  = report/result.c report/remedy.c report/text.c \
+FUZZ_SRCS_fuzz_json    = report/json_writer.c core/utf8.c
+FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
 			 report/json.c report/json_writer.c report/junit.c \
-			 report/prometheus.c report/failing.c report/xalloc.c
+			 report/prometheus.c report/failing.c core/xalloc.c
 FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\
 	    $(foreach h,$(FUZZ_HARNESSES),tests/fuzz/$(h).c $(FUZZ_SRCS_$(h)))))
 
@@ -141,16 +145,9 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 -include $(FUZZ_OBJS:.o=.d)
 
-$(FUZZ_DIR)/fuzz_parse:   $(FUZZ_DIR)/obj/probes/parse.o
-$(FUZZ_DIR)/fuzz_pcie:    $(FUZZ_DIR)/obj/probes/pcie.o
-# The sysroot layer records --capture entries: it needs capture.o (and zlib).
-$(FUZZ_DIR)/fuzz_sysroot: $(FUZZ_DIR)/obj/access/sysroot.o \
-			  $(FUZZ_DIR)/obj/access/capture.o \
-			  $(FUZZ_DIR)/obj/access/outfile.o
-# The JSON writer is checked against jansson, byte for byte.
-$(FUZZ_DIR)/fuzz_json:    $(FUZZ_DIR)/obj/report/json_writer.o
-# Arbitrary names through the model and every renderer.
-$(FUZZ_DIR)/fuzz_render:  $(addprefix $(FUZZ_DIR)/obj/,$(FUZZ_SRCS_fuzz_render:.c=.o))
+# Each harness links the production sources it names above.
+$(foreach h,$(FUZZ_HARNESSES),$(eval $(FUZZ_DIR)/$(h): \
+	$(addprefix $(FUZZ_DIR)/obj/,$(FUZZ_SRCS_$(h):.c=.o))))
 $(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o
 	$(CC_FUZZ) $(FUZZ_SAN) -o $@ $^ $(shell $(PKG_CONFIG) --libs zlib jansson) -lm
 
@@ -266,7 +263,7 @@ $(MSAN_DIR)/tests/unit/test_%: tests/unit/test_%.c $(MSAN_CORE)
 	$(CC_MSAN) $(BASE_CFLAGS) -O1 -g $(MSAN_FLAGS) $(CFLAGS) -o $@ $< \
 		$(MSAN_CORE) $(LDFLAGS) $(TEST_LIBS) $(LIBS)
 
-$(MSAN_DIR)/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h access/cuda_api.h
+$(MSAN_DIR)/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
 	@mkdir -p $(dir $@)
 	$(CC_MSAN) $(DOUBLE_CFLAGS) $(MSAN_FLAGS) -Wl,-soname,libcuda.so.1 \
 		-o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "access/capture.h"
 #include "access/outfile.h"
 #include "access/pci.h"

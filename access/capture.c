@@ -29,9 +29,23 @@ static struct {
 	size_t n, cap;
 } cap;
 
+static void capture_file(const char *path, const char *data, size_t len);
+static void capture_dir(const char *path);
+static void capture_link(const char *path, const char *target);
+static void capture_exists(const char *path, bool is_dir);
+
+/* The sysroot layer reports what it read through this hook. */
+static const struct sysroot_recorder recorder = {
+	.file = capture_file,
+	.dir = capture_dir,
+	.link = capture_link,
+	.exists = capture_exists,
+};
+
 void capture_enable(void)
 {
 	cap.on = true;
+	sysroot_set_recorder(&recorder);
 }
 
 bool capture_enabled(void)
@@ -118,23 +132,23 @@ static void add(const char *in, enum entry_type type, const char *data,
 	cap.n++;
 }
 
-void capture_file(const char *path, const char *data, size_t len)
+static void capture_file(const char *path, const char *data, size_t len)
 {
 	add(path, E_FILE, data, len);
 }
 
-void capture_dir(const char *path)
+static void capture_dir(const char *path)
 {
 	add(path, E_DIR, NULL, 0);
 }
 
-void capture_link(const char *path, const char *target)
+static void capture_link(const char *path, const char *target)
 {
 	add(path, E_LINK, target, strlen(target));
 }
 
 /* Device nodes and marker files only need to exist in a replay. */
-void capture_exists(const char *path, bool is_dir)
+static void capture_exists(const char *path, bool is_dir)
 {
 	if (is_dir)
 		add(path, E_DIR, NULL, 0);

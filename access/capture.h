@@ -13,14 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Start recording: installs the sysroot layer's recorder hook. */
 void capture_enable(void);
 bool capture_enabled(void);
-
-/* Called by the sysroot layer; paths are absolute inside the sysroot. */
-void capture_file(const char *path, const char *data, size_t len);
-void capture_dir(const char *path);
-void capture_link(const char *path, const char *target);
-void capture_exists(const char *path, bool is_dir);
 
 /* Write the archive; 0 or -errno. */
 int capture_write(const char *file);

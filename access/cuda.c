@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* libcuda through a dlopen'd function table; no CUDA toolkit needed. */
+#include "core/clock.h"
 #include "access/cuda.h"
 
 #include <errno.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "access/symtab.h"
 
 

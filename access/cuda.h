@@ -8,7 +8,7 @@
 /* Bytes allocated per GPU for the DMA-BUF export check. */
 #define CUDA_EXPORT_BYTES (2u << 20)
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 
 /* libcuda's entry points as the worker resolved them. */
 struct cuda_table {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "access/sysroot.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 
 #define IB_CLASS "/sys/class/infiniband"
 

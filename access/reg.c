@@ -4,6 +4,7 @@
  * verified loopback transfer. Every allocation, MR, QP, CQ, PD, context and
  * fd taken here is released on every path (single cleanup exits).
  */
+#include "core/clock.h"
 #include "access/reg.h"
 
 #include <errno.h>

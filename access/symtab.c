@@ -7,14 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void append_name(char *list, size_t len, const char *name,
 			const char *version)
 {

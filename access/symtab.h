@@ -28,7 +28,4 @@ struct sym_entry {
 void *symtab_load(const char *path, const struct sym_entry *syms, size_t n,
 		  void *table, struct lib_facts *lf);
 
-/* Monotonic milliseconds, for call timings. */
-double now_ms(void);
-
 #endif

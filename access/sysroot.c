@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Sysroot-aware file access: the only place that touches /sys, /proc, /dev. */
 #include "access/sysroot.h"
-#include "access/capture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +21,8 @@ static dev_t root_dev;
 static ino_t root_ino;
 /* openat2(RESOLVE_IN_ROOT), or the userspace walk (old kernels, tests). */
 static bool use_walk, forced_walk;
+/* --capture's hook; NULL when nothing records what is read. */
+static const struct sysroot_recorder *recorder;
 
 /*
  * Paths sysroot_realpath has walked whose every component is known not to
@@ -112,6 +113,22 @@ void sysroot_force_walk(bool on)
 bool sysroot_walking(void)
 {
 	return use_walk;
+}
+
+void sysroot_set_recorder(const struct sysroot_recorder *rec)
+{
+	recorder = rec;
+}
+
+bool sysroot_recording(void)
+{
+	return recorder != NULL;
+}
+
+void sysroot_record_file(const char *path, const char *data, size_t len)
+{
+	if (recorder)
+		recorder->file(path, data, len);
 }
 
 const char *sysroot_get(void)
@@ -274,8 +291,8 @@ int sysroot_access(const char *path)
 	int ret = sysroot_stat(path, &st);
 
 	/* A --capture replays only what it recorded as existing. */
-	if (!ret && capture_enabled())
-		capture_exists(path, S_ISDIR(st.st_mode));
+	if (!ret && recorder)
+		recorder->exists(path, S_ISDIR(st.st_mode));
 	return ret;
 }
 
@@ -325,7 +342,7 @@ out:
  */
 static void capture_listing(int dfd, const char *dir, char **names, size_t n)
 {
-	capture_dir(dir);
+	recorder->dir(dir);
 	for (size_t i = 0; i < n; i++) {
 		char rel[PATH_MAX], target[PATH_MAX];
 		struct stat st;
@@ -336,14 +353,14 @@ static void capture_listing(int dfd, const char *dir, char **names, size_t n)
 		    fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			capture_dir(rel);
+			recorder->dir(rel);
 		} else if (S_ISLNK(st.st_mode)) {
 			len = readlinkat(dfd, names[i], target,
 					 sizeof(target) - 1);
 			if (len < 0)
 				continue;
 			target[len] = '\0';
-			capture_link(rel, target);
+			recorder->link(rel, target);
 		}
 	}
 }
@@ -359,7 +376,8 @@ bool sysroot_is_dir(const char *path)
 
 	if (sysroot_stat(path, &st) || !S_ISDIR(st.st_mode))
 		return false;
-	capture_dir(path);
+	if (recorder)
+		recorder->dir(path);
 	return true;
 }
 
@@ -408,7 +426,8 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	}
 	buf[used] = '\0';
 	ret = (ssize_t)used;
-	capture_file(path, buf, used);
+	if (recorder)
+		recorder->file(path, buf, used);
 out:
 	close(fd);
 	if (ret < 0)
@@ -502,7 +521,8 @@ int sysroot_link_name(const char *path, char *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
-	capture_link(path, target);
+	if (recorder)
+		recorder->link(path, target);
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
 	if (strlen(base) >= len)
@@ -597,7 +617,8 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			if (n < 0)
 				return -errno;
 			target[n] = '\0';
-			capture_link(done, target);
+			if (recorder)
+				recorder->link(done, target);
 			/* Rest of the path after this component. */
 			{
 				char rest[PATH_MAX];
@@ -667,7 +688,7 @@ int sysroot_list(const char *dir, char ***names, size_t *count)
 		}
 		n++;
 	}
-	if (capture_enabled())
+	if (recorder)
 		capture_listing(dirfd(d), dir, v, n);
 	closedir(d);
 	if (n)

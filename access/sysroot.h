@@ -24,6 +24,23 @@
 void sysroot_set(const char *dir);
 const char *sysroot_get(void);
 
+/*
+ * What --capture records, as a hook so this layer knows nothing of the
+ * archive: every file read, directory listed or tested, link followed and
+ * node tested for existence. NULL (the default) records nothing. Paths are
+ * absolute inside the sysroot.
+ */
+struct sysroot_recorder {
+	void (*file)(const char *path, const char *data, size_t len);
+	void (*dir)(const char *path);
+	void (*link)(const char *path, const char *target);
+	void (*exists)(const char *path, bool is_dir);
+};
+void sysroot_set_recorder(const struct sysroot_recorder *rec);
+bool sysroot_recording(void);
+/* Record bytes read by someone else (libpci's config space). */
+void sysroot_record_file(const char *path, const char *data, size_t len);
+
 /* Test hook: use the userspace walk instead of openat2 (true), or not. */
 void sysroot_force_walk(bool on);
 bool sysroot_walking(void);

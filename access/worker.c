@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "access/cuda.h"
 #include "access/reg.h"
 #include "access/symtab.h"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 
 #define LOAD(h, name, type) ((type)dlsym(h, name))
 

@@ -4,20 +4,12 @@
 
 #include <stdio.h>
 
-#include "engine/context.h"
-
-enum gate_scope {
-	SCOPE_HOST = 0,
-	SCOPE_GPU,
-	SCOPE_NIC,
-	SCOPE_PORT,
-	SCOPE_PAIR,
-};
+#include "gate/context.h"
 
 struct gate {
 	const char *id;
 	enum gdr_layer layer;
-	enum gate_scope scope;
+	enum subject_kind scope;	/* what it is asked about, once each */
 	unsigned int paths;	/* which paths a BLOCKED here closes */
 	const char *title;
 	void (*run)(struct gdr_ctx *ctx, const struct target *t);

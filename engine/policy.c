@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "engine/gates.h"
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
 static void violation(struct report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

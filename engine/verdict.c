@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
 #include "engine/gates.h"
 

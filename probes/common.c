@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "access/sysroot.h"
 #include "probes/probes.h"
 

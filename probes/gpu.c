@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "access/cuda.h"
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "access/sysroot.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "probes/probes.h"
 
 #define NV_VERSION "/proc/driver/nvidia/version"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "access/sysroot.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "probes/probes.h"
 
 #define OSRELEASE	"/proc/sys/kernel/osrelease"

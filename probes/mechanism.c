@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "access/cuda.h"
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "access/sysroot.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "probes/probes.h"
 
 /* The paths NCCL's IB transport checks, in its order. */

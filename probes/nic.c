@@ -7,9 +7,9 @@
 
 #include "access/ibsysfs.h"
 #include "access/sysroot.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "probes/probes.h"
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
 #define IB_CLASS	"/sys/class/infiniband"
 #define UVERBS_CLASS	"/sys/class/infiniband_verbs"

@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "access/pci.h"
-#include "probes/pcie.h"
+#include "decode/pcie.h"
 
 #include "access/sysroot.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "probes/probes.h"
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
 /* NVIDIA's BAR1 is the GPU's second memory BAR (see pci_nth_mem_bar). */
 #define BAR1_ORDINAL 1

@@ -7,8 +7,8 @@
  * layer (sysroot files, vendor facts from the worker) and records results
  * with emit(). Probes never print.
  */
-#include "engine/context.h"
-#include "probes/parse.h"
+#include "gate/context.h"
+#include "decode/parse.h"
 
 /* host */
 void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t);

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "access/reg.h"
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "probes/probes.h"
 
 /*

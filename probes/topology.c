@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "access/pci.h"
 #include "access/sysroot.h"
-#include "probes/parse.h"
-#include "probes/pcie.h"
+#include "decode/parse.h"
+#include "decode/pcie.h"
 #include "probes/probes.h"
 
 /* Is the kernel running under a hypervisor (the cpuinfo flag)? */

@@ -9,8 +9,8 @@
  */
 #include <string.h>
 
-#include "report/result.h"
-#include "report/xalloc.h"
+#include "core/result.h"
+#include "core/xalloc.h"
 
 unsigned int report_accepted_paths(const struct report *r)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "report/json_writer.h"
-#include "report/result.h"
+#include "core/result.h"
 
 #define SCHEMA_VERSION "1.0"
 

@@ -59,11 +59,5 @@ void jw_null(struct json_writer *w, const char *key);
 
 /* The same checks the writer applies: exposed for tests. */
 bool jw_valid_utf8(const char *s);
-/*
- * Length of the well-formed UTF-8 multi-byte sequence at s (RFC 3629: no
- * overlong forms, no surrogates, nothing above U+10FFFF), 0 when s does
- * not start one. Reads no further than a NUL.
- */
-size_t jw_utf8_sequence(const unsigned char *s);
 
 #endif

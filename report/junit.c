@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/result.h"
+#include "core/result.h"
 
 /*
  * Text and attribute values: markup characters as entities; anything the

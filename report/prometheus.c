@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/result.h"
-#include "report/xalloc.h"
+#include "core/result.h"
+#include "core/xalloc.h"
 
 /*
  * Label values: UTF-8 with backslash, double quote and newline escaped.

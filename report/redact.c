@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/result.h"
+#include "core/result.h"
 
 #define HOST_MASK "<host>"
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
-#include "report/result.h"
+#include "core/result.h"
 
 size_t report_remedies(const struct report *r, struct remedy **out)
 {

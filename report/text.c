@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/result.h"
-#include "report/xalloc.h"
+#include "core/result.h"
+#include "core/xalloc.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"

@@ -5,6 +5,7 @@
 #   2. doubles   self-test of the libcuda/libibverbs test doubles
 #   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
 #   4. docs      every option and gate is in the man page
+#      layers    every #include points down the folders (check-layers.sh)
 #      examples  committed real reports still match the schema
 #      slurm     the health-check wrapper against a real local Slurm
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
@@ -70,6 +71,7 @@ for t in tests/unit/test_*; do
 	add "$p" "$f"
 done
 
+suite layers sh -c 'if tests/check-layers.sh; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi'
 suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 suite docs tests/check-docs.sh

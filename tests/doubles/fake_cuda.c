@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Scenario-driven test double of libcuda.so.1: the subset in
- * access/cuda_api.h plus cuMemcpy{HtoD,DtoH}_v2. "GPU memory" is a memfd
+ * decode/cuda_api.h plus cuMemcpy{HtoD,DtoH}_v2. "GPU memory" is a memfd
  * ("fake-dmabuf") per allocation, mapped MAP_SHARED at the device pointer
  * (mem = host) or only at a hidden address behind an inaccessible
  * reservation (mem = unmapped). dma-buf export hands out a memfd sharing
@@ -55,7 +55,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 #include "tests/doubles/fake_scenario.h"
 
 #define CUDA_ERROR_INVALID_CONTEXT	201

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "access/cuda_api.h"
+#include "decode/cuda_api.h"
 
 #define CUDA_ERROR_INVALID_CONTEXT 201
 

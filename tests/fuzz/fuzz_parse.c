@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the procfs/sysfs text parsers of probes/parse.h.
+ * libFuzzer harness for the procfs/sysfs text parsers of decode/parse.h.
  *
  * Input: byte 0 selects the parser, byte 1 is a parameter (an output buffer
  * size, a line index, a BAR ordinal), the rest is the file text, handed over
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "probes/parse.h"
+#include "decode/parse.h"
 #include "tests/fuzz/fuzz_common.h"
 
 enum {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the PCI configuration-space walks of probes/pcie.h.
+ * libFuzzer harness for the PCI configuration-space walks of decode/pcie.h.
  *
  * The input is a config-space image (as read from sysfs `config`: 64, 256 or
  * 4096 bytes, or anything a broken capture holds) handed over as raw bytes
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "probes/pcie.h"
+#include "decode/pcie.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #define CFG_MAX 4096

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness for the renderers (report/text.c, junit.c,
- * prometheus.c, json.c) behind the model's cleaning rule (report/result.c):
+ * prometheus.c, json.c) behind the model's cleaning rule (core/result.c):
  * arbitrary bytes as the hostname, subject ids and labels, a reason, a
  * remediation, evidence and a path summary must give
  *   - text and Prometheus output that is valid UTF-8 with no control byte
@@ -19,7 +19,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "report/result.h"
+#include "core/result.h"
 #include "tests/fuzz/fuzz_common.h"
 
 enum { C_HOST, C_GPU, C_GPU_LABEL, C_NIC, C_NIC_LABEL, C_REASON, C_REMEDY,

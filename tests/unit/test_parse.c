@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for the pure parsers and classifiers in probes/parse.h. */
+/* Unit tests for the pure parsers and classifiers in decode/parse.h. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "probes/parse.h"
+#include "decode/parse.h"
 
 /* --- parse_kernel_release / kver_cmp ------------------------------------ */
 

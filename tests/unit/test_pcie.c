@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for the config space decoders and the PCIe tree classifier in
- * probes/pcie.h. Config space is built byte by byte the way
+ * decode/pcie.h. Config space is built byte by byte the way
  * tests/scenarios/mksysroot.py's config() lays it out: type-1 header for
  * bridges, cap-list status bit, PCI Express capability at 0x40 (the only
  * standard one), AER at 0x100 and, optionally, ACS at 0x148.
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "probes/pcie.h"
+#include "decode/pcie.h"
 
 #define CFG_SIZE 4096
 

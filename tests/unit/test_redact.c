@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "report/result.h"
+#include "core/result.h"
 
 static void test_redact_masks_identifiers(void **state)
 {

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "engine/gates.h"
-#include "report/result.h"
+#include "core/result.h"
 
 /* --- the model ----------------------------------------------------------- */
 

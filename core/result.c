@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "report/result.h"
+#include "core/result.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/json_writer.h"
-#include "report/xalloc.h"
+#include "core/utf8.h"
+#include "core/xalloc.h"
 
 /*
  * The report's strings (reasons, remediations, evidence keys and values)
@@ -103,7 +103,7 @@ int report_safe_seq(const char *s)
 		return 0;
 	if (*p < 0x80)
 		return *p < 0x20 || *p == 0x7f ? -1 : 1;
-	n = jw_utf8_sequence(p);
+	n = utf8_sequence(p);
 	if (!n)
 		return -1;
 	/* C1 controls (U+0080..U+009F): 0xc2 0x80..0x9f. */
@@ -506,50 +506,6 @@ const char *ev_find_str(const struct result *res, const char *key)
 		if (res->ev[e].type == EV_STR && !strcmp(res->ev[e].key, key))
 			return res->ev[e].s;
 	return NULL;
-}
-
-const char *status_name(enum gdr_status st)
-{
-	static const char *const names[] = {
-		[ST_PASS] = "PASS", [ST_WARN] = "WARN",
-		[ST_BLOCKED] = "BLOCKED", [ST_SKIP] = "SKIP",
-		[ST_ERROR] = "ERROR",
-	};
-
-	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ?
-	       names[st] : "?";
-}
-
-const char *layer_name(enum gdr_layer l)
-{
-	static const char *const names[] = {
-		[L_HOST] = "host", [L_GPU] = "gpu", [L_NIC] = "nic",
-		[L_MECHANISM] = "mechanism", [L_TOPOLOGY] = "topology",
-		[L_PLATFORM] = "platform", [L_REGISTRATION] = "registration",
-		[L_DATAPATH] = "datapath",
-	};
-
-	return (unsigned int)l < L_COUNT ? names[l] : "?";
-}
-
-const char *path_name(enum gdr_path p)
-{
-	return p == PATH_DMABUF ? "dmabuf" : p == PATH_PEERMEM ? "peermem" : "?";
-}
-
-const char *verdict_name(enum verdict v)
-{
-	return v == V_READY ? "READY" : v == V_BLOCKED ? "BLOCKED" : "UNKNOWN";
-}
-
-const char *subject_kind_name(enum subject_kind k)
-{
-	static const char *const names[] = {
-		[SUBJ_HOST] = "host", [SUBJ_GPU] = "gpu", [SUBJ_NIC] = "nic",
-		[SUBJ_PORT] = "port", [SUBJ_PAIR] = "pair",
-	};
-
-	return (unsigned int)k <= SUBJ_PAIR ? names[k] : "?";
 }
 
 void pair_grid_build(const struct report *r, struct pair_grid *g)

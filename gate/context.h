@@ -7,8 +7,8 @@
 
 #include "access/pci.h"
 #include "access/vendor.h"
-#include "probes/pcie.h"
-#include "report/result.h"
+#include "decode/pcie.h"
+#include "core/result.h"
 
 enum require_policy {
 	REQUIRE_ANY = 0,

@@ -12,44 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum gdr_status {
-	ST_PASS = 0,
-	ST_WARN,
-	ST_BLOCKED,
-	ST_SKIP,
-	ST_ERROR,
-};
-
-enum gdr_layer {
-	L_HOST = 0,
-	L_GPU,
-	L_NIC,
-	L_MECHANISM,
-	L_TOPOLOGY,
-	L_PLATFORM,
-	L_REGISTRATION,
-	L_DATAPATH,
-	L_COUNT,
-};
-
-/* The two ways to register GPU memory with a NIC. */
-enum gdr_path {
-	PATH_DMABUF = 0,
-	PATH_PEERMEM,
-	PATH_COUNT,
-};
-#define P_DMABUF	(1u << PATH_DMABUF)
-#define P_PEERMEM	(1u << PATH_PEERMEM)
-#define P_BOTH		(P_DMABUF | P_PEERMEM)
-#define P_NONE		0u
-
-enum subject_kind {
-	SUBJ_HOST = 0,
-	SUBJ_GPU,
-	SUBJ_NIC,
-	SUBJ_PORT,
-	SUBJ_PAIR,
-};
+#include "core/names.h"
 
 struct subject {
 	enum subject_kind kind;
@@ -105,11 +68,6 @@ struct result {
 	bool waived;
 };
 
-enum verdict {
-	V_READY = 0,
-	V_BLOCKED,
-	V_UNKNOWN,
-};
 
 struct path_verdict {
 	enum verdict verdict;
@@ -241,11 +199,6 @@ void ev_real(struct result *res, const char *key, double val);
 /* The string evidence key of res (which may be NULL), or NULL. */
 const char *ev_find_str(const struct result *res, const char *key);
 
-const char *status_name(enum gdr_status st);
-const char *layer_name(enum gdr_layer l);
-const char *path_name(enum gdr_path p);
-const char *verdict_name(enum verdict v);
-const char *subject_kind_name(enum subject_kind k);
 
 /*
  * The GPU x RDMA device grid of a report, indexed once (a 64 x 64 node has

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "report/result.h"
+#include "core/names.h"
 
 struct kver {
 	int major, minor, patch;

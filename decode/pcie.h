@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/names.h"
+
 #define PCI_CAP_ID_EXP		0x10
 #define PCI_EXT_CAP_ID_ACS_	0x000d
 
@@ -58,16 +60,6 @@ int pcie_read_acs(const uint8_t *cfg, size_t len, struct acs_regs *acs);
 void acs_bits_string(uint16_t bits, char *buf, size_t len);
 
 /* Distance classes, nearest first. nvidia-smi uses all; NCCL has no NODE. */
-enum topo_class {
-	TOPO_PIX = 0,	/* at most one PCIe bridge (one switch) */
-	TOPO_PXB,	/* several bridges, not the host bridge */
-	TOPO_PHB,	/* through a PCIe host bridge (the CPU) */
-	TOPO_NODE,	/* between host bridges of one NUMA node */
-	TOPO_SYS,	/* across the SMP interconnect between NUMA nodes */
-	TOPO_UNKNOWN,
-};
-const char *topo_class_name(enum topo_class c);
-
 /* NCCL's path types by name (their numbers change between versions). */
 enum nccl_path {
 	NCCL_LOC = 0,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "probes/parse.h"
-#include "access/cuda_api.h"
+#include "decode/parse.h"
+#include "decode/cuda_api.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/xalloc.h"
+#include "core/xalloc.h"
 
 #include "access/sysroot.h"
-#include "engine/context.h"
-#include "probes/parse.h"
+#include "gate/context.h"
+#include "decode/parse.h"
 
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define IB_CLASS	"/sys/class/infiniband"

@@ -11,12 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access/capture.h"
 #include "access/pci.h"
 #include "access/sysroot.h"
-#include "engine/context.h"
-#include "probes/parse.h"
-#include "report/xalloc.h"
+#include "gate/context.h"
+#include "decode/parse.h"
+#include "core/xalloc.h"
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
 
@@ -210,7 +209,7 @@ void pcitree_build(struct gdr_ctx *ctx)
 		if (!t->n[i].bridge)
 			continue;
 		c->len = pci_config_read(t->n[i].bdf, c->bytes, sizeof(c->bytes));
-		if (c->len > 0 && capture_enabled()) {
+		if (c->len > 0 && sysroot_recording()) {
 			/* libpci read it, not the sysroot layer: record it. */
 			char p[PATH_MAX], real[PATH_MAX];
 
@@ -218,8 +217,8 @@ void pcitree_build(struct gdr_ctx *ctx)
 			if (!sysroot_realpath(p, real, sizeof(real)) &&
 			    strlen(real) + 8 < sizeof(p)) {
 				snprintf(p, sizeof(p), "%s/config", real);
-				capture_file(p, (const char *)c->bytes,
-					     (size_t)c->len);
+				sysroot_record_file(p, (const char *)c->bytes,
+						    (size_t)c->len);
 			}
 		}
 		if (c->len > 0)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "probes/pcie.h"
+#include "decode/pcie.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,17 +149,6 @@ void acs_bits_string(uint16_t bits, char *buf, size_t len)
 	}
 	if (!buf[0])
 		snprintf(buf, len, "none");
-}
-
-const char *topo_class_name(enum topo_class c)
-{
-	static const char *const names[] = {
-		[TOPO_PIX] = "PIX", [TOPO_PXB] = "PXB", [TOPO_PHB] = "PHB",
-		[TOPO_NODE] = "NODE", [TOPO_SYS] = "SYS",
-		[TOPO_UNKNOWN] = "unknown",
-	};
-
-	return (unsigned int)c <= TOPO_UNKNOWN ? names[c] : "unknown";
 }
 
 const char *nccl_path_name(enum nccl_path p)

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/* One name table per vocabulary (core/names.h). */
+#include "core/names.h"
+
+const char *status_name(enum gdr_status st)
+{
+	static const char *const names[] = {
+		[ST_PASS] = "PASS", [ST_WARN] = "WARN",
+		[ST_BLOCKED] = "BLOCKED", [ST_SKIP] = "SKIP",
+		[ST_ERROR] = "ERROR",
+	};
+
+	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ?
+	       names[st] : "?";
+}
+
+const char *layer_name(enum gdr_layer l)
+{
+	static const char *const names[] = {
+		[L_HOST] = "host", [L_GPU] = "gpu", [L_NIC] = "nic",
+		[L_MECHANISM] = "mechanism", [L_TOPOLOGY] = "topology",
+		[L_PLATFORM] = "platform", [L_REGISTRATION] = "registration",
+		[L_DATAPATH] = "datapath",
+	};
+
+	return (unsigned int)l < L_COUNT ? names[l] : "?";
+}
+
+const char *path_name(enum gdr_path p)
+{
+	return p == PATH_DMABUF ? "dmabuf" : p == PATH_PEERMEM ? "peermem" : "?";
+}
+
+const char *verdict_name(enum verdict v)
+{
+	return v == V_READY ? "READY" : v == V_BLOCKED ? "BLOCKED" : "UNKNOWN";
+}
+
+const char *subject_kind_name(enum subject_kind k)
+{
+	static const char *const names[] = {
+		[SUBJ_HOST] = "host", [SUBJ_GPU] = "gpu", [SUBJ_NIC] = "nic",
+		[SUBJ_PORT] = "port", [SUBJ_PAIR] = "pair",
+	};
+
+	return (unsigned int)k <= SUBJ_PAIR ? names[k] : "?";
+}
+
+const char *topo_class_name(enum topo_class c)
+{
+	static const char *const names[] = {
+		[TOPO_PIX] = "PIX", [TOPO_PXB] = "PXB", [TOPO_PHB] = "PHB",
+		[TOPO_NODE] = "NODE", [TOPO_SYS] = "SYS",
+		[TOPO_UNKNOWN] = "unknown",
+	};
+
+	return (unsigned int)c <= TOPO_UNKNOWN ? names[c] : "unknown";
+}

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Every #include points down the layers (or sideways inside one), and no
+# file-level include circle exists. Layers, bottom-up (the Makefile lists
+# CORE_SRCS in the same order):
+#   core    the result model, name tables, allocation, clock
+#   decode  pure decoders of sysfs/procfs/config-space bytes
+#   access  the sysroot, vendor libraries (dlopen, worker), libpci, capture
+#   nccl    NCCL's rules, versioned, pure
+#   gate    the gate API: run context, inventory, PCIe tree, emit
+#   probes  the gate functions
+#   engine  the gate table, verdicts, policy
+#   report  renderers (text, JSON, JUnit, Prometheus), redaction
+#   gdrcheck.c  options and main
+# Prints "layers: ok" or every offending edge, and exits 1.
+cd "$(dirname "$0")/.." || exit 2
+exec python3 - "$@" <<'PY'
+import os, re, sys
+rank = {'core': 0, 'decode': 1, 'access': 2, 'nccl': 3, 'gate': 4,
+        'probes': 5, 'engine': 6, 'report': 7, '.': 8}
+files = [os.path.join(d, f) if d != '.' else f
+         for d in rank for f in sorted(os.listdir(d))
+         if f.endswith(('.c', '.h')) and (d != '.' or f == 'gdrcheck.c')]
+inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+bad, graph = [], {}
+for f in files:
+    src = os.path.dirname(f) or '.'
+    deps = inc.findall(open(f, encoding='utf-8').read())
+    graph[f] = [d for d in deps if os.path.exists(d)]
+    for d in deps:
+        dst = os.path.dirname(d) or '.'
+        if dst not in rank:
+            bad.append(f'{f}: includes "{d}" from no known layer')
+        elif rank[dst] > rank[src]:
+            bad.append(f'{f} ({src}) includes {d} ({dst}): points up')
+    # Decoders are pure: only core's name tables, never the model.
+    if src == 'decode':
+        for d in deps:
+            if d.startswith('core/') and d != 'core/names.h':
+                bad.append(f'{f}: a decoder includes {d}')
+# Circles between files (a .c and its own .h are one unit).
+def unit(p):
+    return p[:-2] if p.endswith(('.c', '.h')) else p
+ug = {}
+for f, deps in graph.items():
+    ug.setdefault(unit(f), set()).update(unit(d) for d in deps if unit(d) != unit(f))
+state = {}
+def visit(u, stack):
+    state[u] = 1
+    for v in sorted(ug.get(u, ())):
+        if state.get(v) == 1:
+            bad.append('circle: ' + ' -> '.join(stack[stack.index(v):] + [v]))
+        elif v not in state:
+            visit(v, stack + [v])
+    state[u] = 2
+for u in sorted(ug):
+    if u not in state:
+        visit(u, [u])
+for b in bad:
+    print(b)
+print('layers: ok' if not bad else f'layers: {len(bad)} problems')
+sys.exit(1 if bad else 0)
+PY
