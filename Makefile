@@ -34,7 +34,7 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
 	    nccl/rules.c nccl/conf.c \
-	    gate/inventory.c gate/pcitree.c \
+	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
@@ -46,7 +46,7 @@ OBJS      = gdrcheck.o $(CORE_OBJS)
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
-	     tests/unit/test_json_writer tests/unit/test_nccl
+	     tests/unit/test_json_writer tests/unit/test_nccl tests/unit/test_catalog
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 
@@ -135,7 +135,8 @@ FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_writer.c core/utf8.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
 			 report/json.c report/json_writer.c report/junit.c \
-			 report/prometheus.c report/failing.c core/xalloc.c
+			 report/prometheus.c report/failing.c core/xalloc.c \
+			 gate/catalog.c
 FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\
 	    $(foreach h,$(FUZZ_HARNESSES),tests/fuzz/$(h).c $(FUZZ_SRCS_$(h)))))
 

@@ -336,7 +336,7 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
 	return (int)r->nsubj++;
 }
 
-struct result *report_vadd(struct report *r, const char *gate,
+struct result *report_vadd(struct report *r, const struct gate_desc *gate,
 			   enum gdr_layer layer, unsigned int paths,
 			   int subject, enum gdr_status st, const char *code,
 			   const char *fmt, va_list ap)
@@ -357,7 +357,7 @@ struct result *report_vadd(struct report *r, const char *gate,
 	return res;
 }
 
-struct result *report_add(struct report *r, const char *gate,
+struct result *report_add(struct report *r, const struct gate_desc *gate,
 			  enum gdr_layer layer, unsigned int paths,
 			  int subject, enum gdr_status st, const char *code,
 			  const char *fmt, ...)
@@ -371,12 +371,17 @@ struct result *report_add(struct report *r, const char *gate,
 	return res;
 }
 
+void result_vremedy(struct result *res, const char *fmt, va_list ap)
+{
+	res->remediation = report_vprintf(res->rep, fmt, ap);
+}
+
 void result_remedy(struct result *res, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	res->remediation = report_vprintf(res->rep, fmt, ap);
+	result_vremedy(res, fmt, ap);
 	va_end(ap);
 }
 

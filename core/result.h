@@ -45,10 +45,26 @@ struct evidence {
 
 struct report;
 
+/*
+ * What the catalog (gate/gates.def) says about a gate. Results point at
+ * it: renderers and the verdict read the gate from here, never by name.
+ */
+struct gate_desc {
+	int index;		/* chain position, G_* */
+	const char *id;		/* "nic.port" */
+	enum gdr_layer layer;
+	enum subject_kind scope;	/* what it is asked about, once each */
+	unsigned int paths;	/* which paths a BLOCKED here closes */
+	bool proof;		/* must PASS for a READY path (see below) */
+	unsigned int stages;	/* worker stages it reads (1 << stage) */
+	unsigned long long deps;	/* gates it builds on (1 << index) */
+	const char *title;
+};
+
 /* Strings and evidence belong to the report's blocks (report_alloc). */
 struct result {
 	struct report *rep;	/* the report that holds this result */
-	const char *gate;	/* static gate id, e.g. "nic.port" */
+	const struct gate_desc *gate;
 	enum gdr_layer layer;
 	unsigned int paths;	/* P_* masks this result can close */
 	int subject;
@@ -178,12 +194,12 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
  */
 void *report_alloc(struct report *r, size_t n);
 
-struct result *report_vadd(struct report *r, const char *gate,
+struct result *report_vadd(struct report *r, const struct gate_desc *gate,
 			   enum gdr_layer layer, unsigned int paths,
 			   int subject, enum gdr_status st, const char *code,
 			   const char *fmt, va_list ap)
 	__attribute__((format(printf, 8, 0)));
-struct result *report_add(struct report *r, const char *gate,
+struct result *report_add(struct report *r, const struct gate_desc *gate,
 			  enum gdr_layer layer, unsigned int paths,
 			  int subject, enum gdr_status st, const char *code,
 			  const char *fmt, ...)
@@ -191,6 +207,8 @@ struct result *report_add(struct report *r, const char *gate,
 
 void result_remedy(struct result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void result_vremedy(struct result *res, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void ev_str(struct result *res, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ev_int(struct result *res, const char *key, long long val);

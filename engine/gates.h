@@ -6,24 +6,15 @@
 
 #include "gate/context.h"
 
-struct gate {
-	const char *id;
-	enum gdr_layer layer;
-	enum subject_kind scope;	/* what it is asked about, once each */
-	unsigned int paths;	/* which paths a BLOCKED here closes */
-	const char *title;
-	void (*run)(struct gdr_ctx *ctx, const struct target *t);
-	bool proof;		/* must PASS for a READY path (see result.h) */
-};
-
-extern const struct gate gate_table[];
-extern const size_t gate_count;
+/* A gate's probe function, from the catalog's GATE row. */
+typedef void (*gate_fn)(struct gdr_ctx *ctx, const struct target *t);
+extern const gate_fn gate_run[G_COUNT];
 
 /*
  * --only/--skip: is the gate selected? Lists are comma separated gate ids
  * or layer names. gates_check_list() returns the first unknown token.
  */
-bool gate_selected(const struct options *o, const struct gate *g);
+bool gate_selected(const struct options *o, const struct gate_desc *g);
 const char *gates_check_list(const char *list);
 /* Does any selected gate belong to one of the layers in mask (1 << L_*)? */
 bool layers_selected(const struct options *o, unsigned int mask);

@@ -47,7 +47,7 @@ static void pair_index_build(const struct report *r, struct pair_index *ix)
 		ix->path_result[i] = -1;
 	for (size_t i = 0; i < r->nres; i++)
 		if (ix->path_result[r->res[i].subject] < 0 &&
-		    !strcmp(r->res[i].gate, "topo.path"))
+		    r->res[i].gate->index == G_TOPO_PATH)
 			ix->path_result[r->res[i].subject] = (int)i;
 }
 

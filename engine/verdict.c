@@ -82,22 +82,18 @@ struct fold_index {
 
 static void index_build(const struct report *r, struct fold_index *ix)
 {
-	const char *gates[128];
-	int first[128], ngates = 0, g = 0;
+	int first[G_COUNT];
 
 	memset(ix, 0, sizeof(*ix));
 	ix->rank = xcalloc(r->nres, sizeof(int));
+	for (int g = 0; g < G_COUNT; g++)
+		first[g] = -1;
 	for (size_t i = 0; i < r->nres; i++) {
-		/* Results come gate by gate: the last one's gate first. */
-		if (g >= ngates || strcmp(gates[g], r->res[i].gate))
-			for (g = 0; g < ngates &&
-			     strcmp(gates[g], r->res[i].gate); g++)
-				;
-		if (g == ngates && ngates < 128) {
-			gates[ngates] = r->res[i].gate;
-			first[ngates++] = (int)i;
-		}
-		ix->rank[i] = g < ngates ? first[g] : (int)i;
+		int g = r->res[i].gate->index;
+
+		if (first[g] < 0)
+			first[g] = (int)i;
+		ix->rank[i] = first[g];
 	}
 	pair_grid_build(r, &ix->grid);
 	ix->has_port = xcalloc(r->nsubj, sizeof(bool));
@@ -247,7 +243,7 @@ static void fold_path(struct report *r, enum gdr_path p,
 		pv->verdict = V_BLOCKED;
 		pv->decisive = decisive;
 		snprintf(pv->summary, sizeof(pv->summary),
-			 "BLOCKED at %s (%s): %s", d->gate,
+			 "BLOCKED at %s (%s): %s", d->gate->id,
 			 r->subj[d->subject].id, d->reason);
 	} else {
 		if (error < 0)
@@ -257,7 +253,7 @@ static void fold_path(struct report *r, enum gdr_path p,
 		if (error >= 0)
 			snprintf(pv->summary, sizeof(pv->summary),
 				 "UNKNOWN: %s (%s) could not decide: %s",
-				 r->res[error].gate,
+				 r->res[error].gate->id,
 				 r->subj[r->res[error].subject].id,
 				 r->res[error].reason);
 		else

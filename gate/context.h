@@ -9,6 +9,7 @@
 #include "access/vendor.h"
 #include "decode/pcie.h"
 #include "core/result.h"
+#include "gate/catalog.h"
 
 enum require_policy {
 	REQUIRE_ANY = 0,
@@ -107,8 +108,6 @@ struct target {
 	int pair;		/* index in inventory.pair, or -1 */
 };
 
-struct gate;
-
 /*
  * What was read once per tree node: config space (len bytes, or -errno),
  * the ACS registers decoded from it (bridges), and the link from sysfs.
@@ -134,14 +133,14 @@ struct gdr_ctx {
 	struct pci_cfg *cfg;		/* parallel to tree.n; bridges only */
 	int pci_open_err;		/* libpci set-up, 0 = ready */
 	struct report *rep;
-	const struct gate *gate;	/* gate being run */
+	const struct gate_desc *gate;	/* gate being run */
 	double mark_ms;			/* start of the current result */
 	int host;			/* host subject index */
 };
 
 /* Record a result for the gate being run, timed since the previous one. */
 struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
-		    const char *code, const char *fmt, ...)
+		    enum reason_code code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 void inventory_build(struct gdr_ctx *ctx);

@@ -172,7 +172,7 @@ static struct result *output_result(struct report *rep, enum worker_stage s)
 			for (size_t i = 0; i < rep->nres; i++) {
 				struct result *r = &rep->res[i];
 
-				if (strcmp(r->gate, output_gates[s][g]) ||
+				if (strcmp(r->gate->id, output_gates[s][g]) ||
 				    has_output(r) ||
 				    (!pass && !strcmp(r->code, "EXCLUDED")))
 					continue;

@@ -43,7 +43,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 
 		/* EACCES, ELOOP, EIO...: a driver may be there, unseen. */
 		if (path_state_of(n) != PATH_ABSENT) {
-			r = emit(ctx, ctx->host, ST_ERROR, "NVIDIA_VERSION_UNREADABLE",
+			r = emit(ctx, ctx->host, ST_ERROR, C_NVIDIA_VERSION_UNREADABLE,
 				 "cannot read %s: %s", NV_VERSION, sysroot_strerror(-n));
 			ev_str(r, "path", "%s", NV_VERSION);
 			ev_int(r, "errno", -n);
@@ -51,28 +51,27 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 		}
 		if (ctx->inv.pci_errno)
 			r = emit(ctx, ctx->host, ST_BLOCKED,
-				 "NVIDIA_DRIVER_NOT_LOADED",
+				 C_NVIDIA_DRIVER_NOT_LOADED,
 				 "no NVIDIA kernel driver (%s absent); the PCI "
 				 "bus is unreadable (%s)", NV_VERSION,
 				 strerror(ctx->inv.pci_errno));
 		else
 			r = emit(ctx, ctx->host, ST_BLOCKED,
-				 "NVIDIA_DRIVER_NOT_LOADED",
+				 C_NVIDIA_DRIVER_NOT_LOADED,
 				 "no NVIDIA kernel driver (%s absent); %zu NVIDIA "
 				 "GPU(s) on the PCI bus", NV_VERSION, gpus);
-		result_remedy(r, "install and load the NVIDIA driver "
-			      "(nvidia.ko; the open flavour for DMA-BUF)");
+		remedy_NVIDIA_DRIVER_NOT_LOADED(r);
 		ev_int(r, "pci_gpus", (long long)gpus);
 		pci_unreadable_evidence(ctx, r);
 		return;
 	}
 	if (n == -EINVAL) {
-		r = emit(ctx, ctx->host, ST_WARN, "NVIDIA_VERSION_UNRECOGNISED",
+		r = emit(ctx, ctx->host, ST_WARN, C_NVIDIA_VERSION_UNRECOGNISED,
 			 "NVIDIA driver loaded, but %s is not in a known format",
 			 NV_VERSION);
 		return;
 	}
-	r = emit(ctx, ctx->host, ST_PASS, "NVIDIA_DRIVER_LOADED",
+	r = emit(ctx, ctx->host, ST_PASS, C_NVIDIA_DRIVER_LOADED,
 		 "NVIDIA %s kernel module %s loaded", nv_flavour_name(fl),
 		 version);
 	ev_str(r, "flavour", "%s", nv_flavour_name(fl));
@@ -86,7 +85,7 @@ void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (lf->loaded) {
-		r = emit(ctx, ctx->host, ST_PASS, "LIBCUDA_OK",
+		r = emit(ctx, ctx->host, ST_PASS, C_LIBCUDA_OK,
 			 "%s loaded with every required symbol", lf->path);
 		ev_str(r, "path", "%s", lf->path);
 		ev_str(r, "missing_optional", "%s", lf->missing_optional);
@@ -94,54 +93,49 @@ void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 	}
 	/* A --sysroot replay loads no local vendor library unless named. */
 	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libcuda) {
-		r = emit(ctx, ctx->host, ST_SKIP, "NOT_REPLAYED",
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
 			 "not replayed: --sysroot analyses a captured node; its "
 			 "vendor answers are not in the capture");
-		result_remedy(r, "to load a libcuda anyway (a test double, or "
-			      "this host's own), name it with --libcuda");
+		remedy_NOT_REPLAYED_CUDA(r);
 		return;
 	}
 	/* stage_problem first: it always sets why. */
 	if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)) || !lf->attempted) {
 		if (!lf->attempted && !why[0])
 			snprintf(why, sizeof(why), "the CUDA stage did not run");
-		emit(ctx, ctx->host, ST_ERROR, "LIBCUDA_PROBE_FAILED",
+		emit(ctx, ctx->host, ST_ERROR, C_LIBCUDA_PROBE_FAILED,
 		     "loading libcuda: %s", why);
 		return;
 	}
 	if (lf->missing_required[0]) {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBCUDA_INCOMPLETE",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_LIBCUDA_INCOMPLETE,
 			 "%s lacks required symbols: %s", lf->path,
 			 lf->missing_required);
-		result_remedy(r, "reinstall the NVIDIA driver's user-space "
-			      "libraries so libcuda.so.1 matches the kernel module");
+		remedy_LIBCUDA_INCOMPLETE(r);
 	} else {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBCUDA_NOT_FOUND",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_LIBCUDA_NOT_FOUND,
 			 "cannot load %s: %s", lf->path, lf->error);
-		result_remedy(r, "install the driver's libcuda.so.1 (in containers: "
-			      "the NVIDIA container toolkit, --gpus all)");
+		remedy_LIBCUDA_NOT_FOUND(r);
 	}
 	ev_str(r, "path", "%s", lf->path);
 	ev_str(r, "error", "%s", lf->error);
 }
 
-static const char *cuinit_remedy(int rc)
+static void cuinit_remedy(struct result *r, int rc)
 {
 	switch (rc) {
 	case CUDA_ERROR_NO_DEVICE:
-		return "no GPU is visible to this process: check "
-		       "CUDA_VISIBLE_DEVICES and, in containers, --gpus and "
-		       "the /dev/nvidia* device nodes";
+		remedy_CUDA_NO_DEVICE(r);
+		break;
 	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
 	case CUDA_ERROR_INSUFFICIENT_DRIVER:
-		return "libcuda.so.1 and the kernel module differ in version: "
-		       "reload the driver or reboot after the upgrade";
+		remedy_CUDA_DRIVER_MISMATCH(r);
+		break;
 	case CUDA_ERROR_OPERATING_SYSTEM:
-		return "the driver refused the process: check permissions on "
-		       "/dev/nvidia* and dmesg for NVRM messages";
+		remedy_CUDA_OS_REFUSED(r);
+		break;
 	default:
-		return "check `dmesg | grep -i -e NVRM -e Xid` and the driver "
-		       "installation";
+		remedy_CUINIT_FAILED(r);
 	}
 }
 
@@ -154,17 +148,17 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 	if (!cf->init.called) {
 		if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)) &&
 		    cf->lib.loaded)
-			emit(ctx, ctx->host, ST_ERROR, "CUINIT_PROBE_FAILED",
+			emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
 			     "cuInit: %s", why);
 		else
-			emit(ctx, ctx->host, ST_SKIP, "LIBCUDA_UNAVAILABLE",
+			emit(ctx, ctx->host, ST_SKIP, C_LIBCUDA_UNAVAILABLE,
 			     "libcuda not loaded (see gpu.libcuda)");
 		return;
 	}
 	if (cf->init.rc != CUDA_SUCCESS) {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "CUINIT_FAILED",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_CUINIT_FAILED,
 			 "cuInit failed: %s (%d)", cf->init.name, cf->init.rc);
-		result_remedy(r, "%s", cuinit_remedy(cf->init.rc));
+		cuinit_remedy(r, cf->init.rc);
 		ev_str(r, "error", "%s", cf->init.name);
 		ev_int(r, "rc", cf->init.rc);
 		r->duration_ms = cf->init.ms;
@@ -172,19 +166,19 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (!cf->version_call.called &&
 	    stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
-		emit(ctx, ctx->host, ST_ERROR, "CUINIT_PROBE_FAILED",
+		emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
 		     "cuInit succeeded, then cuDriverGetVersion: %s", why);
 		return;
 	}
 	if (cf->version_call.rc != CUDA_SUCCESS) {
-		r = emit(ctx, ctx->host, ST_WARN, "DRIVER_VERSION_UNKNOWN",
+		r = emit(ctx, ctx->host, ST_WARN, C_DRIVER_VERSION_UNKNOWN,
 			 "cuInit succeeded; cuDriverGetVersion failed: %s",
 			 cf->version_call.name);
 		r->duration_ms = cf->init.ms;
 		return;
 	}
 	if (cuda_driver_version_check(cf->driver_version)) {
-		r = emit(ctx, ctx->host, ST_WARN, "DRIVER_VERSION_OUT_OF_RANGE",
+		r = emit(ctx, ctx->host, ST_WARN, C_DRIVER_VERSION_OUT_OF_RANGE,
 			 "cuInit succeeded; cuDriverGetVersion returned %d, "
 			 "which is no CUDA version", cf->driver_version);
 		ev_int(r, "driver_version", cf->driver_version);
@@ -192,7 +186,7 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	cuda_version_string(cf->driver_version, ver, sizeof(ver));
-	r = emit(ctx, ctx->host, ST_PASS, "CUINIT_OK",
+	r = emit(ctx, ctx->host, ST_PASS, C_CUINIT_OK,
 		 "cuInit succeeded; driver supports CUDA %s", ver);
 	ev_int(r, "driver_version", cf->driver_version);
 	r->duration_ms = cf->init.ms;
@@ -206,7 +200,7 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (!cuda_usable(ctx)) {
-		r = emit(ctx, ctx->host, ST_SKIP, "CUDA_UNAVAILABLE",
+		r = emit(ctx, ctx->host, ST_SKIP, C_CUDA_UNAVAILABLE,
 			 "CUDA not initialised; %zu NVIDIA GPU(s) on the PCI bus",
 			 pci);
 		ev_int(r, "pci_gpus", (long long)pci);
@@ -214,15 +208,15 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (!cf->count_call.called || cf->count_call.rc != CUDA_SUCCESS) {
 		if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
-			emit(ctx, ctx->host, ST_ERROR, "GPU_COUNT_PROBE_FAILED",
+			emit(ctx, ctx->host, ST_ERROR, C_GPU_COUNT_PROBE_FAILED,
 			     "cuDeviceGetCount: %s", why);
 		else
-			emit(ctx, ctx->host, ST_ERROR, "GPU_COUNT_FAILED",
+			emit(ctx, ctx->host, ST_ERROR, C_GPU_COUNT_FAILED,
 			     "cuDeviceGetCount failed: %s", cf->count_call.name);
 		return;
 	}
 	if (cf->count < 0) {
-		r = emit(ctx, ctx->host, ST_ERROR, "GPU_COUNT_OUT_OF_RANGE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_GPU_COUNT_OUT_OF_RANGE,
 			 "cuDeviceGetCount returned %d GPUs: not a count; %zu "
 			 "NVIDIA GPU(s) on the PCI bus", cf->count, pci);
 		ev_int(r, "cuda_gpus", cf->count);
@@ -230,22 +224,21 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (cf->count == 0) {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "NO_CUDA_GPU",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_NO_CUDA_GPU,
 			 "CUDA sees no GPU; %zu NVIDIA GPU(s) on the PCI bus", pci);
-		result_remedy(r, "%s", cuinit_remedy(CUDA_ERROR_NO_DEVICE));
+		remedy_CUDA_NO_DEVICE(r);
 	} else if ((size_t)cf->count > pci) {
-		r = emit(ctx, ctx->host, ST_WARN, "PCI_GPUS_MISSING",
+		r = emit(ctx, ctx->host, ST_WARN, C_PCI_GPUS_MISSING,
 			 "CUDA sees %d GPU(s) but the PCI bus shows %zu NVIDIA "
 			 "GPU(s): sysfs incomplete, or a sysroot from another "
 			 "node?", cf->count, pci);
 	} else if ((size_t)cf->count < pci) {
-		r = emit(ctx, ctx->host, ST_WARN, "GPUS_HIDDEN",
+		r = emit(ctx, ctx->host, ST_WARN, C_GPUS_HIDDEN,
 			 "CUDA sees %d of the %zu NVIDIA GPUs on the PCI bus",
 			 cf->count, pci);
-		result_remedy(r, "check CUDA_VISIBLE_DEVICES and the container's "
-			      "GPU list if every GPU should be checked");
+		remedy_GPUS_HIDDEN(r);
 	} else {
-		r = emit(ctx, ctx->host, ST_PASS, "GPUS_FOUND",
+		r = emit(ctx, ctx->host, ST_PASS, C_GPUS_FOUND,
 			 "CUDA sees %d GPU(s); %zu NVIDIA GPU(s) on the PCI bus",
 			 cf->count, pci);
 	}
@@ -299,7 +292,7 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 		char why[256];
 
 		if (!cuda_usable(ctx)) {
-			emit(ctx, ig->subject, ST_SKIP, "CUDA_UNAVAILABLE",
+			emit(ctx, ig->subject, ST_SKIP, C_CUDA_UNAVAILABLE,
 			     "on the PCI bus; CUDA not initialised");
 			return;
 		}
@@ -321,19 +314,18 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 					 cf->count);
 			else if (!cf->count_call.called)
 				stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why));
-			emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_INCOMPLETE",
+			emit(ctx, ig->subject, ST_ERROR, C_CUDA_ENUM_INCOMPLETE,
 			     "on the PCI bus at %s; CUDA enumeration did not "
 			     "finish: %s", ig->pci, why);
 			return;
 		}
-		r = emit(ctx, ig->subject, ST_BLOCKED, "GPU_NOT_VISIBLE",
+		r = emit(ctx, ig->subject, ST_BLOCKED, C_GPU_NOT_VISIBLE,
 			 "on the PCI bus at %s but not visible to CUDA", ig->pci);
-		result_remedy(r, "check CUDA_VISIBLE_DEVICES, the container's "
-			      "GPU list and `dmesg | grep NVRM` for this GPU");
+		remedy_GPU_NOT_VISIBLE(r);
 		return;
 	}
 	if (g->enum_call.called && strcmp(g->enum_fn, "cuDeviceTotalMem_v2")) {
-		emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_FAILED",
+		emit(ctx, ig->subject, ST_ERROR, C_CUDA_ENUM_FAILED,
 		     "CUDA device %d: %s failed: %s", g->ordinal, g->enum_fn,
 		     g->enum_call.name);
 		return;
@@ -343,17 +335,17 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 
 		if (!stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
 			snprintf(why, sizeof(why), "its queries did not finish");
-		emit(ctx, ig->subject, ST_ERROR, "CUDA_ENUM_INCOMPLETE",
+		emit(ctx, ig->subject, ST_ERROR, C_CUDA_ENUM_INCOMPLETE,
 		     "CUDA device %d: %s", g->ordinal, why);
 		return;
 	}
 	cc_bad = compute_capability(g, cc, sizeof(cc));
 	if (cc_bad == -ERANGE)
-		r = emit(ctx, ig->subject, ST_WARN, "CC_OUT_OF_RANGE",
+		r = emit(ctx, ig->subject, ST_WARN, C_CC_OUT_OF_RANGE,
 			 "CUDA device %d: %s, compute capability %s",
 			 g->ordinal, g->name[0] ? g->name : "(name unknown)", cc);
 	else
-		r = emit(ctx, ig->subject, ST_PASS, "GPU_VISIBLE",
+		r = emit(ctx, ig->subject, ST_PASS, C_GPU_VISIBLE,
 			 "CUDA device %d: %s, compute capability %s", g->ordinal,
 			 g->name[0] ? g->name : "(name unknown)", cc);
 	ev_int(r, "cuda_ordinal", g->ordinal);
@@ -372,7 +364,7 @@ static const struct cuda_gpu *gpu_or_skip(struct gdr_ctx *ctx,
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
 
 	if (!g)
-		emit(ctx, ig->subject, ST_SKIP, "GPU_NOT_IN_CUDA",
+		emit(ctx, ig->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
 		     "not visible to CUDA (see gpu.visible)");
 	return g;
 }
@@ -383,14 +375,14 @@ static void attr_error(struct gdr_ctx *ctx, int subject,
 	char why[256];
 
 	if (g->enum_call.called && strcmp(g->enum_fn, "cuDeviceTotalMem_v2"))
-		emit(ctx, subject, ST_ERROR, "CUDA_ENUM_FAILED",
+		emit(ctx, subject, ST_ERROR, C_CUDA_ENUM_FAILED,
 		     "%s unknown: %s failed: %s", attr, g->enum_fn,
 		     g->enum_call.name);
 	else if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
-		emit(ctx, subject, ST_ERROR, "ATTR_PROBE_FAILED",
+		emit(ctx, subject, ST_ERROR, C_ATTR_PROBE_FAILED,
 		     "%s: %s", attr, why);
 	else
-		emit(ctx, subject, ST_ERROR, "ATTR_QUERY_FAILED",
+		emit(ctx, subject, ST_ERROR, C_ATTR_QUERY_FAILED,
 		     "cuDeviceGetAttribute(%s) failed: %s", attr,
 		     g->attr_call.name);
 }
@@ -400,7 +392,7 @@ static void attr_out_of_range(struct gdr_ctx *ctx, int subject,
 {
 	struct result *r;
 
-	r = emit(ctx, subject, ST_ERROR, "ATTR_VALUE_OUT_OF_RANGE",
+	r = emit(ctx, subject, ST_ERROR, C_ATTR_VALUE_OUT_OF_RANGE,
 		 "cuDeviceGetAttribute(%s) returned %d, outside its domain "
 		 "(%s): the driver's answer cannot be used", attr, val, domain);
 	ev_str(r, "attribute", "%s", attr);
@@ -438,16 +430,14 @@ void gate_gpu_gdr_attr(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (g->attr_gdr) {
-		r = emit(ctx, subject, ST_PASS, "GDR_SUPPORTED",
+		r = emit(ctx, subject, ST_PASS, C_GDR_SUPPORTED,
 			 "GPU_DIRECT_RDMA_SUPPORTED = 1 (the GPU side only: "
 			 "proves nothing end to end)");
 	} else {
-		r = emit(ctx, subject, ST_BLOCKED, "GDR_NOT_SUPPORTED",
+		r = emit(ctx, subject, ST_BLOCKED, C_GDR_NOT_SUPPORTED,
 			 "GPU_DIRECT_RDMA_SUPPORTED = 0: the driver will not "
 			 "let a NIC DMA this GPU's memory");
-		result_remedy(r, "GPUDirect RDMA needs a data-center or "
-			      "professional GPU on Linux; this GPU/driver pair "
-			      "does not offer it");
+		remedy_GDR_NOT_SUPPORTED(r);
 	}
 	ev_int(r, "gpu_direct_rdma_supported", g->attr_gdr);
 	/* Side facts: the raw value always, its meaning only in domain. */
@@ -495,14 +485,14 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	if (vc->called && vc->rc == CUDA_SUCCESS &&
 	    cuda_driver_version_check(drv)) {
-		r = emit(ctx, subject, ST_ERROR, "DRIVER_VERSION_OUT_OF_RANGE",
+		r = emit(ctx, subject, ST_ERROR, C_DRIVER_VERSION_OUT_OF_RANGE,
 			 "cannot tell whether the driver is >= CUDA 11.7: "
 			 "cuDriverGetVersion returned %d", drv);
 		ev_int(r, "driver_version", drv);
 		return;
 	}
 	if (!drv) {
-		emit(ctx, subject, ST_ERROR, "DRIVER_VERSION_UNKNOWN",
+		emit(ctx, subject, ST_ERROR, C_DRIVER_VERSION_UNKNOWN,
 		     "cannot tell whether the driver is >= CUDA 11.7: "
 		     "cuDriverGetVersion failed (%s)",
 		     ctx->vf->cuda.version_call.called ?
@@ -511,11 +501,10 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 	}
 	cuda_version_string(drv, ver, sizeof(ver));
 	if (drv < CUDA_DRIVER_MIN_DMABUF) {
-		r = emit(ctx, subject, ST_BLOCKED, "DRIVER_TOO_OLD_FOR_DMABUF",
+		r = emit(ctx, subject, ST_BLOCKED, C_DRIVER_TOO_OLD_FOR_DMABUF,
 			 "driver supports CUDA %s; DMA-BUF export needs >= 11.7",
 			 ver);
-		result_remedy(r, "upgrade the NVIDIA driver (R515 or newer), "
-			      "or use the peermem path");
+		remedy_DRIVER_TOO_OLD_FOR_DMABUF(r);
 		ev_int(r, "driver_version", drv);
 		return;
 	}
@@ -531,22 +520,17 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (g->attr_dmabuf) {
-		r = emit(ctx, subject, ST_PASS, "DMABUF_SUPPORTED",
+		r = emit(ctx, subject, ST_PASS, C_DMABUF_SUPPORTED,
 			 "DMA_BUF_SUPPORTED = 1, driver CUDA %s", ver);
 	} else {
-		r = emit(ctx, subject, ST_BLOCKED, "DMABUF_NOT_SUPPORTED",
+		r = emit(ctx, subject, ST_BLOCKED, C_DMABUF_NOT_SUPPORTED,
 			 "DMA_BUF_SUPPORTED = 0: CUDA will not export this GPU's "
 			 "memory as a dma-buf");
 		if (!compute_capability(g, cc, sizeof(cc)) &&
 		    (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5)))
-			result_remedy(r, "compute capability %d.%d predates Turing: "
-				      "the open kernel module (needed for DMA-BUF) "
-				      "does not drive it; use the peermem path "
-				      "(nvidia_peermem)", g->cc_major, g->cc_minor);
+			remedy_DMABUF_PRE_TURING(r, g->cc_major, g->cc_minor);
 		else
-			result_remedy(r, "use the open NVIDIA kernel module "
-				      "(R515+) on a kernel >= 5.12, or the peermem "
-				      "path (nvidia_peermem)");
+			remedy_DMABUF_NOT_SUPPORTED(r);
 	}
 	ev_int(r, "dma_buf_supported", g->attr_dmabuf);
 	ev_int(r, "driver_version", drv);

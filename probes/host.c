@@ -22,27 +22,26 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
 	int ret = sysroot_read_line(OSRELEASE, rel, sizeof(rel));
 
 	if (ret) {
-		r = emit(ctx, ctx->host, ST_ERROR, "KERNEL_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_KERNEL_UNREADABLE,
 			 "cannot read %s: %s", OSRELEASE, sysroot_strerror(-ret));
 		ev_str(r, "path", OSRELEASE);
 		return;
 	}
 	if (parse_kernel_release(rel, &v)) {
-		r = emit(ctx, ctx->host, ST_ERROR, "KERNEL_UNPARSEABLE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_KERNEL_UNPARSEABLE,
 			 "kernel release \"%s\" is not a version", rel);
 		ev_str(r, "release", "%s", rel);
 		return;
 	}
 	if (kver_cmp(&v, 5, 12) >= 0) {
-		r = emit(ctx, ctx->host, ST_PASS, "KERNEL_DMABUF_OK",
+		r = emit(ctx, ctx->host, ST_PASS, C_KERNEL_DMABUF_OK,
 			 "kernel %s can import dma-bufs into RDMA MRs (>= 5.12)",
 			 rel);
 	} else {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "KERNEL_TOO_OLD_FOR_DMABUF",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KERNEL_TOO_OLD_FOR_DMABUF,
 			 "kernel %s predates RDMA dma-buf MRs (needs >= 5.12)",
 			 rel);
-		result_remedy(r, "boot a kernel >= 5.12 for the DMA-BUF path, "
-			      "or use the peermem path (modprobe nvidia_peermem)");
+		remedy_KERNEL_TOO_OLD_FOR_DMABUF(r);
 	}
 	ev_str(r, "release", "%s", rel);
 	ev_str(r, "minimum", "5.12");
@@ -59,7 +58,7 @@ static bool not_in_capture(struct gdr_ctx *ctx, const char *path)
 
 	if (!ctx->opt->sysroot)
 		return false;
-	r = emit(ctx, ctx->host, ST_SKIP, "NOT_REPLAYED",
+	r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
 		 "not replayed: %s is not in the capture (--sysroot analyses "
 		 "a captured node, not this process)", path);
 	ev_str(r, "path", "%s", path);
@@ -87,34 +86,30 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 	if (n == -ENOENT && not_in_capture(ctx, SELF_LIMITS))
 		return;
 	if (n < 0) {
-		r = emit(ctx, ctx->host, ST_ERROR, "MEMLOCK_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_MEMLOCK_UNREADABLE,
 			 "cannot read %s: %s", SELF_LIMITS, sysroot_strerror((int)-n));
 		return;
 	}
 	if (parse_memlock(text, &soft, &hard)) {
-		emit(ctx, ctx->host, ST_ERROR, "MEMLOCK_UNPARSEABLE",
+		emit(ctx, ctx->host, ST_ERROR, C_MEMLOCK_UNPARSEABLE,
 		     "no valid \"Max locked memory\" line in %s", SELF_LIMITS);
 		return;
 	}
 	if (soft == LIMIT_UNLIMITED) {
-		r = emit(ctx, ctx->host, ST_PASS, "MEMLOCK_UNLIMITED",
+		r = emit(ctx, ctx->host, ST_PASS, C_MEMLOCK_UNLIMITED,
 			 "RLIMIT_MEMLOCK is unlimited");
 	} else if (has_ipc_lock()) {
 		/* ib_umem_get() ignores the limit for CAP_IPC_LOCK holders. */
 		format_bytes((unsigned long long)soft, human, sizeof(human));
-		r = emit(ctx, ctx->host, ST_PASS, "MEMLOCK_CAP_IPC_LOCK",
+		r = emit(ctx, ctx->host, ST_PASS, C_MEMLOCK_CAP_IPC_LOCK,
 			 "RLIMIT_MEMLOCK is %s, but CAP_IPC_LOCK lifts it for "
 			 "RDMA registrations", human);
 	} else {
 		format_bytes((unsigned long long)soft, human, sizeof(human));
-		r = emit(ctx, ctx->host, ST_WARN, "MEMLOCK_LIMITED",
+		r = emit(ctx, ctx->host, ST_WARN, C_MEMLOCK_LIMITED,
 			 "RLIMIT_MEMLOCK is %s: host-memory registrations beyond "
 			 "it fail with ENOMEM", human);
-		result_remedy(r, "raise it: `ulimit -l unlimited`, "
-			      "LimitMEMLOCK=infinity in systemd units, "
-			      "`--ulimit memlock=-1:-1` for containers, or grant "
-			      "CAP_IPC_LOCK (Kubernetes: securityContext "
-			      "capabilities add IPC_LOCK)");
+		remedy_MEMLOCK_LIMITED(r);
 	}
 	ev_int(r, "soft_bytes", soft);
 	ev_int(r, "hard_bytes", hard);
@@ -131,18 +126,18 @@ void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t)
 	if (n == -ENOENT && not_in_capture(ctx, SELF_STATUS))
 		return;
 	if (n < 0 || parse_status(text, &euid, &capeff)) {
-		emit(ctx, ctx->host, ST_ERROR, "PRIVILEGES_UNREADABLE",
+		emit(ctx, ctx->host, ST_ERROR, C_PRIVILEGES_UNREADABLE,
 		     "cannot read the effective uid from %s", SELF_STATUS);
 		return;
 	}
 	if (euid == 0) {
-		r = emit(ctx, ctx->host, ST_PASS, "ROOT", "running as root");
+		r = emit(ctx, ctx->host, ST_PASS, C_ROOT, "running as root");
 	} else {
-		r = emit(ctx, ctx->host, ST_WARN, "NOT_ROOT",
+		r = emit(ctx, ctx->host, ST_WARN, C_NOT_ROOT,
 			 "not root (uid %ld): config space beyond 64 bytes and "
 			 "the kernel log are unreadable; gates needing them SKIP",
 			 euid);
-		result_remedy(r, "run as root (sudo gdrcheck) for the full check");
+		remedy_NOT_ROOT(r);
 	}
 	ev_int(r, "euid", euid);
 	ev_bool(r, "cap_ipc_lock", capeff & (1ULL << CAP_IPC_LOCK));
@@ -172,15 +167,15 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 		runtime = container_from_cgroup(cgroup);
 
 	if (runtime)
-		r = emit(ctx, ctx->host, ST_PASS, "IN_CONTAINER",
+		r = emit(ctx, ctx->host, ST_PASS, C_IN_CONTAINER,
 			 "running in a container (%s): device nodes, memlock "
 			 "and capabilities come from the runtime", runtime);
 	else if (unsure)
-		r = emit(ctx, ctx->host, ST_SKIP, "CONTAINER_MARKERS_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_SKIP, C_CONTAINER_MARKERS_UNREADABLE,
 			 "cannot look at /.dockerenv or /run/.containerenv: "
 			 "container or not is unknown");
 	else
-		r = emit(ctx, ctx->host, ST_PASS, "NO_CONTAINER",
+		r = emit(ctx, ctx->host, ST_PASS, C_NO_CONTAINER,
 			 "no container markers found");
 	ev_str(r, "runtime", "%s", runtime ? runtime : "none");
 	ev_bool(r, "cgroup_readable", n >= 0);

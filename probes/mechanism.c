@@ -43,31 +43,28 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 	module = have[2] || have[3];
 
 	if (memory_peers) {
-		r = emit(ctx, ctx->host, ST_PASS, "PEERMEM_REGISTERED",
+		r = emit(ctx, ctx->host, ST_PASS, C_PEERMEM_REGISTERED,
 			 "a GPU peer-memory client is registered (%s)",
 			 have[0] ? "memory_peers/nv_mem" : "memory_peers/nv_mem_nc");
 	} else if (unreadable >= 0) {
 		/* A path we cannot look at may hold the client: no verdict. */
-		r = emit(ctx, ctx->host, ST_ERROR, "PEERMEM_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_PEERMEM_UNREADABLE,
 			 "cannot tell whether a GPU peer-memory client is "
 			 "loaded: %s: %s", peermem_paths[unreadable].path,
 			 sysroot_strerror(-err[unreadable]));
 		ev_str(r, "path", "%s", peermem_paths[unreadable].path);
 		ev_int(r, "errno", -err[unreadable]);
 	} else if (module) {
-		r = emit(ctx, ctx->host, ST_WARN, "PEERMEM_MODULE_ONLY",
+		r = emit(ctx, ctx->host, ST_WARN, C_PEERMEM_MODULE_ONLY,
 			 "%s is loaded but /sys/kernel/mm/memory_peers is absent: "
 			 "NCCL <= 2.22 checks only memory_peers and will not use it",
 			 have[2] ? "nvidia_peermem" : "nv_peer_mem");
-		result_remedy(r, "use NCCL >= 2.23 (it also checks "
-			      "/sys/module/nvidia_peermem), or the DMA-BUF path");
+		remedy_PEERMEM_MODULE_ONLY(r);
 	} else {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "PEERMEM_NOT_LOADED",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_PEERMEM_NOT_LOADED,
 			 "no GPU peer-memory client: nvidia_peermem (or the old "
 			 "nv_peer_mem) is not loaded");
-		result_remedy(r, "modprobe nvidia_peermem (ships with the NVIDIA "
-			      "driver; needs an ib_core with peer-memory support) "
-			      "-- or use the DMA-BUF path");
+		remedy_PEERMEM_NOT_LOADED(r);
 	}
 	for (size_t i = 0; i < 4; i++) {
 		if (path_state_of(err[i]) == PATH_UNREADABLE)
@@ -86,34 +83,32 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 	int n = nvidia_module(&fl, &version);
 
 	if (n < 0 && n != -EINVAL && path_state_of(n) == PATH_ABSENT) {
-		emit(ctx, ctx->host, ST_SKIP, "NVIDIA_DRIVER_NOT_LOADED",
+		emit(ctx, ctx->host, ST_SKIP, C_NVIDIA_DRIVER_NOT_LOADED,
 		     "no NVIDIA kernel driver (see gpu.driver)");
 		return;
 	}
 	if (n < 0 && n != -EINVAL) {
-		r = emit(ctx, ctx->host, ST_SKIP, "NVIDIA_VERSION_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_SKIP, C_NVIDIA_VERSION_UNREADABLE,
 			 "cannot read /proc/driver/nvidia/version: %s (see "
 			 "gpu.driver)", sysroot_strerror(-n));
 		ev_int(r, "errno", -n);
 		return;
 	}
 	if (n == -EINVAL) {
-		emit(ctx, ctx->host, ST_ERROR, "NVIDIA_FLAVOUR_UNKNOWN",
+		emit(ctx, ctx->host, ST_ERROR, C_NVIDIA_FLAVOUR_UNKNOWN,
 		     "cannot tell the kernel module flavour from "
 		     "/proc/driver/nvidia/version");
 		return;
 	}
 	if (fl == NV_FLAVOUR_OPEN) {
-		r = emit(ctx, ctx->host, ST_PASS, "OPEN_MODULE",
+		r = emit(ctx, ctx->host, ST_PASS, C_OPEN_MODULE,
 			 "open kernel module %s: can export GPU memory as dma-bufs",
 			 version);
 	} else {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "DMABUF_NEEDS_OPEN_MODULE",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_DMABUF_NEEDS_OPEN_MODULE,
 			 "proprietary kernel module %s: DMA-BUF export for RDMA "
 			 "needs the open kernel module", version);
-		result_remedy(r, "install the open flavour of the driver (R515+, "
-			      "Turing or newer GPUs; e.g. nvidia-driver-XXX-open), "
-			      "or use the peermem path");
+		remedy_DMABUF_NEEDS_OPEN_MODULE(r);
 	}
 	ev_str(r, "flavour", "%s", nv_flavour_name(fl));
 	ev_str(r, "version", "%s", version);
@@ -125,18 +120,18 @@ void gate_mech_dmabuf_verbs(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (!v->lib.loaded) {
-		emit(ctx, ctx->host, ST_SKIP, "LIBIBVERBS_UNAVAILABLE",
+		emit(ctx, ctx->host, ST_SKIP, C_LIBIBVERBS_UNAVAILABLE,
 		     "libibverbs not loaded (see nic.libibverbs)");
 		return;
 	}
 	if (v->have_reg_dmabuf_mr) {
-		r = emit(ctx, ctx->host, ST_PASS, "VERBS_DMABUF_API",
+		r = emit(ctx, ctx->host, ST_PASS, C_VERBS_DMABUF_API,
 			 "libibverbs exports ibv_reg_dmabuf_mr@IBVERBS_1.12");
 	} else {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "VERBS_TOO_OLD_FOR_DMABUF",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_VERBS_TOO_OLD_FOR_DMABUF,
 			 "libibverbs has no ibv_reg_dmabuf_mr@IBVERBS_1.12 "
 			 "(rdma-core older than v34)");
-		result_remedy(r, "upgrade rdma-core (libibverbs) to v34 or newer");
+		remedy_VERBS_TOO_OLD_FOR_DMABUF(r);
 	}
 	ev_str(r, "path", "%s", v->lib.path);
 }
@@ -151,49 +146,46 @@ void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (!v->lib.loaded || !v->have_reg_dmabuf_mr) {
-		emit(ctx, nic->subject, ST_SKIP, "NO_DMABUF_API",
+		emit(ctx, nic->subject, ST_SKIP, C_NO_DMABUF_API,
 		     "libibverbs unavailable or without ibv_reg_dmabuf_mr");
 		return;
 	}
 	if (!vn || !vn->opened) {
 		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)))
-			emit(ctx, nic->subject, ST_ERROR, "PROVIDER_PROBE_FAILED",
+			emit(ctx, nic->subject, ST_ERROR, C_PROVIDER_PROBE_FAILED,
 			     "%s", why);
 		else
-			emit(ctx, nic->subject, ST_SKIP, "DEVICE_NOT_OPENED",
+			emit(ctx, nic->subject, ST_SKIP, C_DEVICE_NOT_OPENED,
 			     "device not opened (see nic.uverbs)");
 		return;
 	}
 	if (vn->pd_errno) {
-		r = emit(ctx, nic->subject, ST_ERROR, "PD_ALLOC_FAILED",
+		r = emit(ctx, nic->subject, ST_ERROR, C_PD_ALLOC_FAILED,
 			 "ibv_alloc_pd failed: %s", strerror(vn->pd_errno));
 		ev_int(r, "errno", vn->pd_errno);
 		return;
 	}
 	if (!vn->probe_run) {
 		stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why));
-		emit(ctx, nic->subject, ST_ERROR, "PROVIDER_PROBE_FAILED",
+		emit(ctx, nic->subject, ST_ERROR, C_PROVIDER_PROBE_FAILED,
 		     "probe did not complete%s%s", why[0] ? ": " : "", why);
 		return;
 	}
 	if (vn->probe_returned_mr) {
-		emit(ctx, nic->subject, ST_ERROR, "PROVIDER_PROBE_ACCEPTED_BAD_FD",
+		emit(ctx, nic->subject, ST_ERROR, C_PROVIDER_PROBE_ACCEPTED_BAD_FD,
 		     "ibv_reg_dmabuf_mr accepted fd -1: the provider's answer "
 		     "cannot be trusted");
 		return;
 	}
 	c = classify_dmabuf_probe(vn->probe_errno);
-	r = emit(ctx, nic->subject, c.status, c.code,
+	r = emit(ctx, nic->subject, c.status, code_by_name(c.code),
 		 "ibv_reg_dmabuf_mr(fd=-1) -> %s: %s",
 		 vn->probe_errno ? strerrorname_np(vn->probe_errno) : "0",
 		 c.meaning);
 	if (!strcmp(c.code, "PROVIDER_LACKS_DMABUF"))
-		result_remedy(r, "use a provider with dma-buf MRs (mlx5 in "
-			      "rdma-core >= 34 with kernel >= 5.12), or the "
-			      "peermem path");
+		remedy_PROVIDER_LACKS_DMABUF(r);
 	else if (!strcmp(c.code, "KERNEL_LACKS_DMABUF"))
-		result_remedy(r, "boot a kernel whose RDMA stack supports "
-			      "dma-buf MRs (>= 5.12, or the vendor's OFED)");
+		remedy_KERNEL_LACKS_DMABUF(r);
 	ev_int(r, "errno", vn->probe_errno);
 }
 
@@ -205,20 +197,20 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (!g) {
-		emit(ctx, subject, ST_SKIP, "GPU_NOT_IN_CUDA",
+		emit(ctx, subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
 		     "not visible to CUDA (see gpu.visible)");
 		return;
 	}
 	if (ctx->opt->no_alloc) {
-		emit(ctx, subject, ST_SKIP, "NO_ALLOC",
+		emit(ctx, subject, ST_SKIP, C_NO_ALLOC,
 		     "--no-alloc: no GPU memory allocated, export not tried");
 		return;
 	}
 	if (!ctx->vf->cuda.have_export_fn) {
-		r = emit(ctx, subject, ST_BLOCKED, "EXPORT_API_MISSING",
+		r = emit(ctx, subject, ST_BLOCKED, C_EXPORT_API_MISSING,
 			 "libcuda lacks cuMemGetHandleForAddressRange (driver "
 			 "older than CUDA 11.7)");
-		result_remedy(r, "upgrade the NVIDIA driver (R515 or newer)");
+		remedy_EXPORT_API_MISSING(r);
 		return;
 	}
 	format_bytes(CUDA_EXPORT_BYTES, human, sizeof(human));
@@ -227,48 +219,46 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 					  &g->ctx_retain;
 
 		if (stage_problem(ctx, WSTAGE_CUDA_EXPORT, why, sizeof(why))) {
-			emit(ctx, subject, ST_ERROR, "EXPORT_PROBE_FAILED",
+			emit(ctx, subject, ST_ERROR, C_EXPORT_PROBE_FAILED,
 			     "%s", why);
 		} else if (g->setup_call.called) {
-			emit(ctx, subject, ST_ERROR, "EXPORT_SETUP_FAILED",
+			emit(ctx, subject, ST_ERROR, C_EXPORT_SETUP_FAILED,
 			     "cuCtxSetCurrent failed: %s", g->setup_call.name);
 		} else if (c->called && c->rc != CUDA_SUCCESS) {
-			r = emit(ctx, subject, ST_ERROR, "EXPORT_SETUP_FAILED",
+			r = emit(ctx, subject, ST_ERROR, C_EXPORT_SETUP_FAILED,
 				 "%s failed: %s",
 				 c == &g->alloc ? "cuMemAlloc" :
 				 "cuDevicePrimaryCtxRetain", c->name);
 			if (c->rc == CUDA_ERROR_OUT_OF_MEMORY)
-				result_remedy(r, "the GPU is full (busy node?): "
-					      "rerun with --no-alloc or when idle");
+				remedy_EXPORT_SETUP_FAILED(r);
 		} else {
-			emit(ctx, subject, ST_ERROR, "EXPORT_NOT_RUN",
+			emit(ctx, subject, ST_ERROR, C_EXPORT_NOT_RUN,
 			     "the export check did not run");
 		}
 		return;
 	}
 	if (g->export_call.rc != CUDA_SUCCESS) {
-		r = emit(ctx, subject, ST_BLOCKED, "EXPORT_FAILED",
+		r = emit(ctx, subject, ST_BLOCKED, C_EXPORT_FAILED,
 			 "cuMemGetHandleForAddressRange(DMA_BUF_FD, %s) failed: %s",
 			 human, g->export_call.name);
-		result_remedy(r, "DMA-BUF export needs the open kernel module "
-			      "(R515+) and a kernel with CONFIG_DMA_SHARED_BUFFER");
+		remedy_EXPORT_FAILED(r);
 		ev_int(r, "rc", g->export_call.rc);
 		ev_str(r, "error", "%s", g->export_call.name);
 		r->duration_ms = g->export_call.ms;
 		return;
 	}
 	if (!g->fd_is_dmabuf) {
-		r = emit(ctx, subject, ST_WARN, "EXPORT_FD_NOT_DMABUF",
+		r = emit(ctx, subject, ST_WARN, C_EXPORT_FD_NOT_DMABUF,
 			 "export returned an fd the kernel does not show as a "
 			 "dma-buf (%s)", g->fd_link[0] ? g->fd_link : "unreadable");
 	} else if (strcmp(g->fd_exp_name, "nv_dmabuf") ||
 		   g->fd_size != (long long)g->export_size) {
-		r = emit(ctx, subject, ST_WARN, "EXPORT_UNEXPECTED",
+		r = emit(ctx, subject, ST_WARN, C_EXPORT_UNEXPECTED,
 			 "exported dma-buf has exporter \"%s\" and size %lld, "
 			 "expected nv_dmabuf and %llu", g->fd_exp_name,
 			 g->fd_size, g->export_size);
 	} else {
-		r = emit(ctx, subject, ST_PASS, "EXPORT_OK",
+		r = emit(ctx, subject, ST_PASS, C_EXPORT_OK,
 			 "exported %s of GPU memory as a dma-buf (exporter %s)",
 			 human, g->fd_exp_name);
 	}
@@ -312,20 +302,20 @@ void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
 			snprintf(lib, sizeof(lib), "%s", p);
 	}
 	if (!dev)
-		r = emit(ctx, ctx->host, ST_PASS, "GDRCOPY_PRESENT",
+		r = emit(ctx, ctx->host, ST_PASS, C_GDRCOPY_PRESENT,
 			 "GDRCopy driver present (/dev/gdrdrv); informational: "
 			 "GPUDirect RDMA does not need it");
 	else if (path_state_of(dev) == PATH_UNREADABLE)
-		r = emit(ctx, ctx->host, ST_SKIP, "GDRCOPY_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_SKIP, C_GDRCOPY_UNREADABLE,
 			 "cannot look at /dev/gdrdrv: %s (informational: "
 			 "GPUDirect RDMA does not need it)", strerror(-dev));
 	else if (lib[0])
-		r = emit(ctx, ctx->host, ST_WARN, "GDRCOPY_LIB_WITHOUT_DRIVER",
+		r = emit(ctx, ctx->host, ST_WARN, C_GDRCOPY_LIB_WITHOUT_DRIVER,
 			 "%s present but /dev/gdrdrv missing: GDRCopy is not "
 			 "usable (informational: GPUDirect RDMA does not need it)",
 			 lib);
 	else
-		r = emit(ctx, ctx->host, ST_SKIP, "GDRCOPY_ABSENT",
+		r = emit(ctx, ctx->host, ST_SKIP, C_GDRCOPY_ABSENT,
 			 "GDRCopy not installed (informational: GPUDirect RDMA "
 			 "does not need it)");
 	ev_path(r, "dev_gdrdrv", dev);

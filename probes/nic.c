@@ -28,7 +28,7 @@ void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (lf->loaded) {
-		r = emit(ctx, ctx->host, ST_PASS, "LIBIBVERBS_OK",
+		r = emit(ctx, ctx->host, ST_PASS, C_LIBIBVERBS_OK,
 			 "%s loaded; ibv_reg_dmabuf_mr %s, ibv_reg_mr_iova2 %s",
 			 lf->path, v->have_reg_dmabuf_mr ? "present" : "absent",
 			 v->have_reg_mr_iova2 ? "present" : "absent");
@@ -40,31 +40,28 @@ void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
 	}
 	/* A --sysroot replay loads no local vendor library unless named. */
 	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libibverbs) {
-		r = emit(ctx, ctx->host, ST_SKIP, "NOT_REPLAYED",
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
 			 "not replayed: --sysroot analyses a captured node; its "
 			 "vendor answers are not in the capture");
-		result_remedy(r, "to load a libibverbs anyway (a test double, or "
-			      "this host's own), name it with --libibverbs");
+		remedy_NOT_REPLAYED_VERBS(r);
 		return;
 	}
 	/* stage_problem first: it always sets why. */
 	if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)) || !lf->attempted) {
 		if (!lf->attempted && !why[0])
 			snprintf(why, sizeof(why), "the verbs stage did not run");
-		emit(ctx, ctx->host, ST_ERROR, "LIBIBVERBS_PROBE_FAILED",
+		emit(ctx, ctx->host, ST_ERROR, C_LIBIBVERBS_PROBE_FAILED,
 		     "loading libibverbs: %s", why);
 		return;
 	}
 	if (lf->missing_required[0])
-		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBIBVERBS_INCOMPLETE",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_LIBIBVERBS_INCOMPLETE,
 			 "%s lacks required symbols: %s", lf->path,
 			 lf->missing_required);
 	else
-		r = emit(ctx, ctx->host, ST_BLOCKED, "LIBIBVERBS_NOT_FOUND",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_LIBIBVERBS_NOT_FOUND,
 			 "cannot load %s: %s", lf->path, lf->error);
-	result_remedy(r, "install rdma-core's libibverbs and providers "
-		      "(Debian/Ubuntu: libibverbs1 ibverbs-providers; "
-		      "RHEL: rdma-core libibverbs)");
+	remedy_LIBIBVERBS_NOT_FOUND(r);
 	ev_str(r, "path", "%s", lf->path);
 	ev_str(r, "error", "%s", lf->error);
 }
@@ -76,15 +73,15 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 	int ret = sysroot_read_ll(UVERBS_CLASS "/abi_version", &abi);
 
 	if (ret == 0) {
-		r = emit(ctx, ctx->host, ST_PASS, "KERNEL_VERBS_OK",
+		r = emit(ctx, ctx->host, ST_PASS, C_KERNEL_VERBS_OK,
 			 "kernel user verbs (ib_uverbs) present, ABI %lld", abi);
 		ev_int(r, "abi_version", abi);
 		return;
 	}
 	if (path_state_of(ret) == PATH_ABSENT) {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "KERNEL_VERBS_MISSING",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KERNEL_VERBS_MISSING,
 			 "%s/abi_version absent: ib_uverbs is not loaded", UVERBS_CLASS);
-		result_remedy(r, "modprobe ib_uverbs (gdrcheck never loads modules)");
+		remedy_KERNEL_VERBS_MISSING(r);
 		ret = sysroot_access("/sys/module/ib_core");
 		if (path_state_of(ret) == PATH_UNREADABLE)
 			ev_str(r, "ib_core_loaded", "unreadable: %s",
@@ -93,7 +90,7 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 			ev_bool(r, "ib_core_loaded", !ret);
 		return;
 	}
-	emit(ctx, ctx->host, ST_ERROR, "KERNEL_VERBS_UNREADABLE",
+	emit(ctx, ctx->host, ST_ERROR, C_KERNEL_VERBS_UNREADABLE,
 	     "%s/abi_version: %s", UVERBS_CLASS,
 	     ret == -EINVAL ? "not a number" : sysroot_strerror(-ret));
 }
@@ -106,7 +103,7 @@ void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
 	size_t used = 0;
 
 	if (path_state_of(-ctx->inv.ib_errno) == PATH_UNREADABLE) {
-		emit(ctx, ctx->host, ST_ERROR, "RDMA_CLASS_UNREADABLE",
+		emit(ctx, ctx->host, ST_ERROR, C_RDMA_CLASS_UNREADABLE,
 		     "cannot list %s: %s", IB_CLASS, strerror(ctx->inv.ib_errno));
 		return;
 	}
@@ -125,16 +122,14 @@ void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
 						 used ? " " : "", rdma_modules[i]);
 	}
 	if (ctx->inv.nnic) {
-		r = emit(ctx, ctx->host, ST_PASS, "RDMA_DEVICES",
+		r = emit(ctx, ctx->host, ST_PASS, C_RDMA_DEVICES,
 			 "%zu RDMA device(s): %s", ctx->inv.nnic, names);
 	} else {
-		r = emit(ctx, ctx->host, ST_BLOCKED, "NO_RDMA_DEVICE",
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_NO_RDMA_DEVICE,
 			 "no RDMA device in %s%s%s", IB_CLASS,
 			 mods[0] ? " although these modules are loaded: " : "",
 			 mods);
-		result_remedy(r, "attach an RDMA NIC to this machine (PF or "
-			      "SR-IOV VF passed through), load its RDMA driver "
-			      "(e.g. mlx5_ib) and check dmesg for probe errors");
+		remedy_NO_RDMA_DEVICE(r);
 	}
 	ev_str(r, "sysfs_devices", "%s", names);
 	ev_str(r, "rdma_modules", "%s", mods);
@@ -242,7 +237,7 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 	int ret = find_uverbs(nic->name, uv, sizeof(uv));
 
 	if (ret && ret != -ENOENT) {
-		r = emit(ctx, nic->subject, ST_ERROR, "UVERBS_CLASS_UNREADABLE",
+		r = emit(ctx, nic->subject, ST_ERROR, C_UVERBS_CLASS_UNREADABLE,
 			 "cannot tell this device's uverbs interface: %s: %s",
 			 uverbs_map.err_path, strerror(-ret));
 		ev_str(r, "path", "%s", uverbs_map.err_path);
@@ -251,17 +246,16 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (ret) {
-		r = emit(ctx, nic->subject, ST_BLOCKED, "UVERBS_CLASS_MISSING",
+		r = emit(ctx, nic->subject, ST_BLOCKED, C_UVERBS_CLASS_MISSING,
 			 "no uverbs interface in %s for this device", UVERBS_CLASS);
-		result_remedy(r, "modprobe ib_uverbs and check that the device's "
-			      "RDMA driver registered it");
+		remedy_UVERBS_CLASS_MISSING(r);
 		nic_identity(r, nic);
 		return;
 	}
 	snprintf(node, sizeof(node), "/dev/infiniband/%s", uv);
 	ret = sysroot_access(node);
 	if (path_state_of(ret) == PATH_UNREADABLE) {
-		r = emit(ctx, nic->subject, ST_ERROR, "UVERBS_NODE_UNREADABLE",
+		r = emit(ctx, nic->subject, ST_ERROR, C_UVERBS_NODE_UNREADABLE,
 			 "cannot look at %s: %s", node, strerror(-ret));
 		ev_str(r, "node", "%s", node);
 		ev_int(r, "errno", -ret);
@@ -269,57 +263,52 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (ret) {
-		r = emit(ctx, nic->subject, ST_BLOCKED, "UVERBS_NODE_MISSING",
+		r = emit(ctx, nic->subject, ST_BLOCKED, C_UVERBS_NODE_MISSING,
 			 "in sysfs, but %s is missing: the device node is not "
 			 "exposed here (container without /dev/infiniband?)", node);
-		result_remedy(r, "expose the node: docker/podman "
-			      "`--device=/dev/infiniband/%s --device=/dev/infiniband/rdma_cm`, "
-			      "Kubernetes an RDMA device plugin; on a host check "
-			      "udev rules (rdma-core)", uv);
+		remedy_UVERBS_NODE_MISSING(r, uv);
 		ev_str(r, "uverbs", "%s", uv);
 		ev_str(r, "node", "%s", node);
 		nic_identity(r, nic);
 		return;
 	}
 	if (v->lib.loaded && v->list_called && v->list_errno) {
-		r = emit(ctx, nic->subject, ST_ERROR, "DEVICE_LIST_FAILED",
+		r = emit(ctx, nic->subject, ST_ERROR, C_DEVICE_LIST_FAILED,
 			 "%s present; ibv_get_device_list failed: %s", node,
 			 strerror(v->list_errno));
 		ev_int(r, "errno", v->list_errno);
 	} else if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)) &&
 		   (!vn || !vn->opened)) {
 		/* The stage broke before this device was decided. */
-		r = emit(ctx, nic->subject, ST_ERROR, "VERBS_PROBE_FAILED",
+		r = emit(ctx, nic->subject, ST_ERROR, C_VERBS_PROBE_FAILED,
 			 "%s present; opening it: %s", node, why);
 	} else if (!vn && v->name_errno) {
-		r = emit(ctx, nic->subject, ST_ERROR, "DEVICE_NAME_FAILED",
+		r = emit(ctx, nic->subject, ST_ERROR, C_DEVICE_NAME_FAILED,
 			 "%s present; ibv_get_device_name failed: %s", node,
 			 strerror(v->name_errno));
 	} else if (!v->lib.loaded || !v->list_called) {
 		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)))
-			r = emit(ctx, nic->subject, ST_ERROR, "VERBS_PROBE_FAILED",
+			r = emit(ctx, nic->subject, ST_ERROR, C_VERBS_PROBE_FAILED,
 				 "%s present; opening it: %s", node, why);
 		else
-			r = emit(ctx, nic->subject, ST_SKIP, "LIBIBVERBS_UNAVAILABLE",
+			r = emit(ctx, nic->subject, ST_SKIP, C_LIBIBVERBS_UNAVAILABLE,
 				 "%s present; not opened: libibverbs unavailable",
 				 node);
 	} else if (!vn) {
-		r = emit(ctx, nic->subject, ST_BLOCKED, "NO_VERBS_PROVIDER",
+		r = emit(ctx, nic->subject, ST_BLOCKED, C_NO_VERBS_PROVIDER,
 			 "%s present, but libibverbs does not list the device: "
 			 "no user-space provider for its driver", node);
-		result_remedy(r, "install the provider library (Debian/Ubuntu: "
-			      "ibverbs-providers; or the NIC vendor's rdma-core)");
+		remedy_NO_VERBS_PROVIDER(r);
 	} else if (!vn->opened) {
 		struct classified c = classify_open_errno(vn->open_errno);
 
-		r = emit(ctx, nic->subject, c.status, c.code,
+		r = emit(ctx, nic->subject, c.status, code_by_name(c.code),
 			 "ibv_open_device failed: %s (%s)", strerror(vn->open_errno),
 			 c.meaning);
-		result_remedy(r, "check permissions of %s (rdma group, udev "
-			      "rules) and dmesg", node);
+		remedy_UVERBS_OPEN_FAILED(r, node);
 		ev_int(r, "errno", vn->open_errno);
 	} else {
-		r = emit(ctx, nic->subject, ST_PASS, "UVERBS_OK",
+		r = emit(ctx, nic->subject, ST_PASS, C_UVERBS_OK,
 			 "%s opens through libibverbs", node);
 		if (vn->phys_ports >= 0)
 			ev_int(r, "phys_ports", vn->phys_ports);
@@ -344,7 +333,7 @@ static bool ports_unlisted(struct gdr_ctx *ctx, const struct target *t)
 
 	if (t->port >= 0)
 		return false;
-	emit(ctx, nic->subject, ST_ERROR, "PORTS_UNREADABLE",
+	emit(ctx, nic->subject, ST_ERROR, C_PORTS_UNREADABLE,
 	     "cannot list %s/%s/ports: %s", IB_CLASS, nic->name,
 	     strerror(nic->ports_err));
 	return true;
@@ -365,14 +354,14 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 	int ret = port_attr(nic, pt->num, "state", state, sizeof(state));
 
 	if (ret || parse_num_name(state, &snum, sname, sizeof(sname))) {
-		emit(ctx, pt->subject, ST_ERROR, "PORT_UNREADABLE",
+		emit(ctx, pt->subject, ST_ERROR, C_PORT_UNREADABLE,
 		     "port state unreadable: %s",
 		     ret ? sysroot_strerror(-ret) : "malformed");
 		return;
 	}
 	if (ib_port_state_check(snum, sname)) {
 		/* "9: FOO" or "4: DOWN" is no state to act on. */
-		r = emit(ctx, pt->subject, ST_ERROR, "PORT_STATE_OUT_OF_RANGE",
+		r = emit(ctx, pt->subject, ST_ERROR, C_PORT_STATE_OUT_OF_RANGE,
 			 "port state \"%s\" is not one the kernel defines",
 			 state);
 		ev_str(r, "state", "%s", state);
@@ -385,20 +374,19 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 	port_attr(nic, pt->num, "rate", rate, sizeof(rate));
 
 	if (snum == 4) {
-		r = emit(ctx, pt->subject, ST_PASS, "PORT_ACTIVE",
+		r = emit(ctx, pt->subject, ST_PASS, C_PORT_ACTIVE,
 			 "ACTIVE, %s, %s, %s", pname, ll[0] ? ll : "?",
 			 rate[0] ? rate : "rate unknown");
 	} else {
-		r = emit(ctx, pt->subject, ST_BLOCKED, "PORT_NOT_ACTIVE",
+		r = emit(ctx, pt->subject, ST_BLOCKED, C_PORT_NOT_ACTIVE,
 			 "port %s (physical %s)", sname, pname);
 		if (!strcmp(ll, "InfiniBand"))
-			result_remedy(r, "%s", snum == 2 || snum == 3 ?
-				      "the port waits for a subnet manager: run "
-				      "opensm or check the fabric's SM" :
-				      "check the cable and the switch port");
+			if (snum == 2 || snum == 3)
+				remedy_PORT_NO_SM(r);
+			else
+				remedy_PORT_CABLE(r);
 		else
-			result_remedy(r, "bring the port's netdev up (ip link set "
-				      "<dev> up) and check the cable and switch");
+			remedy_PORT_NOT_ACTIVE(r);
 	}
 	ev_int(r, "state", snum);
 	ev_str(r, "state_name", "%s", sname);
@@ -421,13 +409,13 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 	pt = &nic->ports[t->port];
 	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
 	if (strcmp(ll, "Ethernet")) {
-		emit(ctx, pt->subject, ST_SKIP, "NOT_ROCE",
+		emit(ctx, pt->subject, ST_SKIP, C_NOT_ROCE,
 		     "link layer %s: no RoCE GID needed", ll[0] ? ll : "unknown");
 		return;
 	}
 	ib_scan_gids(nic->name, pt->num, &gs);
 	if (gs.err) {
-		emit(ctx, pt->subject, ST_ERROR, "GID_TABLE_UNREADABLE",
+		emit(ctx, pt->subject, ST_ERROR, C_GID_TABLE_UNREADABLE,
 		     "cannot list the GID table of %s port %d: %s", nic->name,
 		     pt->num, strerror(-gs.err));
 		return;
@@ -442,32 +430,29 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/ndevs/%d",
 			 nic->name, pt->num, v2);
 		sysroot_read_line(p, ndev, sizeof(ndev));
-		r = emit(ctx, pt->subject, ST_PASS, "ROCE_V2_GID",
+		r = emit(ctx, pt->subject, ST_PASS, C_ROCE_V2_GID,
 			 "RoCE v2 GID at index %d%s%s", v2,
 			 ndev[0] ? " on " : "", ndev);
 		ev_int(r, "gid_index", v2);
 		if (ndev[0])
 			ev_str(r, "netdev", "%s", ndev);
 	} else if (v1 >= 0) {
-		r = emit(ctx, pt->subject, ST_WARN, "ROCE_V1_ONLY",
+		r = emit(ctx, pt->subject, ST_WARN, C_ROCE_V1_ONLY,
 			 "only RoCE v1 GIDs (index %d): not routable, NCCL "
 			 "prefers RoCE v2", v1);
-		result_remedy(r, "enable RoCE v2 on the port (NIC firmware / "
-			      "rdma_cm default_roce_mode) and give the netdev an "
-			      "IP address");
+		remedy_ROCE_V1_ONLY(r);
 		ev_int(r, "gid_index", v1);
 	} else if (gs.malformed) {
-		r = emit(ctx, pt->subject, ST_ERROR, "GID_TABLE_MALFORMED",
+		r = emit(ctx, pt->subject, ST_ERROR, C_GID_TABLE_MALFORMED,
 			 "no usable RoCE GID, and %d GID entr(ies) are "
 			 "unreadable or hold no GID (first: gids/%s): the "
 			 "table cannot be trusted",
 			 gs.malformed, gs.first_bad);
 	} else {
-		r = emit(ctx, pt->subject, ST_BLOCKED, "NO_ROCE_GID",
+		r = emit(ctx, pt->subject, ST_BLOCKED, C_NO_ROCE_GID,
 			 "no usable RoCE GID (%d non-zero GID(s)): the netdev "
 			 "has no IP address?", populated);
-		result_remedy(r, "assign an IP address to the port's netdev "
-			      "(`ip addr add ... dev <netdev>`)");
+		remedy_NO_ROCE_GID(r);
 	}
 	ev_int(r, "nonzero_gids", populated);
 }

@@ -43,7 +43,7 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 
 	if (!ig->in_sysfs) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", ig->pci);
-		emit(ctx, ig->subject, ST_SKIP, "NOT_IN_SYSFS",
+		emit(ctx, ig->subject, ST_SKIP, C_NOT_IN_SYSFS,
 		     "%s is %s: BAR1 unknown", ig->pci,
 		     sysroot_exists(path) ? "in sysfs but not an NVIDIA "
 		     "display/3D function" : "not under /sys/bus/pci/devices");
@@ -52,13 +52,13 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", ig->pci);
 	n = sysroot_read(path, text, sizeof(text));
 	if (n < 0) {
-		emit(ctx, ig->subject, ST_ERROR, "BAR1_UNREADABLE",
+		emit(ctx, ig->subject, ST_ERROR, C_BAR1_UNREADABLE,
 		     "cannot read %s: %s", path, sysroot_strerror((int)-n));
 		return;
 	}
 	ret = pci_nth_mem_bar(text, BAR1_ORDINAL, &reg, &start, &end);
 	if (ret == -ERANGE) {
-		r = emit(ctx, ig->subject, ST_ERROR, "BAR1_VALUE_OUT_OF_RANGE",
+		r = emit(ctx, ig->subject, ST_ERROR, C_BAR1_VALUE_OUT_OF_RANGE,
 			 "%s line %d: a value or span that does not fit in 64 "
 			 "bits", path, reg + 1);
 		ev_str(r, "path", "%s", path);
@@ -68,7 +68,7 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (ret) {
 		emit(ctx, ig->subject, ST_ERROR, ret == -ENOENT ?
-		     "BAR1_MISSING" : "BAR1_MALFORMED", "%s: %s", path,
+		     C_BAR1_MISSING : C_BAR1_MALFORMED, "%s: %s", path,
 		     ret == -ENOENT ? "fewer than two memory BARs" :
 		     "malformed line");
 		return;
@@ -76,7 +76,7 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	size = end - start + 1;
 	format_bytes(size, bar, sizeof(bar));
 	if (!g || !g->total_mem) {
-		r = emit(ctx, ig->subject, ST_SKIP, "GPU_MEMORY_UNKNOWN",
+		r = emit(ctx, ig->subject, ST_SKIP, C_GPU_MEMORY_UNKNOWN,
 			 "BAR1 is %s; GPU memory size unknown (%s%s%s)", bar,
 			 g && g->enum_call.called ? g->enum_fn : "CUDA unavailable",
 			 g && g->enum_call.called ? " failed: " : "",
@@ -84,15 +84,13 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 	} else {
 		format_bytes(g->total_mem, mem, sizeof(mem));
 		if (size >= g->total_mem) {
-			r = emit(ctx, ig->subject, ST_PASS, "BAR1_COVERS_MEMORY",
+			r = emit(ctx, ig->subject, ST_PASS, C_BAR1_COVERS_MEMORY,
 				 "BAR1 %s covers all %s of GPU memory", bar, mem);
 		} else {
-			r = emit(ctx, ig->subject, ST_WARN, "BAR1_SMALL",
+			r = emit(ctx, ig->subject, ST_WARN, C_BAR1_SMALL,
 				 "BAR1 %s < %s of GPU memory: at most that much "
 				 "can be pinned for GDR at once", bar, mem);
-			result_remedy(r, "enable large/resizable BAR (BIOS: Above "
-				      "4G Decoding, Resizable BAR) or keep "
-				      "registered GPU buffers below BAR1");
+			remedy_BAR1_SMALL(r);
 		}
 		ev_int(r, "total_mem_bytes", (long long)g->total_mem);
 	}
@@ -171,7 +169,7 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 
 	cmdline_iommu(cmd, sizeof(cmd));
 	if (ret && ret != -ENOENT) {
-		emit(ctx, ctx->host, ST_ERROR, "IOMMU_UNREADABLE",
+		emit(ctx, ctx->host, ST_ERROR, C_IOMMU_UNREADABLE,
 		     "cannot list /sys/class/iommu: %s", strerror(-ret));
 		return;
 	}
@@ -179,7 +177,7 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1 && unreadable && !translated) {
 			/* The one we cannot see may be translated. */
-			r = emit(ctx, ctx->host, ST_ERROR, "IOMMU_UNREADABLE",
+			r = emit(ctx, ctx->host, ST_ERROR, C_IOMMU_UNREADABLE,
 				 "cannot tell the IOMMU domain of %s: %s",
 				 first_bad, strerror(-bad_err));
 			ev_int(r, "errno", -bad_err);
@@ -188,7 +186,7 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 		}
 		if (pass == 1 && untyped && !translated) {
 			/* No type file: neither identity nor translated. */
-			r = emit(ctx, ctx->host, ST_ERROR, "IOMMU_TYPE_UNKNOWN",
+			r = emit(ctx, ctx->host, ST_ERROR, C_IOMMU_TYPE_UNKNOWN,
 				 "%s is in an IOMMU group of unknown type: "
 				 "translated or pass-through cannot be told",
 				 first_untyped);
@@ -197,22 +195,20 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 		}
 		if (pass == 1) {
 			if (!nunits && !grouped) {
-				r = emit(ctx, ctx->host, ST_PASS, "NO_IOMMU",
+				r = emit(ctx, ctx->host, ST_PASS, C_NO_IOMMU,
 					 "no IOMMU active: peer DMA is not "
 					 "translated");
 			} else if (translated) {
 				r = emit(ctx, ctx->host, ST_WARN,
-					 "IOMMU_TRANSLATING",
+					 C_IOMMU_TRANSLATING,
 					 "IOMMU translates DMA of %zu GPU/NIC "
 					 "function(s): peer-to-peer needs ACS "
 					 "redirect off or ATS, else it faults or "
 					 "detours", translated);
-				result_remedy(r, "boot with iommu=pt (with "
-					      "intel_iommu=on or amd_iommu=on) so "
-					      "GPU and NIC use identity domains");
+				remedy_IOMMU_TRANSLATING(r);
 			} else {
 				r = emit(ctx, ctx->host, ST_PASS,
-					 "IOMMU_PASSTHROUGH",
+					 C_IOMMU_PASSTHROUGH,
 					 "IOMMU on, GPU and NIC in identity "
 					 "(pass-through) domains");
 			}
@@ -265,25 +261,24 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (!p->known) {
-		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
 	if (ctx->pci_open_err) {
-		r = emit(ctx, pr->subject, ST_SKIP, "LIBPCI_UNAVAILABLE",
+		r = emit(ctx, pr->subject, ST_SKIP, C_LIBPCI_UNAVAILABLE,
 			 "cannot read config space: %s", pci_lib_facts()->error);
-		result_remedy(r, "install libpci (Debian/Ubuntu: libpci3; "
-			      "RHEL: pciutils-libs)");
+		remedy_LIBPCI_UNAVAILABLE(r);
 		return;
 	}
 	if (p->suspect >= 0) {
-		emit(ctx, pr->subject, ST_ERROR, "PATH_UNTRUSTED",
+		emit(ctx, pr->subject, ST_ERROR, C_PATH_UNTRUSTED,
 		     "%s/class is unreadable or malformed: the bridges of the "
 		     "path are unknown", ctx->tree.n[p->suspect].bdf);
 		return;
 	}
 	if (!p->nbridges) {
-		emit(ctx, pr->subject, ST_PASS, "NO_BRIDGE_ON_PATH",
+		emit(ctx, pr->subject, ST_PASS, C_NO_BRIDGE_ON_PATH,
 		     "no PCIe bridge between GPU and NIC: nothing to redirect");
 		return;
 	}
@@ -316,26 +311,24 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 		bool iommu = pair_translated(ctx, pr);
 
 		r = emit(ctx, pr->subject, iommu ? ST_BLOCKED : ST_WARN,
-			 iommu ? "ACS_REDIRECT_IOMMU" : "ACS_REDIRECT",
+			 iommu ? C_ACS_REDIRECT_IOMMU : C_ACS_REDIRECT,
 			 "ACS redirect on %s: peer traffic forced up to the root "
 			 "complex%s", redir,
 			 iommu ? ", where the IOMMU translates it: GPU-NIC DMA "
 			 "faults or is blocked" :
 			 " (slower; some root complexes drop it)");
-		result_remedy(r, "clear ACS P2P redirect on those ports (BIOS: "
-			      "disable ACS / PCIe ACS control; or boot with "
-			      "iommu=pt and pci=disable_acs_redir=<ports>)");
+		remedy_ACS_REDIRECT_IOMMU(r);
 	} else if (unreadable && header_only == unreadable) {
 		/* The kernel shows non-root readers only the 64-byte header. */
-		r = emit(ctx, pr->subject, ST_SKIP, "ACS_NEEDS_ROOT",
+		r = emit(ctx, pr->subject, ST_SKIP, C_ACS_NEEDS_ROOT,
 			 "ACS of %d bridge(s) on the path unreadable: only the "
 			 "64-byte header is visible; needs root", unreadable);
-		result_remedy(r, "run gdrcheck as root to check ACS");
+		remedy_ACS_NEEDS_ROOT(r);
 	} else if (unreadable) {
-		r = emit(ctx, pr->subject, ST_ERROR, "ACS_UNREADABLE",
+		r = emit(ctx, pr->subject, ST_ERROR, C_ACS_UNREADABLE,
 			 "cannot decode ACS on the path: %s", bad);
 	} else {
-		r = emit(ctx, pr->subject, ST_PASS, "ACS_NO_REDIRECT",
+		r = emit(ctx, pr->subject, ST_PASS, C_ACS_NO_REDIRECT,
 			 "no ACS redirect on the %d bridge(s) of the path (%d "
 			 "with an ACS capability)", p->nbridges, with_acs);
 	}
@@ -369,7 +362,7 @@ void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t)
 		const struct pcipath *pp = &ctx->inv.pair[i].path;
 
 		if (pp->suspect >= 0) {
-			emit(ctx, ctx->host, ST_ERROR, "PATH_UNTRUSTED",
+			emit(ctx, ctx->host, ST_ERROR, C_PATH_UNTRUSTED,
 			     "%s/class is unreadable or malformed: the bridges on "
 			     "GPU-NIC paths are unknown",
 			     ctx->tree.n[pp->suspect].bdf);
@@ -390,10 +383,10 @@ void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t)
 		redirect += c->acs.present && (c->acs.ctrl & ACS_REDIRECTS);
 	}
 	if (!bridges)
-		r = emit(ctx, ctx->host, ST_SKIP, "NO_PATH_BRIDGES",
+		r = emit(ctx, ctx->host, ST_SKIP, C_NO_PATH_BRIDGES,
 			 "no PCIe bridge lies on a GPU-NIC path");
 	else
-		r = emit(ctx, ctx->host, ST_PASS, "PATH_BRIDGES",
+		r = emit(ctx, ctx->host, ST_PASS, C_PATH_BRIDGES,
 			 "%d bridge(s) on GPU-NIC paths: %d with ACS, %d "
 			 "redirecting, %d unreadable (verdicts per pair in "
 			 "platform.acs)", bridges, with_acs, redirect, unreadable);
@@ -440,7 +433,7 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (!p->known) {
-		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
@@ -477,25 +470,22 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 				c->cur_width, c->max_speed, c->max_width);
 	}
 	if (!checked && !bad) {
-		emit(ctx, pr->subject, ST_SKIP, "NO_LINK_INFO",
+		emit(ctx, pr->subject, ST_SKIP, C_NO_LINK_INFO,
 		     "no link speed/width in sysfs for the path (virtual or "
 		     "legacy PCI)");
 		return;
 	}
 	if (degraded[0]) {
-		r = emit(ctx, pr->subject, ST_WARN, "LINK_DEGRADED",
+		r = emit(ctx, pr->subject, ST_WARN, C_LINK_DEGRADED,
 			 "trained below its maximum: %s", degraded);
-		result_remedy(r, "reseat the card or riser, check the slot's "
-			      "wiring and BIOS link settings; `lspci -vv` shows "
-			      "LnkSta");
+		remedy_LINK_DEGRADED(r);
 	} else if (bad) {
-		r = emit(ctx, pr->subject, ST_WARN, "LINK_VALUE_OUT_OF_RANGE",
+		r = emit(ctx, pr->subject, ST_WARN, C_LINK_VALUE_OUT_OF_RANGE,
 			 "link state outside its domain (link down or not "
 			 "trained?): %s", odd);
-		result_remedy(r, "`lspci -vv` shows LnkSta; a link at x0 or "
-			      "of unknown speed carries no traffic");
+		remedy_LINK_VALUE_OUT_OF_RANGE(r);
 	} else {
-		r = emit(ctx, pr->subject, ST_PASS, "LINKS_AT_MAX",
+		r = emit(ctx, pr->subject, ST_PASS, C_LINKS_AT_MAX,
 			 "%d link(s) on the path at their maximum width (GPU "
 			 "link speed drops when idle)", checked);
 	}

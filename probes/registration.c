@@ -30,7 +30,7 @@ static bool nic_ambiguous(struct gdr_ctx *ctx, int subject, int nic)
 		n += !strcmp(rf->nics[i].nic, name);
 	if (n < 2)
 		return false;
-	emit(ctx, subject, ST_ERROR, "DEVICE_NAME_AMBIGUOUS",
+	emit(ctx, subject, ST_ERROR, C_DEVICE_NAME_AMBIGUOUS,
 	     "libibverbs lists %d devices named %s: whose result is whose "
 	     "cannot be told", n, name);
 	return true;
@@ -73,23 +73,23 @@ static bool stage_missing_gpu(struct gdr_ctx *ctx, int subject,
 	char why[256];
 
 	if (ctx->opt->no_alloc) {
-		emit(ctx, subject, ST_SKIP, "NO_ALLOC",
+		emit(ctx, subject, ST_SKIP, C_NO_ALLOC,
 		     "--no-alloc: no GPU memory allocated, %s not tried", what);
 		return true;
 	}
 	if (stage_problem(ctx, WSTAGE_REGISTRATION, why, sizeof(why))) {
-		emit(ctx, subject, ST_ERROR, "REGISTRATION_PROBE_FAILED",
+		emit(ctx, subject, ST_ERROR, C_REGISTRATION_PROBE_FAILED,
 		     "%s: %s", what, why);
 		return true;
 	}
 	if (rf->ran && needs_gpu && !rf->cuda &&
 	    cuda_poisoned(ctx, why, sizeof(why))) {
-		emit(ctx, subject, ST_ERROR, "REGISTRATION_PROBE_FAILED",
+		emit(ctx, subject, ST_ERROR, C_REGISTRATION_PROBE_FAILED,
 		     "%s not tried without libcuda: %s", what, why);
 		return true;
 	}
 	if (!rf->ran || (needs_gpu && !rf->cuda)) {
-		emit(ctx, subject, ST_SKIP, "VENDOR_UNAVAILABLE",
+		emit(ctx, subject, ST_SKIP, C_VENDOR_UNAVAILABLE,
 		     "%s not tried: %s unusable (see the %s layer)", what,
 		     rf->ran ? "libcuda" : "libibverbs", rf->ran ? "gpu" : "nic");
 		return true;
@@ -129,14 +129,13 @@ void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t)
 	format_bytes(rf->bytes * (unsigned long long)rf->gpus_allocated, all,
 		     sizeof(all));
 	if (rf->alloc_fail.called) {
-		r = emit(ctx, ctx->host, ST_ERROR, "GPU_ALLOC_FAILED",
+		r = emit(ctx, ctx->host, ST_ERROR, C_GPU_ALLOC_FAILED,
 			 "cuMemAlloc(%s) failed on %d GPU(s): %s", per,
 			 ctx->vf->cuda.gpus_recorded - rf->gpus_allocated,
 			 rf->alloc_fail.name);
-		result_remedy(r, "the GPU may be full (busy node?): rerun with "
-			      "--no-alloc, a smaller --reg-size, or when idle");
+		remedy_GPU_ALLOC_FAILED(r);
 	} else {
-		r = emit(ctx, ctx->host, ST_PASS, "REG_PLAN",
+		r = emit(ctx, ctx->host, ST_PASS, C_REG_PLAN,
 			 "%s of GPU memory per GPU on %d GPU(s) (%s in all, freed "
 			 "again), %d GPU x RDMA device pair(s)%s", per,
 			 rf->gpus_allocated, all, rf->npairs,
@@ -160,14 +159,14 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	rn = reg_nic_of(ctx, t->nic);
 	if (!rn || rn->open_err || rn->pd_err) {
-		emit(ctx, nic->subject, ST_SKIP, "DEVICE_NOT_OPENED",
+		emit(ctx, nic->subject, ST_SKIP, C_DEVICE_NOT_OPENED,
 		     "device not usable through libibverbs (see nic.uverbs)%s%s",
 		     rn && rn->pd_err ? ": ibv_alloc_pd " : "",
 		     rn && rn->pd_err ? strerror(rn->pd_err) : "");
 		return;
 	}
 	if (rn->host.ok) {
-		r = emit(ctx, nic->subject, ST_PASS, "HOST_MR_OK",
+		r = emit(ctx, nic->subject, ST_PASS, C_HOST_MR_OK,
 			 "host memory registers (the verbs control)");
 		mr_evidence(r, &rn->host, 2 * ctx->vf->reg.bytes,
 			    ctx->opt->verbose);
@@ -175,15 +174,13 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 	}
 	c = classify_reg_errno(rn->host.err, false);
 	if (rn->host.err == ENOMEM) {
-		r = emit(ctx, nic->subject, ST_BLOCKED, "MEMLOCK_TOO_SMALL",
+		r = emit(ctx, nic->subject, ST_BLOCKED, C_MEMLOCK_TOO_SMALL,
 			 "%s of %llu bytes of host memory failed with ENOMEM: "
 			 "RLIMIT_MEMLOCK is too small", rn->host.call,
 			 2 * ctx->vf->reg.bytes);
-		result_remedy(r, "raise the memlock limit (`ulimit -l "
-			      "unlimited`, LimitMEMLOCK=infinity, `--ulimit "
-			      "memlock=-1:-1` for containers)");
+		remedy_MEMLOCK_TOO_SMALL(r);
 	} else {
-		r = emit(ctx, nic->subject, c.status, c.code,
+		r = emit(ctx, nic->subject, c.status, code_by_name(c.code),
 			 "%s on host memory failed: %s (%s)", rn->host.call,
 			 strerror(rn->host.err), c.meaning);
 	}
@@ -202,13 +199,13 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	pp = reg_pair_of(ctx, pr);
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
-		emit(ctx, pr->subject, ST_SKIP, "PAIR_NOT_TESTABLE",
+		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
 		     "GPU or RDMA device not usable (see earlier layers)");
 		return;
 	}
 	if (pp->peermem.ok) {
-		r = emit(ctx, pr->subject, ST_PASS, "PEERMEM_MR_OK",
+		r = emit(ctx, pr->subject, ST_PASS, C_PEERMEM_MR_OK,
 			 "%s accepted GPU memory: lkey/rkey issued",
 			 pp->peermem.relaxed_ordering ? "ibv_reg_mr_iova2" :
 			 "ibv_reg_mr");
@@ -217,14 +214,12 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	c = classify_reg_errno(pp->peermem.err, false);
-	r = emit(ctx, pr->subject, c.status, c.code, "%s on GPU memory: %s",
-		 pp->peermem.call, c.meaning);
+	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
+		 "%s on GPU memory: %s", pp->peermem.call, c.meaning);
 	if (pp->peermem.err == EFAULT)
-		result_remedy(r, "modprobe nvidia_peermem (with an ib_core that "
-			      "has peer-memory support), or use the DMA-BUF path");
+		remedy_NO_PEER_MEMORY_CLIENT(r);
 	else if (pp->peermem.err == ENOMEM)
-		result_remedy(r, "raise RLIMIT_MEMLOCK (`ulimit -l unlimited`) "
-			      "and check BAR1 use (nvidia-smi -q -d MEMORY)");
+		remedy_PIN_LIMIT(r);
 	ev_int(r, "errno", pp->peermem.err);
 	ev_str(r, "call", "%s", pp->peermem.call);
 }
@@ -242,26 +237,26 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	pp = reg_pair_of(ctx, pr);
 	if (!pp || pp->skip[0]) {
-		emit(ctx, pr->subject, ST_SKIP, "PAIR_NOT_TESTABLE",
+		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
 		     "GPU or RDMA device not usable (see earlier layers)");
 		return;
 	}
 	if (!pp->export_call.called) {
-		emit(ctx, pr->subject, ST_SKIP, "NO_DMABUF_API",
+		emit(ctx, pr->subject, ST_SKIP, C_NO_DMABUF_API,
 		     "not tried: libcuda lacks the export or libibverbs lacks "
 		     "ibv_reg_dmabuf_mr (see mech.dmabuf_verbs)");
 		return;
 	}
 	if (pp->export_call.rc != CUDA_SUCCESS) {
-		r = emit(ctx, pr->subject, ST_BLOCKED, "EXPORT_FAILED",
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_EXPORT_FAILED,
 			 "cuMemGetHandleForAddressRange(DMA_BUF_FD) failed: %s",
 			 pp->export_call.name);
 		ev_str(r, "error", "%s", pp->export_call.name);
 		return;
 	}
 	if (pp->dmabuf.ok) {
-		r = emit(ctx, pr->subject, ST_PASS, "DMABUF_MR_OK",
+		r = emit(ctx, pr->subject, ST_PASS, C_DMABUF_MR_OK,
 			 "ibv_reg_dmabuf_mr accepted the exported dma-buf: "
 			 "lkey/rkey issued, MR kept after the fd was closed");
 		mr_evidence(r, &pp->dmabuf, ctx->vf->reg.bytes,
@@ -269,11 +264,10 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	c = classify_reg_errno(pp->dmabuf.err, true);
-	r = emit(ctx, pr->subject, c.status, c.code, "ibv_reg_dmabuf_mr: %s",
-		 c.meaning);
+	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
+		 "ibv_reg_dmabuf_mr: %s", c.meaning);
 	if (pp->dmabuf.err == EOPNOTSUPP)
-		result_remedy(r, "use a provider with dma-buf MRs (mlx5 in "
-			      "rdma-core >= 34), or the peermem path");
+		remedy_PROVIDER_LACKS_DMABUF_MR(r);
 	ev_int(r, "errno", pp->dmabuf.err);
 }
 
@@ -316,19 +310,19 @@ static const char *fault_human(int f)
 	}
 }
 
-static const char *fault_code(int f)
+static enum reason_code fault_code(int f)
 {
 	switch (f) {
 	case DPF_NOT_LANDED:
-		return "DATA_NOT_LANDED";
+		return C_DATA_NOT_LANDED;
 	case DPF_PARTIAL:
-		return "DATA_INCOMPLETE";
+		return C_DATA_INCOMPLETE;
 	case DPF_STALE:
-		return "DATA_STALE";
+		return C_DATA_STALE;
 	case DPF_STRAY:
-		return "DATA_STRAY_WRITE";
+		return C_DATA_STRAY_WRITE;
 	default:
-		return "DATA_MISMATCH";
+		return C_DATA_MISMATCH;
 	}
 }
 
@@ -385,10 +379,7 @@ static struct result *data_fault(struct gdr_ctx *ctx, int subject,
 		 w ? write_fault_meaning(f) : read_fault_meaning(f),
 		 w ? fault_human(f) : other, fault_human(d->read_fault),
 		 d->fault_round ? "; in the round after the bandwidth run" : "");
-	result_remedy(r, "the NIC, its firmware or the IOMMU loses, corrupts "
-		      "or misdirects DMA without reporting an error: check "
-		      "platform.iommu and platform.acs, dmesg, and the NIC "
-		      "firmware");
+	remedy_DATA_FAULT(r);
 	ev_str(r, "write_check", "%s", d->verified_gpu || w ?
 	       fault_word(d->write_fault) : "not_checked");
 	ev_str(r, "read_check", "%s", fault_word(d->read_fault));
@@ -408,7 +399,7 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 	char human[32];
 
 	if (ctx->opt->no_datapath) {
-		r = emit(ctx, pr->subject, ST_SKIP, "NO_DATAPATH",
+		r = emit(ctx, pr->subject, ST_SKIP, C_NO_DATAPATH,
 			 "--no-datapath: registration only, no transfer");
 		r->waived = true;
 		return;
@@ -420,7 +411,7 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 	d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
 	m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
 	if (!d || !d->tried) {
-		emit(ctx, pr->subject, ST_SKIP, "NOT_REGISTERED",
+		emit(ctx, pr->subject, ST_SKIP, C_NOT_REGISTERED,
 		     "no transfer: %s", pp && pp->skip[0] ? pp->skip :
 		     m && m->tried && !m->ok ? "the registration failed" :
 		     "no MR to transfer into (see the registration layer)");
@@ -428,43 +419,40 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 	}
 	format_bytes(d->bytes, human, sizeof(human));
 	if (d->ok) {
-		r = emit(ctx, pr->subject, ST_PASS, "TRANSFER_VERIFIED",
+		r = emit(ctx, pr->subject, ST_PASS, C_TRANSFER_VERIFIED,
 			 "loopback RC on port %d: RDMA WRITE into and READ from "
 			 "GPU memory, %s verified", pp->port, human);
 	} else if (d->htod.called) {
-		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
+		r = emit(ctx, pr->subject, ST_ERROR, C_GPU_COPY_FAILED,
 			 "preparing GPU memory for the check failed: "
 			 "cuMemcpyHtoD_v2: %s", d->htod.name);
 	} else if (d->dtoh.called) {
-		r = emit(ctx, pr->subject, ST_ERROR, "GPU_COPY_FAILED",
+		r = emit(ctx, pr->subject, ST_ERROR, C_GPU_COPY_FAILED,
 			 "RDMA WRITE completed; checking GPU memory failed: "
 			 "cuMemcpyDtoH_v2: %s", d->dtoh.name);
 	} else if (d->timeout) {
-		r = emit(ctx, pr->subject, ST_ERROR, "NO_COMPLETION",
+		r = emit(ctx, pr->subject, ST_ERROR, C_NO_COMPLETION,
 			 "%s: no completion within the deadline (the NIC never "
 			 "finished the operation)", d->step);
 	} else if (d->wc_status >= 0) {
 		c = classify_wc_status(d->wc_status);
-		r = emit(ctx, pr->subject, c.status, c.code, "%s completed with "
-			 "status %d: %s", d->step, d->wc_status, c.meaning);
+		r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
+			 "%s completed with status %d: %s", d->step,
+			 d->wc_status, c.meaning);
 		if (d->wc_status == 4)
-			result_remedy(r, "check ACS redirect on the path "
-				      "(platform.acs) and IOMMU translation "
-				      "(platform.iommu); dmesg for DMAR/AMD-Vi "
-				      "faults");
+			remedy_WC_LOC_PROT_ERR(r);
 		else if (d->wc_status == 12)
-			result_remedy(r, "check the port, its GID and the link; "
-				      "dmesg for IOMMU faults");
+			remedy_WC_RETRY_EXC_ERR(r);
 	} else if (d->write_fault || d->read_fault) {
 		r = data_fault(ctx, pr->subject, d);
 	} else if (d->write_ok && d->read_ok) {
-		r = emit(ctx, pr->subject, ST_BLOCKED, "DATA_MISMATCH",
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_DATA_MISMATCH,
 			 "RDMA completed but the data differs (READ %s, GPU copy "
 			 "%s): the NIC did not really move GPU memory",
 			 d->verified_read ? "ok" : "wrong",
 			 d->verified_gpu ? "ok" : "wrong");
 	} else {
-		r = emit(ctx, pr->subject, ST_ERROR, "DATAPATH_SETUP_FAILED",
+		r = emit(ctx, pr->subject, ST_ERROR, C_DATAPATH_SETUP_FAILED,
 			 "%s failed: %s", d->step, strerror(d->err));
 	}
 	ev_int(r, "port", pp->port);
@@ -500,7 +488,7 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (ctx->opt->no_datapath) {
-		emit(ctx, nic->subject, ST_SKIP, "NO_DATAPATH",
+		emit(ctx, nic->subject, ST_SKIP, C_NO_DATAPATH,
 		     "--no-datapath: no transfer");
 		return;
 	}
@@ -509,25 +497,25 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	rn = reg_nic_of(ctx, t->nic);
 	if (!rn || !rn->g2g_tried) {
-		emit(ctx, nic->subject, ST_SKIP, "FEWER_THAN_TWO_GPU_MRS",
+		emit(ctx, nic->subject, ST_SKIP, C_FEWER_THAN_TWO_GPU_MRS,
 		     "needs two GPUs registered on this device");
 		return;
 	}
 	if (rn->g2g_ok)
-		r = emit(ctx, nic->subject, ST_PASS, "GPU_TO_GPU_OK",
+		r = emit(ctx, nic->subject, ST_PASS, C_GPU_TO_GPU_OK,
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR verified",
 			 rn->g2g_src, rn->g2g_dst);
 	else if (rn->g2g_fault)
 		r = emit(ctx, nic->subject, ST_WARN,
 			 rn->g2g_fault == DPF_NOT_LANDED ?
-			 "GPU_TO_GPU_NOT_LANDED" : "GPU_TO_GPU_MISMATCH",
+			 C_GPU_TO_GPU_NOT_LANDED : C_GPU_TO_GPU_MISMATCH,
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR completed "
 			 "successfully but %s", rn->g2g_src, rn->g2g_dst,
 			 rn->g2g_fault == DPF_NOT_LANDED ?
 			 "no byte reached the destination GPU" :
 			 write_fault_meaning(rn->g2g_fault));
 	else
-		r = emit(ctx, nic->subject, ST_WARN, "GPU_TO_GPU_FAILED",
+		r = emit(ctx, nic->subject, ST_WARN, C_GPU_TO_GPU_FAILED,
 			 "RDMA WRITE from GPU%d's MR into GPU%d's MR: %s",
 			 rn->g2g_src, rn->g2g_dst, rn->g2g_error);
 	ev_int(r, "src_cuda", rn->g2g_src);
@@ -543,44 +531,42 @@ void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t)
 	char key[16];
 
 	if (!rf->ran) {
-		emit(ctx, ctx->host, ST_SKIP, "NO_WINDOW",
+		emit(ctx, ctx->host, ST_SKIP, C_NO_WINDOW,
 		     "no registration or transfer ran: nothing to watch");
 		return;
 	}
 	if (!rf->kmsg_readable) {
 		/* errno 0 would print "Success": say that it is unknown. */
 		if (rf->kmsg_errno == ENODEV)
-			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+			r = emit(ctx, ctx->host, ST_SKIP, C_KMSG_UNREADABLE,
 				 "kernel log unreadable (/dev/kmsg is not the "
 				 "kernel's log device: not a character device, "
 				 "or no driver behind it): IOMMU/AER faults "
 				 "during the test cannot be seen");
 		else if (rf->kmsg_errno > 0)
-			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+			r = emit(ctx, ctx->host, ST_SKIP, C_KMSG_UNREADABLE,
 				 "kernel log unreadable (/dev/kmsg: %s): IOMMU/AER "
 				 "faults during the test cannot be seen",
 				 strerror(rf->kmsg_errno));
 		else
-			r = emit(ctx, ctx->host, ST_SKIP, "KMSG_UNREADABLE",
+			r = emit(ctx, ctx->host, ST_SKIP, C_KMSG_UNREADABLE,
 				 "kernel log not watched (/dev/kmsg: no error "
 				 "recorded, the registration worker ended before "
 				 "opening it): IOMMU/AER faults during the test "
 				 "cannot be seen");
-		result_remedy(r, "run as root (or with CAP_SYSLOG) to watch the "
-			      "kernel log");
+		remedy_KMSG_UNREADABLE(r);
 		return;
 	}
 	if (!rf->kmsg_count) {
-		emit(ctx, ctx->host, ST_PASS, "KMSG_CLEAN",
+		emit(ctx, ctx->host, ST_PASS, C_KMSG_CLEAN,
 		     "no IOMMU, DMAR, AMD-Vi, AER or Xid lines logged during "
 		     "the registrations and transfers");
 		return;
 	}
-	r = emit(ctx, ctx->host, ST_WARN, "KMSG_FAULTS",
+	r = emit(ctx, ctx->host, ST_WARN, C_KMSG_FAULTS,
 		 "%d kernel log line(s) about IOMMU/PCIe/GPU faults during the "
 		 "test", rf->kmsg_count);
-	result_remedy(r, "read them (dmesg) and check ACS/IOMMU "
-		      "(platform.acs, platform.iommu)");
+	remedy_KMSG_FAULTS(r);
 	for (int i = 0; i < rf->kmsg_count && i < KMSG_MAX_LINES; i++) {
 		snprintf(key, sizeof(key), "line%d", i);
 		ev_str(r, key, "%s", rf->kmsg[i]);

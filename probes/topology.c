@@ -70,7 +70,7 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 			snprintf(seen[roots++], sizeof(seen[0]), "%s", tr->n[i].root);
 	}
 	if (!tr->count) {
-		r = emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_UNREADABLE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_PCI_TREE_UNREADABLE,
 			 "no PCI function readable under /sys/bus/pci/devices%s%s",
 			 ctx->inv.pci_errno ? ": " : "",
 			 ctx->inv.pci_errno ? strerror(ctx->inv.pci_errno) : "");
@@ -85,7 +85,7 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 			if (tr->n[i].class_bad && !bad++)
 				first = i;
 		if (tr->unresolved || bad) {
-			r = emit(ctx, ctx->host, ST_ERROR, "PCI_TREE_INCOMPLETE",
+			r = emit(ctx, ctx->host, ST_ERROR, C_PCI_TREE_INCOMPLETE,
 				 "the PCIe tree is incomplete: %d unresolvable "
 				 "entr%s%s%s%s, %zu function(s) with a malformed "
 				 "class%s%s%s", tr->unresolved,
@@ -100,7 +100,7 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (rootless) {
 		/* Every real PCI function hangs below a pciDDDD:BB directory. */
-		r = emit(ctx, ctx->host, ST_ERROR, "NO_HOST_BRIDGE",
+		r = emit(ctx, ctx->host, ST_ERROR, C_NO_HOST_BRIDGE,
 			 "%zu PCI function(s) with no host bridge in their "
 			 "sysfs path (first: %s): the tree cannot be placed",
 			 rootless, tr->n[first_rootless].bdf);
@@ -109,27 +109,25 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (hv == 1)
-		r = emit(ctx, ctx->host, ST_WARN, "VIRTUAL_MACHINE",
+		r = emit(ctx, ctx->host, ST_WARN, C_VIRTUAL_MACHINE,
 			 "under a hypervisor: this PCIe tree (%zu functions, "
 			 "%zu bridges) is the guest's view, not the host's; "
 			 "GPU-NIC distances below may not be real", tr->count,
 			 bridges);
 	else if (numa_bad)
-		r = emit(ctx, ctx->host, ST_WARN, "NUMA_NODE_OUT_OF_RANGE",
+		r = emit(ctx, ctx->host, ST_WARN, C_NUMA_NODE_OUT_OF_RANGE,
 			 "%zu PCI functions, %zu host bridge(s); %zu with a "
 			 "numa_node outside -1..%d (first: %s = %lld), taken "
 			 "as unknown", tr->count, roots, numa_bad,
 			 (tr->numa_nodes > 0 ? tr->numa_nodes : NUMA_NODES_MAX) - 1,
 			 tr->n[first_numa].bdf, tr->n[first_numa].numa_raw);
 	else
-		r = emit(ctx, ctx->host, ST_PASS, "PCI_TREE",
+		r = emit(ctx, ctx->host, ST_PASS, C_PCI_TREE,
 			 "%zu PCI functions, %zu bridges, %zu host bridge(s), "
 			 "%d NUMA node(s)", tr->count, bridges, roots,
 			 tr->numa_nodes);
 	if (hv == 1)
-		result_remedy(r, "check the real distance on the host "
-			      "(nvidia-smi topo -m there) or the VM's "
-			      "passthrough layout");
+		remedy_PCI_TREE(r);
 	ev_int(r, "functions", (long long)tr->count);
 	ev_int(r, "bridges", (long long)bridges);
 	ev_int(r, "bridge_types_inferred", (long long)inferred);
@@ -201,13 +199,13 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	if (nic->pci_err) {
-		emit(ctx, pr->subject, ST_ERROR, "NIC_PCI_UNRESOLVABLE",
+		emit(ctx, pr->subject, ST_ERROR, C_NIC_PCI_UNRESOLVABLE,
 		     "cannot follow %s's sysfs device link: %s", nic->name,
 		     strerror(nic->pci_err));
 		return;
 	}
 	if (!nic->pci[0]) {
-		emit(ctx, pr->subject, ST_SKIP, "NIC_NOT_PCI",
+		emit(ctx, pr->subject, ST_SKIP, C_NIC_NOT_PCI,
 		     "%s has no PCI function (software RDMA device without a "
 		     "PCI netdev): no PCIe path", nic->name);
 		return;
@@ -215,7 +213,7 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 	if (!gpu->pci[0]) {
 		const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
 
-		emit(ctx, pr->subject, ST_ERROR, "GPU_PCI_UNKNOWN",
+		emit(ctx, pr->subject, ST_ERROR, C_GPU_PCI_UNKNOWN,
 		     "the GPU's PCI address is unknown%s%s%s",
 		     g && g->enum_call.called ? " (" : "",
 		     g && g->enum_call.called ? g->enum_fn : "",
@@ -223,20 +221,20 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (pr->node_gpu < 0 || pr->node_nic < 0) {
-		emit(ctx, pr->subject, ST_ERROR, "PATH_UNKNOWN",
+		emit(ctx, pr->subject, ST_ERROR, C_PATH_UNKNOWN,
 		     "%s not found under /sys/bus/pci/devices",
 		     pr->node_gpu < 0 ? gpu->pci : nic->pci);
 		return;
 	}
 	if (p->suspect >= 0) {
-		emit(ctx, pr->subject, ST_ERROR, "PATH_UNTRUSTED",
+		emit(ctx, pr->subject, ST_ERROR, C_PATH_UNTRUSTED,
 		     "%s/class is unreadable or malformed: it may be a bridge, "
 		     "so the path cannot be classified",
 		     ctx->tree.n[p->suspect].bdf);
 		return;
 	}
 	if (p->rootless >= 0) {
-		r = emit(ctx, pr->subject, ST_ERROR, "NO_HOST_BRIDGE",
+		r = emit(ctx, pr->subject, ST_ERROR, C_NO_HOST_BRIDGE,
 			 "%s has no host bridge (pciDDDD:BB) in its sysfs path: "
 			 "the distance cannot be classified",
 			 ctx->tree.n[p->rootless].bdf);
@@ -244,7 +242,7 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	bridges_string(ctx, p, br, sizeof(br));
-	r = emit(ctx, pr->subject, ST_PASS, "PCIE_PATH",
+	r = emit(ctx, pr->subject, ST_PASS, C_PCIE_PATH,
 		 "%s (NCCL %s): %s%s", topo_class_name(p->cls),
 		 nccl_path_name(nccl_path_of(p->cls)),
 		 p->turn >= 0 ? "turns at " : "through the root complex",
@@ -302,7 +300,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		   !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
 				    g->cc_major);
 	if (!pr->path.known || d == NCCL_UNKNOWN) {
-		emit(ctx, pr->subject, ST_SKIP, "PATH_UNKNOWN",
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
@@ -324,27 +322,22 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	}
 
 	if (d > pol.level) {
-		r = emit(ctx, pr->subject, ST_WARN, "NCCL_DISTANCE_EXCEEDS_LEVEL",
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
 			 "NCCL will not use GPUDirect RDMA here: distance %s > "
 			 "NCCL_NET_GDR_LEVEL %s%s; traffic bounces through "
 			 "host memory", nccl_path_name(d),
 			 nccl_path_name(pol.level),
 			 pol.level_set ? "" : " (default)");
-		result_remedy(r, "use a NIC closer to the GPU, or export "
-			      "NCCL_NET_GDR_LEVEL=%s to allow it (measure: "
-			      "GDR across the %s may be slower than host "
-			      "staging)", nccl_path_name(d),
-			      d == NCCL_SYS ? "CPU interconnect" : "root complex");
+		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_path_name(d),
+			d == NCCL_SYS ? "CPU interconnect" : "root complex");
 	} else if (!read_ok) {
-		r = emit(ctx, pr->subject, ST_WARN, "NCCL_GDR_WRITE_ONLY",
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL uses GDR for receives (distance %s <= %s) but "
 			 "not for sends: %s", nccl_path_name(d),
 			 nccl_path_name(pol.level), read_note);
-		result_remedy(r, "export NCCL_NET_GDR_READ=1 to let the NIC read "
-			      "GPU memory for sends (measure first on pre-Ampere "
-			      "GPUs)");
+		remedy_NCCL_GDR_WRITE_ONLY(r);
 	} else {
-		r = emit(ctx, pr->subject, ST_PASS, "NCCL_GDR_ALLOWED",
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
 			 "NCCL allows GDR both ways: distance %s <= level %s%s",
 			 nccl_path_name(d), nccl_path_name(pol.level),
 			 pol.level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
@@ -368,7 +361,7 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 	size_t used = 0;
 
 	if (!ctx->inv.nnic) {
-		emit(ctx, gpu->subject, ST_SKIP, "NO_RDMA_DEVICE",
+		emit(ctx, gpu->subject, ST_SKIP, C_NO_RDMA_DEVICE,
 		     "no RDMA device to pair with");
 		return;
 	}
@@ -377,7 +370,7 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 		    ctx->inv.pair[i].path.cls < best)
 			best = ctx->inv.pair[i].path.cls;
 	if (best == TOPO_UNKNOWN) {
-		emit(ctx, gpu->subject, ST_SKIP, "PATH_UNKNOWN",
+		emit(ctx, gpu->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path to any RDMA device is known");
 		return;
 	}
@@ -390,13 +383,12 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 						 ctx->inv.nic[p->nic].name);
 	}
 	if (nccl_path_of(best) > NCCL_PXB) {
-		r = emit(ctx, gpu->subject, ST_WARN, "NO_NEAR_NIC",
+		r = emit(ctx, gpu->subject, ST_WARN, C_NO_NEAR_NIC,
 			 "nearest RDMA device %s is %s away: beyond NCCL's default "
 			 "GDR level PXB", names, topo_class_name(best));
-		result_remedy(r, "place a NIC under the GPU's PCIe switch, or "
-			      "accept host staging / set NCCL_NET_GDR_LEVEL");
+		remedy_NO_NEAR_NIC(r);
 	} else {
-		r = emit(ctx, gpu->subject, ST_PASS, "NEAR_NIC",
+		r = emit(ctx, gpu->subject, ST_PASS, C_NEAR_NIC,
 			 "nearest RDMA device: %s (%s)", names,
 			 topo_class_name(best));
 	}

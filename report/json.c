@@ -52,7 +52,7 @@ static void write_result(struct json_writer *w, const struct report *r,
 			 const struct result *res)
 {
 	jw_open_object(w, NULL);
-	jw_string(w, "gate", res->gate);
+	jw_string(w, "gate", res->gate->id);
 	jw_string(w, "layer", layer_name(res->layer));
 	jw_string(w, "subject", subject_id(r, res->subject));
 	jw_string(w, "status", status_name(res->status));
@@ -142,7 +142,7 @@ static void write_paths(struct json_writer *w, const struct report *r)
 
 		jw_open_object(w, path_name((enum gdr_path)p));
 		jw_string(w, "verdict", verdict_name(pv->verdict));
-		jw_string_or_null(w, "gate", d ? d->gate : NULL);
+		jw_string_or_null(w, "gate", d ? d->gate->id : NULL);
 		jw_string_or_null(w, "subject",
 				  d ? subject_id(r, d->subject) : NULL);
 		jw_string_or_null(w, "reason_code", d ? d->code : NULL);
@@ -152,7 +152,7 @@ static void write_paths(struct json_writer *w, const struct report *r)
 			const struct result *bl = &r->res[pv->blockers[i]];
 
 			jw_open_object(w, NULL);
-			jw_string(w, "gate", bl->gate);
+			jw_string(w, "gate", bl->gate->id);
 			jw_string(w, "subject", subject_id(r, bl->subject));
 			jw_string(w, "reason_code", bl->code);
 			jw_close_object(w);

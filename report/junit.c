@@ -75,7 +75,7 @@ static void result_case(FILE *out, const struct report *r,
 
 	fprintf(out, "    <testcase classname=\"gdrcheck.%s\" name=\"",
 		layer_name(res->layer));
-	xml_text(out, res->gate);
+	xml_text(out, res->gate->id);
 	fputc(' ', out);
 	xml_text(out, r->subj[res->subject].id);
 	fprintf(out, "\" time=\"%.6f\">", res->duration_ms / 1e3);

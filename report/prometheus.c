@@ -59,11 +59,11 @@ static size_t count_pairs(const struct report *r, struct pair_count *pc)
 
 		if (r->subj[res->subject].kind != SUBJ_PAIR)
 			continue;
-		for (g = 0; g < ng && strcmp(pc[g].gate, res->gate); g++)
+		for (g = 0; g < ng && strcmp(pc[g].gate, res->gate->id); g++)
 			;
 		if (g == ng) {
 			memset(&pc[ng], 0, sizeof(pc[ng]));
-			pc[ng].gate = res->gate;
+			pc[ng].gate = res->gate->id;
 			pc[ng++].layer = res->layer;
 		}
 		if ((unsigned int)res->status <= ST_ERROR)
@@ -116,7 +116,7 @@ int render_prometheus(const struct report *r, FILE *out)
 		fprintf(out, "gdrcheck_path_verdict{path=\"%s\",verdict=\"%s\","
 			"gate=\"", path_name((enum gdr_path)p),
 			verdict_name(pv->verdict));
-		label(out, d ? d->gate : "");
+		label(out, d ? d->gate->id : "");
 		fputs("\",subject=\"", out);
 		label(out, d ? r->subj[d->subject].id : "");
 		fputs("\",reason_code=\"", out);
@@ -155,7 +155,7 @@ int render_prometheus(const struct report *r, FILE *out)
 		if (r->subj[res->subject].kind == SUBJ_PAIR)
 			continue;
 		fputs("gdrcheck_gate_status{gate=\"", out);
-		label(out, res->gate);
+		label(out, res->gate->id);
 		fprintf(out, "\",layer=\"%s\",subject=\"",
 			layer_name(res->layer));
 		label(out, r->subj[res->subject].id);

@@ -108,7 +108,7 @@ static void matrix_build(const struct report *r, struct matrix *m)
 			continue;
 		for (int c = 0; c < CELL_GATES; c++)
 			if (!m->cell[res->subject][c] &&
-			    !strcmp(res->gate, cell_gates[c]))
+			    !strcmp(res->gate->id, cell_gates[c]))
 				m->cell[res->subject][c] = res;
 	}
 }
@@ -184,7 +184,7 @@ int render_quiet(const struct report *r, FILE *out)
 		fprintf(out, "; %s %s", path_name((enum gdr_path)p),
 			verdict_name(pv->verdict));
 		if (pv->decisive >= 0)
-			fprintf(out, " at %s (%s)", r->res[pv->decisive].gate,
+			fprintf(out, " at %s (%s)", r->res[pv->decisive].gate->id,
 				r->subj[r->res[pv->decisive].subject].id);
 	}
 	fprintf(out, "%s\n", r->meta.interrupted ? "; INTERRUPTED" : "");
@@ -205,7 +205,7 @@ int render_text(const struct report *r, const struct render_opts *o,
 	nrem = report_remedies(r, &rem);
 	matrix_build(r, &m);
 	for (size_t i = 0; i < r->nres; i++) {
-		int g = (int)strlen(r->res[i].gate);
+		int g = (int)strlen(r->res[i].gate->id);
 		int s = (int)strlen(r->subj[r->res[i].subject].id);
 
 		gw = g > gw ? g : gw;
@@ -253,7 +253,7 @@ int render_text(const struct report *r, const struct render_opts *o,
 		fprintf(out, "  %s%-7s%s  %-*s  %-*s  %s\n",
 			o->color ? status_color(res->status) : "",
 			status_name(res->status), o->color ? C_RESET : "",
-			gw, res->gate, sw, r->subj[res->subject].id, res->reason);
+			gw, res->gate->id, sw, r->subj[res->subject].id, res->reason);
 		if (o->verbose)
 			print_evidence(res, 13 + gw + sw, out);
 	}

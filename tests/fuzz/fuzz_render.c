@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "core/result.h"
+#include "gate/catalog.h"
 #include "tests/fuzz/fuzz_common.h"
 
 enum { C_HOST, C_GPU, C_GPU_LABEL, C_NIC, C_NIC_LABEL, C_REASON, C_REMEDY,
@@ -47,16 +48,16 @@ static void build(struct report *r, const char *const *c, unsigned char pick)
 	pair = report_subject(r, SUBJ_PAIR, c[C_GPU], c[C_NIC], NULL, -1);
 	r->subj[pair].pair_gpu = gpu;
 	r->subj[pair].pair_nic = nic;
-	res = report_add(r, "nic.port", L_NIC, P_BOTH, port,
+	res = report_add(r, gate_find("nic.port"), L_NIC, P_BOTH, port,
 			 (enum gdr_status)(pick % 5), "PORT_X", "%s",
 			 c[C_REASON]);
 	result_remedy(res, "%s", c[C_REMEDY]);
 	ev_str(res, "state", "%s", c[C_EVIDENCE]);
-	res = report_add(r, "topo.path", L_TOPOLOGY, P_BOTH, pair,
+	res = report_add(r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair,
 			 (enum gdr_status)((pick >> 3) % 5), "PATH_X",
 			 "%s %s", c[C_GPU], c[C_REASON]);
 	ev_str(res, "nvidia_smi", "%s", c[C_EVIDENCE]);
-	res = report_add(r, "mech.peermem", L_MECHANISM, P_PEERMEM, gpu,
+	res = report_add(r, gate_find("mech.peermem"), L_MECHANISM, P_PEERMEM, gpu,
 			 ST_BLOCKED, "PEERMEM_X", "%s", c[C_REASON]);
 	result_remedy(res, "%s", c[C_REMEDY]);
 	r->path[PATH_DMABUF].verdict = (enum verdict)((pick >> 5) % 3);

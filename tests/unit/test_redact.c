@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "core/result.h"
+#include "gate/catalog.h"
 
 static void test_redact_masks_identifiers(void **state)
 {
@@ -21,7 +22,7 @@ static void test_redact_masks_identifiers(void **state)
 	snprintf(r.meta.hostname, sizeof(r.meta.hostname), "gpu-node-17");
 	snprintf(r.meta.sysroot, sizeof(r.meta.sysroot), "/captures/gpu-node-17");
 	host = report_subject(&r, SUBJ_HOST, "host", "gpu-node-17", NULL, -1);
-	res = report_add(&r, "nic.gid", L_NIC, P_BOTH, host, ST_PASS, "X",
+	res = report_add(&r, gate_find("nic.gid"), L_NIC, P_BOTH, host, ST_PASS, "X",
 			 "on gpu-node-17: GID fe80:0000:0000:0000:0c42:a1ff:fe00:0001");
 	ev_str(res, "gid", "0000:0000:0000:0000:0000:ffff:0a00:0001");
 	ev_str(res, "guid", "0c42:a103:00b6:7a2e");

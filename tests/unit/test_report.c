@@ -14,6 +14,7 @@
 
 #include "engine/gates.h"
 #include "core/result.h"
+#include "gate/catalog.h"
 
 /* --- the model ----------------------------------------------------------- */
 
@@ -62,11 +63,11 @@ static void test_add_records(void **state)
 	report_init(&r);
 	report_subject(&r, SUBJ_HOST, "host", "node", NULL, -1);
 	report_subject(&r, SUBJ_GPU, "GPU0", "H200", "0000:18:00.0", -1);
-	res = report_add(&r, "platform.bar1", L_PLATFORM, P_BOTH, 1, ST_WARN,
+	res = report_add(&r, gate_find("platform.bar1"), L_PLATFORM, P_BOTH, 1, ST_WARN,
 			 "BAR1_SMALL", "BAR1 is %d MiB (%s)", 256, "small");
 	assert_ptr_equal(res, &r.res[0]);
 	assert_int_equal(r.nres, 1);
-	assert_string_equal(res->gate, "platform.bar1");
+	assert_string_equal(res->gate->id, "platform.bar1");
 	assert_int_equal(res->layer, L_PLATFORM);
 	assert_int_equal(res->paths, P_BOTH);
 	assert_int_equal(res->subject, 1);
@@ -97,7 +98,7 @@ static void test_add_records(void **state)
 	assert_string_equal(res->ev[4].s, "10de:18");
 
 	/* A second result lands after the first, the first intact. */
-	res = report_add(&r, "host.kernel", L_HOST, P_DMABUF, 0, ST_PASS,
+	res = report_add(&r, gate_find("host.kernel"), L_HOST, P_DMABUF, 0, ST_PASS,
 			 "KERNEL_OK", "%s", "6.18.44");
 	assert_int_equal(r.nres, 2);
 	assert_ptr_equal(res, &r.res[1]);
@@ -138,26 +139,26 @@ static void test_remedies_grouped(void **state)
 	report_subject(&r, SUBJ_GPU, "GPU1", "", NULL, -1);
 
 	/* 0: a WARN first in chain order, still listed after BLOCKED. */
-	result_remedy(report_add(&r, "host.memlock", L_HOST, P_BOTH, 0, ST_WARN,
+	result_remedy(report_add(&r, gate_find("host.memlock"), L_HOST, P_BOTH, 0, ST_WARN,
 				 "LOW", "low"), "raise memlock");
-	result_remedy(report_add(&r, "gpu.gdr_attr", L_GPU, P_BOTH, 1, ST_BLOCKED,
+	result_remedy(report_add(&r, gate_find("gpu.gdr_attr"), L_GPU, P_BOTH, 1, ST_BLOCKED,
 				 "NO", "no"), "update driver");
 	/* Same gate, other text: its own entry. */
-	result_remedy(report_add(&r, "gpu.gdr_attr", L_GPU, P_BOTH, 2, ST_BLOCKED,
+	result_remedy(report_add(&r, gate_find("gpu.gdr_attr"), L_GPU, P_BOTH, 2, ST_BLOCKED,
 				 "NO", "no"), "enable IOMMU passthrough");
 	/* Same gate and text: grouped with GPU0. */
-	result_remedy(report_add(&r, "gpu.gdr_attr", L_GPU, P_BOTH, 2, ST_BLOCKED,
+	result_remedy(report_add(&r, gate_find("gpu.gdr_attr"), L_GPU, P_BOTH, 2, ST_BLOCKED,
 				 "NO", "no"), "update driver");
 	/* Same text, other gate: its own entry. */
-	result_remedy(report_add(&r, "platform.bar1", L_PLATFORM, P_BOTH, 1,
+	result_remedy(report_add(&r, gate_find("platform.bar1"), L_PLATFORM, P_BOTH, 1,
 				 ST_BLOCKED, "NO", "no"), "update driver");
 	/* No advice, or advice on a PASS/SKIP/ERROR: not listed. */
-	report_add(&r, "nic.port", L_NIC, P_BOTH, 0, ST_BLOCKED, "DOWN", "down");
-	result_remedy(report_add(&r, "nic.gid", L_NIC, P_BOTH, 0, ST_PASS,
+	report_add(&r, gate_find("nic.port"), L_NIC, P_BOTH, 0, ST_BLOCKED, "DOWN", "down");
+	result_remedy(report_add(&r, gate_find("nic.gid"), L_NIC, P_BOTH, 0, ST_PASS,
 				 "OK", "ok"), "nothing to do");
-	result_remedy(report_add(&r, "gpu.cuinit", L_GPU, P_BOTH, 0, ST_ERROR,
+	result_remedy(report_add(&r, gate_find("gpu.cuinit"), L_GPU, P_BOTH, 0, ST_ERROR,
 				 "ERR", "err"), "reboot");
-	result_remedy(report_add(&r, "mech.gdrcopy", L_MECHANISM, P_NONE, 0,
+	result_remedy(report_add(&r, gate_find("mech.gdrcopy"), L_MECHANISM, P_NONE, 0,
 				 ST_SKIP, "SKIP", "skip"), "install gdrcopy");
 
 	n = report_remedies(&r, &v);
@@ -189,7 +190,7 @@ static void test_remedies_empty(void **state)
 
 	report_init(&r);
 	report_subject(&r, SUBJ_HOST, "host", "node", NULL, -1);
-	report_add(&r, "host.kernel", L_HOST, P_DMABUF, 0, ST_BLOCKED, "OLD",
+	report_add(&r, gate_find("host.kernel"), L_HOST, P_DMABUF, 0, ST_BLOCKED, "OLD",
 		   "old kernel");
 	assert_int_equal(report_remedies(&r, &v), 0);
 	assert_null(v);
@@ -232,22 +233,22 @@ static int fixture_setup(void **state)
 	report_subject(r, SUBJ_PORT, "mlx5_0/1", "mlx5_0 port 1",
 		       "0000:19:00.0", nic);
 
-	res = report_add(r, "host.kernel", L_HOST, P_DMABUF, 0, ST_PASS,
+	res = report_add(r, gate_find("host.kernel"), L_HOST, P_DMABUF, 0, ST_PASS,
 			 "KERNEL_DMABUF_OK", "kernel 6.18.44 has dma-buf MRs");
 	res->duration_ms = 1.23456;
 	ev_str(res, "release", "6.18.44-fc-v657-gpu");
 	ev_int(res, "major", 6);
-	res = report_add(r, "platform.bar1", L_PLATFORM, P_BOTH, gpu, ST_PASS,
+	res = report_add(r, gate_find("platform.bar1"), L_PLATFORM, P_BOTH, gpu, ST_PASS,
 			 "BAR1_OK", "BAR1 is 256 GiB");
 	ev_int(res, "bar1_bytes", 256LL << 30);
 	ev_bool(res, "resizable", true);
 	ev_bool(res, "small", false);
-	res = report_add(r, "mech.peermem", L_MECHANISM, P_PEERMEM, 0,
+	res = report_add(r, gate_find("mech.peermem"), L_MECHANISM, P_PEERMEM, 0,
 			 ST_BLOCKED, "PEERMEM_NOT_LOADED",
 			 "nvidia_peermem is not loaded");
 	result_remedy(res, "modprobe nvidia-peermem");
 	f->blocked = (int)r->nres - 1;
-	report_add(r, "mech.gdrcopy", L_MECHANISM, P_NONE, 0, ST_SKIP,
+	report_add(r, gate_find("mech.gdrcopy"), L_MECHANISM, P_NONE, 0, ST_SKIP,
 		   "NO_GDRDRV", "no /dev/gdrdrv");
 	verdict_fold(r, REQUIRE_ANY);
 	*state = f;
@@ -422,7 +423,7 @@ static void test_json_invalid_utf8(void **state)
 	json_t *root, *a, *ev;
 
 	/* Bytes as a broken sysfs file or driver string might give them. */
-	res = report_add(&f->r, "nic.port", L_NIC, P_BOTH, 3, ST_BLOCKED,
+	res = report_add(&f->r, gate_find("nic.port"), L_NIC, P_BOTH, 3, ST_BLOCKED,
 			 "PORT_DOWN", "state \xff\xfe %s", "DOWN");
 	ev_str(res, "state", "4: \xc3\x28");
 	ev_int(res, "num", 1);
@@ -583,7 +584,7 @@ static void test_model_cleans(void **state)
 	report_init(&r);
 	s = report_subject(&r, SUBJ_NIC, "nic\033]0;x\007", "lbl\xff\x1b[2J",
 			   "0000:\x01", -1);
-	res = report_add(&r, "nic.port", L_NIC, P_BOTH, s, ST_BLOCKED,
+	res = report_add(&r, gate_find("nic.port"), L_NIC, P_BOTH, s, ST_BLOCKED,
 			 "PORT_DOWN", "state %s", "\033[2J\xc2\x85");
 	result_remedy(res, "%s", "fix \x7f\xfe");
 	ev_str(res, "fw", "28.\033[5m%d", 39);
@@ -711,7 +712,7 @@ static void test_junit_policy(void **state)
 	free(x);
 
 	/* --warn-fails with dmabuf READY: the WARN fails, the BLOCKED not. */
-	report_add(r, "topo.nccl", L_TOPOLOGY, P_BOTH, 1, ST_WARN,
+	report_add(r, gate_find("topo.nccl"), L_TOPOLOGY, P_BOTH, 1, ST_WARN,
 		   "NCCL_GDR_OFF", "NCCL would stage through the host");
 	r->meta.require = "any";
 	r->meta.policy.warn_fails = true;
@@ -734,7 +735,7 @@ static void test_junit_hostile(void **state)
 	/* meta strings do not pass through the model: the renderer's rule. */
 	snprintf(r->meta.hostname, sizeof(r->meta.hostname),
 		 "h\001<\"'&>\xff\xc2\x9b]]>");
-	report_add(r, "nic.port", L_NIC, P_BOTH, 3, ST_SKIP, "PORT_UNREADABLE",
+	report_add(r, gate_find("nic.port"), L_NIC, P_BOTH, 3, ST_SKIP, "PORT_UNREADABLE",
 		   "<![CDATA[\033[2J\"]]> &amp; \xef\xbf\xbf");
 	x = render_fmt(r, render_junit);
 	assert_clean_lines(x);
@@ -758,11 +759,11 @@ static void test_prometheus(void **state)
 
 		snprintf(id, sizeof(id), "GPU0~p%d", i);
 		pair[i] = report_subject(r, SUBJ_PAIR, id, NULL, NULL, -1);
-		report_add(r, "topo.path", L_TOPOLOGY, P_BOTH, pair[i],
+		report_add(r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair[i],
 			   i ? ST_PASS : ST_WARN, "PATH_PIX", "PIX");
 	}
 	report_subject(r, SUBJ_NIC, "q\"b\\s\001", NULL, NULL, -1);
-	report_add(r, "nic.uverbs", L_NIC, P_BOTH, (int)r->nsubj - 1, ST_PASS,
+	report_add(r, gate_find("nic.uverbs"), L_NIC, P_BOTH, (int)r->nsubj - 1, ST_PASS,
 		   "UVERBS_OK", "ok");
 	policy_overall(r, REQUIRE_ANY, false);
 	x = render_fmt(r, render_prometheus);

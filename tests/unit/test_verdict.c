@@ -77,7 +77,7 @@ static int empty_teardown(void **state)
 static int add(struct report *r, const char *gate, unsigned int paths,
 	       int subject, enum gdr_status st, const char *code)
 {
-	report_add(r, gate, L_HOST, paths, subject, st, code, "%s says %s",
+	report_add(r, gate_find(gate), L_HOST, paths, subject, st, code, "%s says %s",
 		   gate, status_name(st));
 	return (int)r->nres - 1;
 }
@@ -444,7 +444,7 @@ static void test_no_nic_is_unknown(void **state)
 
 	report_subject(r, SUBJ_HOST, "host", "node", NULL, -1);
 	report_subject(r, SUBJ_GPU, "GPU0", "H200", "0000:18:00.0", -1);
-	report_add(r, "gpu.gdr_attr", L_GPU, P_BOTH, 1, ST_PASS, "OK", "ok");
+	report_add(r, gate_find("gpu.gdr_attr"), L_GPU, P_BOTH, 1, ST_PASS, "OK", "ok");
 	verdict_fold(r, REQUIRE_ANY);
 	expect_path(r, PATH_DMABUF, V_UNKNOWN, -1);
 	expect_path(r, PATH_PEERMEM, V_UNKNOWN, -1);
@@ -473,8 +473,8 @@ static void test_nic_without_ports_not_ready(void **state)
 	report_subject(r, SUBJ_HOST, "host", "node", NULL, -1);
 	report_subject(r, SUBJ_GPU, "GPU0", "H200", "0000:18:00.0", -1);
 	report_subject(r, SUBJ_NIC, "mlx5_0", "CX7", "0000:19:00.0", -1);
-	report_add(r, "gpu.gdr_attr", L_GPU, P_BOTH, 1, ST_PASS, "OK", "ok");
-	report_add(r, "nic.uverbs", L_NIC, P_BOTH, 2, ST_PASS, "OK", "ok");
+	report_add(r, gate_find("gpu.gdr_attr"), L_GPU, P_BOTH, 1, ST_PASS, "OK", "ok");
+	report_add(r, gate_find("nic.uverbs"), L_NIC, P_BOTH, 2, ST_PASS, "OK", "ok");
 	verdict_fold(r, REQUIRE_ANY);
 	assert_int_not_equal(r->path[PATH_DMABUF].verdict, V_READY);
 	assert_int_not_equal(r->path[PATH_PEERMEM].verdict, V_READY);
@@ -492,8 +492,8 @@ static void test_nic_without_ports_does_not_reopen(void **state)
 	report_subject(r, SUBJ_NIC, "mlx5_0", "CX7", "0000:19:00.0", -1);
 	report_subject(r, SUBJ_PORT, "mlx5_0/1", "port 1", "0000:19:00.0", 2);
 	report_subject(r, SUBJ_NIC, "mlx5_1", "CX7", "0000:2b:00.0", -1);
-	report_add(r, "nic.uverbs", L_NIC, P_BOTH, 4, ST_PASS, "OK", "ok");
-	report_add(r, "nic.port", L_NIC, P_BOTH, 3, ST_BLOCKED, "PORT_DOWN",
+	report_add(r, gate_find("nic.uverbs"), L_NIC, P_BOTH, 4, ST_PASS, "OK", "ok");
+	report_add(r, gate_find("nic.port"), L_NIC, P_BOTH, 3, ST_BLOCKED, "PORT_DOWN",
 		   "down");
 	p = (int)r->nres - 1;
 	verdict_fold(r, REQUIRE_ANY);
@@ -508,7 +508,7 @@ static void test_nic_without_ports_blocked_closes(void **state)
 	report_subject(r, SUBJ_HOST, "host", "node", NULL, -1);
 	report_subject(r, SUBJ_GPU, "GPU0", "H200", "0000:18:00.0", -1);
 	report_subject(r, SUBJ_NIC, "mlx5_0", "CX7", "0000:19:00.0", -1);
-	report_add(r, "nic.uverbs", L_NIC, P_BOTH, 2, ST_BLOCKED,
+	report_add(r, gate_find("nic.uverbs"), L_NIC, P_BOTH, 2, ST_BLOCKED,
 		   "UVERBS_NODE_MISSING", "no /dev/infiniband/uverbs0");
 	verdict_fold(r, REQUIRE_ANY);
 	expect_path(r, PATH_DMABUF, V_BLOCKED, 0);
