@@ -211,11 +211,10 @@ void pcitree_build(struct gdr_ctx *ctx)
 		c->len = pci_config_read(t->n[i].bdf, c->bytes, sizeof(c->bytes));
 		if (c->len > 0 && sysroot_recording()) {
 			/* libpci read it, not the sysroot layer: record it. */
-			char p[PATH_MAX], real[PATH_MAX];
+			char p[PATH_MAX + 8], real[PATH_MAX];
 
 			snprintf(p, sizeof(p), PCI_DEVICES "/%s", t->n[i].bdf);
-			if (!sysroot_realpath(p, real, sizeof(real)) &&
-			    strlen(real) + 8 < sizeof(p)) {
+			if (!sysroot_realpath(p, real, sizeof(real))) {
 				snprintf(p, sizeof(p), "%s/config", real);
 				sysroot_record_file(p, (const char *)c->bytes,
 						    (size_t)c->len);

@@ -23,8 +23,8 @@
 #include "gate/catalog.h"
 #include "tests/fuzz/fuzz_common.h"
 
-enum { C_HOST, C_GPU, C_GPU_LABEL, C_NIC, C_NIC_LABEL, C_REASON, C_REMEDY,
-       C_EVIDENCE, C_SUMMARY, C_COUNT };
+enum { CH_HOST, CH_GPU, CH_GPU_LABEL, CH_NIC, CH_NIC_LABEL, CH_REASON, CH_REMEDY,
+       CH_EVIDENCE, CH_SUMMARY, CH_COUNT };
 
 static void build(struct report *r, const char *const *c, unsigned char pick)
 {
@@ -33,40 +33,40 @@ static void build(struct report *r, const char *const *c, unsigned char pick)
 
 	report_init(r);
 	snprintf(r->meta.tool_version, sizeof(r->meta.tool_version), "0.1.0");
-	snprintf(r->meta.hostname, sizeof(r->meta.hostname), "%s", c[C_HOST]);
-	snprintf(r->meta.kernel, sizeof(r->meta.kernel), "%s", c[C_HOST]);
-	snprintf(r->meta.sysroot, sizeof(r->meta.sysroot), "%s", c[C_NIC]);
-	snprintf(r->meta.capture, sizeof(r->meta.capture), "%s", c[C_NIC]);
+	snprintf(r->meta.hostname, sizeof(r->meta.hostname), "%s", c[CH_HOST]);
+	snprintf(r->meta.kernel, sizeof(r->meta.kernel), "%s", c[CH_HOST]);
+	snprintf(r->meta.sysroot, sizeof(r->meta.sysroot), "%s", c[CH_NIC]);
+	snprintf(r->meta.capture, sizeof(r->meta.capture), "%s", c[CH_NIC]);
 	snprintf(r->meta.generated_at, sizeof(r->meta.generated_at),
 		 "1970-01-01T00:00:00Z");
 	r->meta.require = pick & 1 ? "dmabuf" : "any";
 	r->meta.policy.warn_fails = pick & 2;
-	report_subject(r, SUBJ_HOST, "host", c[C_HOST], NULL, -1);
-	gpu = report_subject(r, SUBJ_GPU, c[C_GPU], c[C_GPU_LABEL], c[C_GPU], -1);
-	nic = report_subject(r, SUBJ_NIC, c[C_NIC], c[C_NIC_LABEL], c[C_NIC], -1);
-	port = report_subject(r, SUBJ_PORT, c[C_NIC], c[C_NIC], NULL, nic);
-	pair = report_subject(r, SUBJ_PAIR, c[C_GPU], c[C_NIC], NULL, -1);
+	report_subject(r, SUBJ_HOST, "host", c[CH_HOST], NULL, -1);
+	gpu = report_subject(r, SUBJ_GPU, c[CH_GPU], c[CH_GPU_LABEL], c[CH_GPU], -1);
+	nic = report_subject(r, SUBJ_NIC, c[CH_NIC], c[CH_NIC_LABEL], c[CH_NIC], -1);
+	port = report_subject(r, SUBJ_PORT, c[CH_NIC], c[CH_NIC], NULL, nic);
+	pair = report_subject(r, SUBJ_PAIR, c[CH_GPU], c[CH_NIC], NULL, -1);
 	r->subj[pair].pair_gpu = gpu;
 	r->subj[pair].pair_nic = nic;
 	res = report_add(r, gate_find("nic.port"), L_NIC, P_BOTH, port,
 			 (enum gdr_status)(pick % 5), "PORT_X", "%s",
-			 c[C_REASON]);
-	result_remedy(res, "%s", c[C_REMEDY]);
-	ev_str(res, "state", "%s", c[C_EVIDENCE]);
+			 c[CH_REASON]);
+	result_remedy(res, "%s", c[CH_REMEDY]);
+	ev_str(res, "state", "%s", c[CH_EVIDENCE]);
 	res = report_add(r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair,
 			 (enum gdr_status)((pick >> 3) % 5), "PATH_X",
-			 "%s %s", c[C_GPU], c[C_REASON]);
-	ev_str(res, "nvidia_smi", "%s", c[C_EVIDENCE]);
+			 "%s %s", c[CH_GPU], c[CH_REASON]);
+	ev_str(res, "nvidia_smi", "%s", c[CH_EVIDENCE]);
 	res = report_add(r, gate_find("mech.peermem"), L_MECHANISM, P_PEERMEM, gpu,
-			 ST_BLOCKED, "PEERMEM_X", "%s", c[C_REASON]);
-	result_remedy(res, "%s", c[C_REMEDY]);
+			 ST_BLOCKED, "PEERMEM_X", "%s", c[CH_REASON]);
+	result_remedy(res, "%s", c[CH_REMEDY]);
 	r->path[PATH_DMABUF].verdict = (enum verdict)((pick >> 5) % 3);
 	r->path[PATH_PEERMEM].verdict = V_BLOCKED;
 	r->path[PATH_PEERMEM].decisive = (int)r->nres - 1;
 	/* verdict.c writes summaries with snprintf: cut anywhere. */
 	snprintf(r->path[PATH_PEERMEM].summary,
 		 sizeof(r->path[PATH_PEERMEM].summary), "BLOCKED at %s",
-		 c[C_SUMMARY]);
+		 c[CH_SUMMARY]);
 	r->overall = r->path[PATH_DMABUF].verdict;
 	r->exit_code = r->overall == V_READY ? 0 : r->overall == V_BLOCKED ?
 		       1 : 3;
@@ -166,17 +166,17 @@ static void check_prom_labels(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const benign[C_COUNT] = {
+	static const char *const benign[CH_COUNT] = {
 		"node", "GPU0", "gpu", "mlx5_0", "nic", "reason", "fix", "ev",
 		"summary",
 	};
 	char *s = fuzz_strndup(data, size);
-	const char *c[C_COUNT];
+	const char *c[CH_COUNT];
 	unsigned char pick = size ? data[0] : 0;
 	struct report hostile, plain;
 	size_t at = 0;
 
-	for (int i = 0; i < C_COUNT; i++) {
+	for (int i = 0; i < CH_COUNT; i++) {
 		c[i] = at <= size ? s + at : "";
 		if (at <= size)
 			at += strlen(s + at) + 1;

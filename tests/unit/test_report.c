@@ -755,7 +755,7 @@ static void test_prometheus(void **state)
 	char *x;
 
 	for (int i = 0; i < 3; i++) {
-		char id[16];
+		char id[24];
 
 		snprintf(id, sizeof(id), "GPU0~p%d", i);
 		pair[i] = report_subject(r, SUBJ_PAIR, id, NULL, NULL, -1);
