@@ -32,7 +32,7 @@ ALL_LDFLAGS = $(LDFLAGS)
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
-	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c \
 	    nccl/rules.c nccl/conf.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
@@ -46,7 +46,8 @@ OBJS      = gdrcheck.o $(CORE_OBJS)
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
-	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog
+	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
+	     tests/unit/test_vendor_json
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 
@@ -244,7 +245,7 @@ MSAN_DIR    = build/msan
 MSAN_FLAGS  = -fsanitize=memory -fsanitize-memory-track-origins \
 	      -fno-omit-frame-pointer
 MSAN_CORE   = $(addprefix $(MSAN_DIR)/obj/,$(CORE_SRCS:.c=.o))
-MSAN_UNIT   = $(addprefix $(MSAN_DIR)/,$(filter-out tests/unit/test_json,\
+MSAN_UNIT   = $(addprefix $(MSAN_DIR)/,$(filter-out tests/unit/test_json tests/unit/test_vendor_json,\
 	      $(UNIT_TESTS)))
 MSAN_DOUBLES = $(MSAN_DIR)/doubles/libcuda-fake.so \
 	       $(MSAN_DIR)/doubles/libibverbs-fake.so \
