@@ -96,8 +96,13 @@ void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 	 * replays the capture's vendor answers when the capture has them.
 	 */
 	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libcuda &&
-	    !ctx->vf->replayed_from[0]) {
-		if (ctx->vf->replay_error[0]) {
+	    (!ctx->vf->replayed_from[0] ||
+	     ctx->vf->stage[WSTAGE_CUDA].state == STAGE_NOT_RUN)) {
+		if (ctx->vf->replayed_from[0]) {
+			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+				 "not replayed: the captured run did not load "
+				 "libcuda");
+		} else if (ctx->vf->replay_error[0]) {
 			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
 				 "not replayed: the capture's vendor answers "
 				 "cannot be read: %s", ctx->vf->replay_error);

@@ -71,3 +71,12 @@ not_replayed wrongtype "facts.cuda.driver_version: not an integer"
 rm "$facts"
 replay absent
 not_replayed absent "its vendor answers are not in the capture"
+
+# A capture of a run that never called the libraries (--only host): the
+# replay says so, it does not turn "not run" into a failure.
+"$TOP/gdrcheck" --sysroot "$SYSROOT" --json --only host \
+	--capture "$WORK/host-only.tar.gz" >"$WORK/host-only.json" || true
+rm -rf "$WORK/replay" && mkdir "$WORK/replay"
+tar xzf "$WORK/host-only.tar.gz" -C "$WORK/replay"
+replay notrun
+not_replayed notrun "the captured run did not load lib"
