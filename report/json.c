@@ -2,8 +2,9 @@
 /*
  * The machine report: the same results, deterministic order, versioned.
  * Encoded by jansson one piece at a time (report/json_out.h): each
- * top-level member, and each result of the results array, is one json_t
- * built, dumped into the buffered output and freed, so a report with
+ * top-level member, and each element of the large ones (subjects, results,
+ * paths), is one json_t built, dumped into the buffered output and freed,
+ * so a report with
  * thousands of GPU x NIC results is never held a second time as text or as
  * a whole tree. The bytes are those json_dumps(JSON_INDENT(2)) gives the
  * whole document.
@@ -193,28 +194,21 @@ static json_t *workers_json(const struct report *r)
 	return done(a, bad);
 }
 
-static json_t *subjects_json(const struct report *r)
+static json_t *subject_json(const struct report *r, size_t i)
 {
-	json_t *a = json_array();
-	int bad = !a;
+	const struct subject *s = &r->subj[i];
+	json_t *o = json_object();
+	int bad = !o;
 
-	for (size_t i = 0; a && i < r->nsubj; i++) {
-		const struct subject *s = &r->subj[i];
-		json_t *o = json_object();
-		int obad = !o;
-
-		if (o) {
-			obad |= set_str(o, "id", s->id);
-			obad |= set_str(o, "kind", subject_kind_name(s->kind));
-			obad |= set_str(o, "label", s->label);
-			obad |= set_str_or_null(o, "pci",
-						s->pci[0] ? s->pci : NULL);
-			obad |= set_str_or_null(o, "parent", s->parent >= 0 ?
-						subject_id(r, s->parent) : NULL);
-		}
-		bad |= append(a, done(o, obad));
-	}
-	return done(a, bad);
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "id", s->id);
+	bad |= set_str(o, "kind", subject_kind_name(s->kind));
+	bad |= set_str(o, "label", s->label);
+	bad |= set_str_or_null(o, "pci", s->pci[0] ? s->pci : NULL);
+	bad |= set_str_or_null(o, "parent", s->parent >= 0 ?
+			       subject_id(r, s->parent) : NULL);
+	return done(o, bad);
 }
 
 static json_t *path_json(const struct report *r, const struct path_verdict *pv)
@@ -258,17 +252,6 @@ static json_t *path_json(const struct report *r, const struct path_verdict *pv)
 		bad |= append(ready, done(e, ebad));
 	}
 	bad |= set(o, "ready", ready);
-	return done(o, bad);
-}
-
-static json_t *paths_json(const struct report *r)
-{
-	json_t *o = json_object();
-	int bad = !o;
-
-	for (int p = 0; o && p < PATH_COUNT; p++)
-		bad |= set(o, path_name((enum gdr_path)p),
-			   path_json(r, &r->path[p]));
 	return done(o, bad);
 }
 
@@ -326,20 +309,44 @@ static void member(struct json_out *o, bool *first, const char *name, json_t *v)
 	jo_value(o, v, 1);
 }
 
-/* The results array: one jansson dump per result. */
-static void results(struct json_out *o, bool *first, const struct report *r)
+/*
+ * An array member with thousands of elements (subjects, results): one
+ * jansson dump per element, so no tree holds them all.
+ */
+static void array(struct json_out *o, bool *first, const char *name,
+		  const struct report *r, size_t n,
+		  json_t *(*element)(const struct report *r, size_t i))
 {
-	key(o, first, "results");
-	if (!r->nres) {
+	key(o, first, name);
+	if (!n) {
 		jo_raw(o, "[]");
 		return;
 	}
 	jo_raw(o, "[");
-	for (size_t i = 0; i < r->nres; i++) {
+	for (size_t i = 0; i < n; i++) {
 		jo_raw(o, i ? ",\n    " : "\n    ");
-		jo_value(o, result_json(r, &r->res[i]), 2);
+		jo_value(o, element(r, i), 2);
 	}
 	jo_raw(o, "\n  ]");
+}
+
+static json_t *result_at(const struct report *r, size_t i)
+{
+	return result_json(r, &r->res[i]);
+}
+
+/* The paths object: one dump per path (each may list every ready pair). */
+static void paths(struct json_out *o, bool *first, const struct report *r)
+{
+	key(o, first, "paths");
+	jo_raw(o, "{");
+	for (int p = 0; p < PATH_COUNT; p++) {
+		jo_raw(o, p ? ",\n    \"" : "\n    \"");
+		jo_raw(o, path_name((enum gdr_path)p));
+		jo_raw(o, "\": ");
+		jo_value(o, path_json(r, &r->path[p]), 2);
+	}
+	jo_raw(o, PATH_COUNT ? "\n  }" : "}");
 }
 
 int render_json(const struct report *r, FILE *out)
@@ -368,9 +375,9 @@ int render_json(const struct report *r, FILE *out)
 	       jo_string_or_null(r->meta.capture[0] ? r->meta.capture : NULL));
 	member(o, &first, "policy", policy_json(r));
 	member(o, &first, "workers", workers_json(r));
-	member(o, &first, "subjects", subjects_json(r));
-	results(o, &first, r);
-	member(o, &first, "paths", paths_json(r));
+	array(o, &first, "subjects", r, r->nsubj, subject_json);
+	array(o, &first, "results", r, r->nres, result_at);
+	paths(o, &first, r);
 	member(o, &first, "verdict", verdict_json(r));
 	member(o, &first, "remediations", remedies_json(r, rem, nrem));
 	member(o, &first, "duration_ms", jo_real(round3(r->meta.total_ms)));
