@@ -8,7 +8,7 @@
 #   tests/examples/deb.sh        ends with "deb: N passed, N failed"
 #
 # Needs: dpkg-dev, debhelper, build-essential and the Build-Depends of
-# debian/control (libibverbs-dev libpci-dev zlib1g-dev pkg-config);
+# debian/control (libibverbs-dev libjansson-dev libpci-dev zlib1g-dev pkg-config);
 # python3 and the test doubles (make doubles) for the scenario run.
 # KEEP=1 keeps the work directory.
 # The checks are `sh -c '...$1...' sh ARG`: single quotes on purpose.
