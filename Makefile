@@ -1,9 +1,9 @@
 # gdrcheck - GPUDirect RDMA readiness checker
 #
 # Build needs only Debian packages: libibverbs-dev and libpci-dev (headers
-# only: both are dlopen'd), zlib1g-dev, pkg-config. No CUDA toolkit: libcuda
-# is dlopen'd. The unit tests also need libcmocka-dev and libjansson-dev
-# (jansson parses the JSON reports back and is the writer's reference).
+# only: both are dlopen'd), zlib1g-dev, libjansson-dev (the JSON report and
+# the capture's vendor facts are encoded with jansson), pkg-config. No CUDA
+# toolkit: libcuda is dlopen'd. The unit tests also need libcmocka-dev.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -22,9 +22,9 @@ OPTFLAGS ?= -O2 -g
 # User CFLAGS/LDFLAGS are appended, never replace what the build needs.
 BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
 	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
-	      $(shell $(PKG_CONFIG) --cflags zlib)
+	      $(shell $(PKG_CONFIG) --cflags zlib jansson)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-LIBS        = $(shell $(PKG_CONFIG) --libs zlib) -ldl -lm
+LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
 # One folder per layer, listed bottom-up; every #include points down this
@@ -32,13 +32,13 @@ ALL_LDFLAGS = $(LDFLAGS)
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
-	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c \
 	    nccl/rules.c nccl/conf.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
-	    report/remedy.c report/text.c report/json.c report/json_writer.c \
+	    report/remedy.c report/text.c report/json.c report/json_out.c \
 	    report/junit.c report/prometheus.c report/redact.c report/failing.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
@@ -46,7 +46,8 @@ OBJS      = gdrcheck.o $(CORE_OBJS)
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
-	     tests/unit/test_json_writer tests/unit/test_nccl tests/unit/test_catalog
+	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
+	     tests/unit/test_vendor_json
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
 
@@ -80,7 +81,7 @@ tests/doubles/libibverbs-fake-old.so: tests/doubles/fake_verbs.c tests/doubles/f
 		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
 
 # --- unit tests (cmocka) ------------------------------------------------------
-# jansson reads the JSON reports back: a parser that is not the writer.
+# jansson also reads the JSON reports back in the tests.
 TEST_LIBS = $(shell $(PKG_CONFIG) --libs cmocka jansson)
 
 tests/unit/test_%: tests/unit/test_%.c $(CORE_OBJS)
@@ -113,7 +114,7 @@ clean:
 	rm -rf tests/out
 
 # --- fuzzing: libFuzzer + ASan + UBSan (Debian: clang, libclang-rt-dev) -------
-# Every sysfs/procfs/config-space parser family, and the JSON writer, has a
+# Every sysfs/procfs/config-space parser family, and the JSON output, has a
 # harness in tests/fuzz/ linked against the production sources, compiled
 # again into build/fuzz/obj/
 # (never the normal build's .o files). Seeds come from the scenario fixtures
@@ -132,9 +133,9 @@ FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 FUZZ_SRCS_fuzz_parse   = decode/parse.c
 FUZZ_SRCS_fuzz_pcie    = decode/pcie.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
-FUZZ_SRCS_fuzz_json    = report/json_writer.c core/utf8.c
+FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
-			 report/json.c report/json_writer.c report/junit.c \
+			 report/json.c report/json_out.c report/junit.c \
 			 report/prometheus.c report/failing.c core/xalloc.c \
 			 gate/catalog.c
 FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\
@@ -235,7 +236,7 @@ valgrind: gdrcheck doubles
 #                  failed"). MSan needs every byte's writer instrumented:
 #                  libc is intercepted and the doubles are built here, but
 #                  Debian's libjansson is not, so what reads JSON back with
-#                  jansson (test_json_writer, the test_json_* cases of
+#                  jansson (test_json, the test_json_* cases of
 #                  test_report) cannot run under it (false reports inside
 #                  json_loads/json_dumps); the scenarios render every format
 #                  under MSan instead. cmocka and zlib only read our bytes.
@@ -244,7 +245,7 @@ MSAN_DIR    = build/msan
 MSAN_FLAGS  = -fsanitize=memory -fsanitize-memory-track-origins \
 	      -fno-omit-frame-pointer
 MSAN_CORE   = $(addprefix $(MSAN_DIR)/obj/,$(CORE_SRCS:.c=.o))
-MSAN_UNIT   = $(addprefix $(MSAN_DIR)/,$(filter-out tests/unit/test_json_writer,\
+MSAN_UNIT   = $(addprefix $(MSAN_DIR)/,$(filter-out tests/unit/test_json tests/unit/test_vendor_json,\
 	      $(UNIT_TESTS)))
 MSAN_DOUBLES = $(MSAN_DIR)/doubles/libcuda-fake.so \
 	       $(MSAN_DIR)/doubles/libibverbs-fake.so \

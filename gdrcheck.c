@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "access/capture.h"
+#include "access/vendor_json.h"
 #include "access/outfile.h"
 #include "access/pci.h"
 #include "access/symtab.h"
@@ -582,11 +583,43 @@ static int write_report(const struct report *r, const struct options *o)
 	return 0;
 }
 
+/*
+ * A --sysroot replay of a capture that holds the node's vendor answers
+ * (access/vendor_json.h) decides from them: no local library is loaded
+ * unless one is named. True when *vf was filled that way; a file that
+ * cannot be replayed leaves its reason in err ("" when there is none).
+ */
+static bool replay_vendor_facts(const struct options *o, struct vendor_facts *vf,
+				char *err, size_t errlen)
+{
+	err[0] = '\0';
+	if (!o->sysroot || o->libcuda || o->libibverbs)
+		return false;
+	if (vendor_json_replay(vf, err, errlen) > 0)
+		return true;
+	return false;
+}
+
+/* The library gates of a replay say where their answers came from. */
+static void replay_evidence(struct report *r, const struct vendor_facts *vf)
+{
+	if (!vf->replayed_from[0])
+		return;
+	for (size_t i = 0; i < r->nres; i++) {
+		struct result *res = &r->res[i];
+
+		if (res->gate == &gate_descs[G_GPU_LIBCUDA] ||
+		    res->gate == &gate_descs[G_NIC_LIBIBVERBS])
+			ev_str(res, "replayed_from", "%s", vf->replayed_from);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct vendor_options vo = { 0 };
 	struct pci_source ps = { 0 };
 	struct vendor_facts *vf;
+	char replay_err[VF_TEXT];
 	struct options opt;
 	struct report rep;
 	struct gdr_ctx ctx;
@@ -633,7 +666,12 @@ int main(int argc, char **argv)
 						1u << L_DATAPATH);
 	vo.no_datapath = opt.no_datapath;
 	vo.reg_bytes = opt.reg_bytes;
-	vendor_collect(&vo, vf);
+	if (!replay_vendor_facts(&opt, vf, replay_err, sizeof(replay_err))) {
+		vendor_collect(&vo, vf);
+		snprintf(vf->replay_error, sizeof(vf->replay_error), "%s",
+			 replay_err);
+	}
+	vendor_json_record(vf);		/* --capture: the answers, for a replay */
 
 	report_init(&rep);
 	fill_meta(&rep, &opt);
@@ -670,6 +708,7 @@ int main(int argc, char **argv)
 	inventory_build(&ctx);
 	gates_run(&ctx);
 	stage_output_evidence(&ctx);
+	replay_evidence(&rep, vf);
 	verdict_fold(&rep, opt.require);
 	policy_apply(&rep, &opt);
 	policy_overall(&rep, opt.require, opt.warn_fails);

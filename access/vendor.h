@@ -266,6 +266,11 @@ struct vendor_facts {
 	struct cuda_facts cuda;
 	struct verbs_facts verbs;
 	struct reg_facts reg;
+	/* Not recorded: how these facts came (access/vendor_json.h). A
+	 * --sysroot replay of a capture's vendor facts: the file read. */
+	char replayed_from[VF_TEXT];
+	/* A capture's vendor facts that could not be replayed: why. */
+	char replay_error[VF_TEXT];
 };
 
 /* What the worker needs to know (copied into the child before fork). */

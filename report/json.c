@@ -1,18 +1,69 @@
 // SPDX-License-Identifier: MIT
 /*
  * The machine report: the same results, deterministic order, versioned.
- * Written member by member as it is walked (report/json_writer.c): a report
- * with thousands of GPU x NIC results is never held a second time as text
- * or as a tree, and nothing here allocates after the first byte.
+ * Encoded by jansson one piece at a time (report/json_out.h): each
+ * top-level member, and each element of the large ones (subjects, results,
+ * paths), is one json_t built, dumped into the buffered output and freed,
+ * so a report with
+ * thousands of GPU x NIC results is never held a second time as text or as
+ * a whole tree. The bytes are those json_dumps(JSON_INDENT(2)) gives the
+ * whole document.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report/json_writer.h"
+#include "report/json_out.h"
 #include "core/result.h"
 
 #define SCHEMA_VERSION "1.0"
+
+/* Keys here are ASCII literals: jansson need not check them. */
+static int set(json_t *o, const char *key, json_t *v)
+{
+	return json_object_set_new_nocheck(o, key, v) ? 1 : 0;
+}
+
+static int set_str(json_t *o, const char *key, const char *s)
+{
+	return set(o, key, jo_string(s));
+}
+
+static int set_str_or_null(json_t *o, const char *key, const char *s)
+{
+	return set(o, key, jo_string_or_null(s));
+}
+
+static int set_int(json_t *o, const char *key, long long v)
+{
+	return set(o, key, json_integer(v));
+}
+
+static int set_real(json_t *o, const char *key, double v)
+{
+	return set(o, key, jo_real(v));
+}
+
+static int set_bool(json_t *o, const char *key, bool v)
+{
+	return set(o, key, json_boolean(v));
+}
+
+/* o itself when every member went in, NULL (o freed) when one failed. */
+static json_t *done(json_t *o, int bad)
+{
+	if (bad && o) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Appends v (stolen); 1 when it failed. */
+static int append(json_t *a, json_t *v)
+{
+	return json_array_append_new(a, v) ? 1 : 0;
+}
 
 static double round3(double v)
 {
@@ -24,196 +75,315 @@ static const char *subject_id(const struct report *r, int i)
 	return r->subj[i].id;
 }
 
-static void write_evidence(struct json_writer *w, const struct result *res)
+static json_t *evidence(const struct result *res)
 {
-	jw_open_object(w, "evidence");
-	for (size_t e = 0; e < res->nev; e++) {
+	json_t *o = json_object();
+	int bad = !o;
+
+	for (size_t e = 0; o && e < res->nev; e++) {
 		const struct evidence *ev = &res->ev[e];
+		json_t *v = NULL;
 
 		switch (ev->type) {
 		case EV_STR:
-			jw_string(w, ev->key, ev->s);
+			v = jo_string(ev->s);
 			break;
 		case EV_INT:
-			jw_int(w, ev->key, ev->i);
+			v = json_integer(ev->i);
 			break;
 		case EV_REAL:
-			jw_real(w, ev->key, round3(ev->d));
+			v = jo_real(round3(ev->d));
 			break;
 		case EV_BOOL:
-			jw_bool(w, ev->key, ev->b);
+			v = json_boolean(ev->b);
 			break;
 		}
+		bad |= jo_set(o, ev->key, v) ? 1 : 0;
 	}
-	jw_close_object(w);
+	return done(o, bad);
 }
 
-static void write_result(struct json_writer *w, const struct report *r,
-			 const struct result *res)
+static json_t *result_json(const struct report *r, const struct result *res)
 {
-	jw_open_object(w, NULL);
-	jw_string(w, "gate", res->gate->id);
-	jw_string(w, "layer", layer_name(res->layer));
-	jw_string(w, "subject", subject_id(r, res->subject));
-	jw_string(w, "status", status_name(res->status));
-	jw_string(w, "reason_code", res->code);
-	jw_string(w, "reason", res->reason);
-	jw_string_or_null(w, "remediation", res->remediation);
-	write_evidence(w, res);
-	jw_real(w, "duration_ms", round3(res->duration_ms));
-	jw_close_object(w);
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "gate", res->gate->id);
+	bad |= set_str(o, "layer", layer_name(res->layer));
+	bad |= set_str(o, "subject", subject_id(r, res->subject));
+	bad |= set_str(o, "status", status_name(res->status));
+	bad |= set_str(o, "reason_code", res->code);
+	bad |= set_str(o, "reason", res->reason);
+	bad |= set_str_or_null(o, "remediation", res->remediation);
+	bad |= set(o, "evidence", evidence(res));
+	bad |= set_real(o, "duration_ms", round3(res->duration_ms));
+	return done(o, bad);
 }
 
-static void write_header(struct json_writer *w, const struct report *r)
+static json_t *tool_json(const struct report *r)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "name", "gdrcheck");
+	bad |= set_str(o, "version", r->meta.tool_version);
+	return done(o, bad);
+}
+
+static json_t *host_json(const struct report *r)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "hostname", r->meta.hostname);
+	bad |= set_str(o, "kernel", r->meta.kernel);
+	bad |= set_str(o, "sysroot", r->meta.sysroot);
+	return done(o, bad);
+}
+
+static json_t *policy_json(const struct report *r)
 {
 	static const char *const cls[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
 	const struct report_policy *pol = &r->meta.policy;
+	json_t *o = json_object(), *a = json_array();
+	int bad = !o || !a;
 
-	jw_string(w, "schema_version", SCHEMA_VERSION);
-	jw_open_object(w, "tool");
-	jw_string(w, "name", "gdrcheck");
-	jw_string(w, "version", r->meta.tool_version);
-	jw_close_object(w);
-	jw_string(w, "generated_at", r->meta.generated_at);
-	jw_open_object(w, "host");
-	jw_string(w, "hostname", r->meta.hostname);
-	jw_string(w, "kernel", r->meta.kernel);
-	jw_string(w, "sysroot", r->meta.sysroot);
-	jw_close_object(w);
-	jw_string(w, "require", r->meta.require);
-	jw_bool(w, "interrupted", r->meta.interrupted);
-	jw_bool(w, "redacted", r->meta.redacted);
-	jw_string_or_null(w, "capture",
-			  r->meta.capture[0] ? r->meta.capture : NULL);
-
-	jw_open_object(w, "policy");
-	jw_bool(w, "every_gpu", pol->every_gpu);
-	jw_string_or_null(w, "max_distance",
-			  pol->max_distance >= 0 && pol->max_distance < 5 ?
-			  cls[pol->max_distance] : NULL);
-	jw_bool(w, "warn_fails", pol->warn_fails);
-	jw_open_array(w, "violations");
+	if (bad) {
+		json_decref(o);
+		json_decref(a);
+		return NULL;
+	}
+	bad |= set_bool(o, "every_gpu", pol->every_gpu);
+	bad |= set_str_or_null(o, "max_distance",
+			       pol->max_distance >= 0 && pol->max_distance < 5 ?
+			       cls[pol->max_distance] : NULL);
+	bad |= set_bool(o, "warn_fails", pol->warn_fails);
 	for (int i = 0; i < pol->nviolations; i++)
-		jw_string(w, NULL, pol->violations[i]);
-	jw_close_array(w);
-	jw_close_object(w);
+		bad |= append(a, jo_string(pol->violations[i]));
+	bad |= set(o, "violations", a);
+	return done(o, bad);
+}
 
-	jw_open_array(w, "workers");
-	for (int i = 0; i < r->meta.nworkers; i++) {
+static json_t *workers_json(const struct report *r)
+{
+	json_t *a = json_array();
+	int bad = !a;
+
+	for (int i = 0; a && i < r->meta.nworkers; i++) {
 		const struct worker_meta *wm = &r->meta.workers[i];
+		json_t *o = json_object();
+		int obad = !o;
 
-		jw_open_object(w, NULL);
-		jw_string(w, "stage", wm->stage);
-		jw_string(w, "state", wm->state);
-		jw_int(w, "pid", wm->pid);
-		jw_real(w, "duration_ms", round3(wm->seconds * 1e3));
-		jw_string(w, "call", wm->call);
-		jw_int(w, "signal", wm->signal);
-		jw_close_object(w);
+		if (o) {
+			obad |= set_str(o, "stage", wm->stage);
+			obad |= set_str(o, "state", wm->state);
+			obad |= set_int(o, "pid", wm->pid);
+			obad |= set_real(o, "duration_ms",
+					 round3(wm->seconds * 1e3));
+			obad |= set_str(o, "call", wm->call);
+			obad |= set_int(o, "signal", wm->signal);
+		}
+		bad |= append(a, done(o, obad));
 	}
-	jw_close_array(w);
+	return done(a, bad);
 }
 
-static void write_subjects(struct json_writer *w, const struct report *r)
+static json_t *subject_json(const struct report *r, size_t i)
 {
-	jw_open_array(w, "subjects");
-	for (size_t i = 0; i < r->nsubj; i++) {
-		const struct subject *s = &r->subj[i];
+	const struct subject *s = &r->subj[i];
+	json_t *o = json_object();
+	int bad = !o;
 
-		jw_open_object(w, NULL);
-		jw_string(w, "id", s->id);
-		jw_string(w, "kind", subject_kind_name(s->kind));
-		jw_string(w, "label", s->label);
-		jw_string_or_null(w, "pci", s->pci[0] ? s->pci : NULL);
-		jw_string_or_null(w, "parent", s->parent >= 0 ?
-				  subject_id(r, s->parent) : NULL);
-		jw_close_object(w);
-	}
-	jw_close_array(w);
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "id", s->id);
+	bad |= set_str(o, "kind", subject_kind_name(s->kind));
+	bad |= set_str(o, "label", s->label);
+	bad |= set_str_or_null(o, "pci", s->pci[0] ? s->pci : NULL);
+	bad |= set_str_or_null(o, "parent", s->parent >= 0 ?
+			       subject_id(r, s->parent) : NULL);
+	return done(o, bad);
 }
 
-static void write_paths(struct json_writer *w, const struct report *r)
+static json_t *path_json(const struct report *r, const struct path_verdict *pv)
 {
-	jw_open_object(w, "paths");
+	const struct result *d = pv->decisive >= 0 ? &r->res[pv->decisive] : NULL;
+	json_t *o = json_object(), *bl = json_array(), *ready = json_array();
+	int bad = !o || !bl || !ready;
+
+	if (bad) {
+		json_decref(o);
+		json_decref(bl);
+		json_decref(ready);
+		return NULL;
+	}
+	bad |= set_str(o, "verdict", verdict_name(pv->verdict));
+	bad |= set_str_or_null(o, "gate", d ? d->gate->id : NULL);
+	bad |= set_str_or_null(o, "subject", d ? subject_id(r, d->subject) : NULL);
+	bad |= set_str_or_null(o, "reason_code", d ? d->code : NULL);
+	bad |= set_str(o, "summary", pv->summary);
+	for (size_t i = 0; i < pv->nblockers; i++) {
+		const struct result *b = &r->res[pv->blockers[i]];
+		json_t *e = json_object();
+		int ebad = !e;
+
+		if (e) {
+			ebad |= set_str(e, "gate", b->gate->id);
+			ebad |= set_str(e, "subject", subject_id(r, b->subject));
+			ebad |= set_str(e, "reason_code", b->code);
+		}
+		bad |= append(bl, done(e, ebad));
+	}
+	bad |= set(o, "blockers", bl);
+	for (size_t i = 0; i < pv->nready; i++) {
+		json_t *e = json_object();
+		int ebad = !e;
+
+		if (e) {
+			ebad |= set_str(e, "gpu", subject_id(r, pv->ready[i][0]));
+			ebad |= set_str(e, "port", subject_id(r, pv->ready[i][1]));
+		}
+		bad |= append(ready, done(e, ebad));
+	}
+	bad |= set(o, "ready", ready);
+	return done(o, bad);
+}
+
+static json_t *verdict_json(const struct report *r)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "status", verdict_name(r->overall));
+	bad |= set_int(o, "exit_code", r->exit_code);
+	return done(o, bad);
+}
+
+static json_t *remedies_json(const struct report *r, const struct remedy *rem,
+			     size_t nrem)
+{
+	json_t *a = json_array();
+	int bad = !a;
+
+	for (size_t i = 0; a && i < nrem; i++) {
+		json_t *o = json_object(), *s = json_array();
+		int obad = !o || !s;
+
+		if (o && s) {
+			obad |= set_str(o, "gate", rem[i].gate);
+			obad |= set_str(o, "status", status_name(rem[i].status));
+			for (size_t j = 0; j < rem[i].nsubjects; j++)
+				obad |= append(s, jo_string(
+					subject_id(r, rem[i].subjects[j])));
+			obad |= set(o, "subjects", s);
+			s = NULL;
+			obad |= set_str(o, "text", rem[i].text);
+		}
+		json_decref(s);
+		bad |= append(a, done(o, obad));
+	}
+	return done(a, bad);
+}
+
+/* A member of the top-level object: its key by hand (an ASCII literal). */
+static void key(struct json_out *o, bool *first, const char *name)
+{
+	jo_raw(o, *first ? "\n  \"" : ",\n  \"");
+	*first = false;
+	jo_raw(o, name);
+	jo_raw(o, "\": ");
+}
+
+/* ... and its value by jansson. */
+static void member(struct json_out *o, bool *first, const char *name, json_t *v)
+{
+	key(o, first, name);
+	jo_value(o, v, 1);
+}
+
+/*
+ * An array member with thousands of elements (subjects, results): one
+ * jansson dump per element, so no tree holds them all.
+ */
+static void array(struct json_out *o, bool *first, const char *name,
+		  const struct report *r, size_t n,
+		  json_t *(*element)(const struct report *r, size_t i))
+{
+	key(o, first, name);
+	if (!n) {
+		jo_raw(o, "[]");
+		return;
+	}
+	jo_raw(o, "[");
+	for (size_t i = 0; i < n; i++) {
+		jo_raw(o, i ? ",\n    " : "\n    ");
+		jo_value(o, element(r, i), 2);
+	}
+	jo_raw(o, "\n  ]");
+}
+
+static json_t *result_at(const struct report *r, size_t i)
+{
+	return result_json(r, &r->res[i]);
+}
+
+/* The paths object: one dump per path (each may list every ready pair). */
+static void paths(struct json_out *o, bool *first, const struct report *r)
+{
+	key(o, first, "paths");
+	jo_raw(o, "{");
 	for (int p = 0; p < PATH_COUNT; p++) {
-		const struct path_verdict *pv = &r->path[p];
-		const struct result *d = pv->decisive >= 0 ?
-					 &r->res[pv->decisive] : NULL;
-
-		jw_open_object(w, path_name((enum gdr_path)p));
-		jw_string(w, "verdict", verdict_name(pv->verdict));
-		jw_string_or_null(w, "gate", d ? d->gate->id : NULL);
-		jw_string_or_null(w, "subject",
-				  d ? subject_id(r, d->subject) : NULL);
-		jw_string_or_null(w, "reason_code", d ? d->code : NULL);
-		jw_string(w, "summary", pv->summary);
-		jw_open_array(w, "blockers");
-		for (size_t i = 0; i < pv->nblockers; i++) {
-			const struct result *bl = &r->res[pv->blockers[i]];
-
-			jw_open_object(w, NULL);
-			jw_string(w, "gate", bl->gate->id);
-			jw_string(w, "subject", subject_id(r, bl->subject));
-			jw_string(w, "reason_code", bl->code);
-			jw_close_object(w);
-		}
-		jw_close_array(w);
-		jw_open_array(w, "ready");
-		for (size_t i = 0; i < pv->nready; i++) {
-			jw_open_object(w, NULL);
-			jw_string(w, "gpu", subject_id(r, pv->ready[i][0]));
-			jw_string(w, "port", subject_id(r, pv->ready[i][1]));
-			jw_close_object(w);
-		}
-		jw_close_array(w);
-		jw_close_object(w);
+		jo_raw(o, p ? ",\n    \"" : "\n    \"");
+		jo_raw(o, path_name((enum gdr_path)p));
+		jo_raw(o, "\": ");
+		jo_value(o, path_json(r, &r->path[p]), 2);
 	}
-	jw_close_object(w);
-}
-
-static void write_remedies(struct json_writer *w, const struct report *r,
-			   const struct remedy *rem, size_t nrem)
-{
-	jw_open_array(w, "remediations");
-	for (size_t i = 0; i < nrem; i++) {
-		jw_open_object(w, NULL);
-		jw_string(w, "gate", rem[i].gate);
-		jw_string(w, "status", status_name(rem[i].status));
-		jw_open_array(w, "subjects");
-		for (size_t j = 0; j < rem[i].nsubjects; j++)
-			jw_string(w, NULL, subject_id(r, rem[i].subjects[j]));
-		jw_close_array(w);
-		jw_string(w, "text", rem[i].text);
-		jw_close_object(w);
-	}
-	jw_close_array(w);
+	jo_raw(o, PATH_COUNT ? "\n  }" : "}");
 }
 
 int render_json(const struct report *r, FILE *out)
 {
-	struct json_writer w;
+	struct json_out *o = malloc(sizeof(*o));
 	struct remedy *rem;
-	/* The one allocation, made before the first byte is written. */
+	/* The remedies are grouped before the first byte is written. */
 	size_t nrem = report_remedies(r, &rem);
+	bool first = true;
 	int ret;
 
-	jw_init(&w, out);
-	jw_open_object(&w, NULL);
-	write_header(&w, r);
-	write_subjects(&w, r);
-	jw_open_array(&w, "results");
-	for (size_t i = 0; i < r->nres; i++)
-		write_result(&w, r, &r->res[i]);
-	jw_close_array(&w);
-	write_paths(&w, r);
-	jw_open_object(&w, "verdict");
-	jw_string(&w, "status", verdict_name(r->overall));
-	jw_int(&w, "exit_code", r->exit_code);
-	jw_close_object(&w);
-	write_remedies(&w, r, rem, nrem);
-	jw_real(&w, "duration_ms", round3(r->meta.total_ms));
-	jw_close_object(&w);
-	ret = jw_finish(&w);
+	if (!o) {
+		report_remedies_free(rem, nrem);
+		return -1;
+	}
+	jo_init(o, out);
+	jo_raw(o, "{");
+	member(o, &first, "schema_version", json_string(SCHEMA_VERSION));
+	member(o, &first, "tool", tool_json(r));
+	member(o, &first, "generated_at", jo_string(r->meta.generated_at));
+	member(o, &first, "host", host_json(r));
+	member(o, &first, "require", jo_string(r->meta.require));
+	member(o, &first, "interrupted", json_boolean(r->meta.interrupted));
+	member(o, &first, "redacted", json_boolean(r->meta.redacted));
+	member(o, &first, "capture",
+	       jo_string_or_null(r->meta.capture[0] ? r->meta.capture : NULL));
+	member(o, &first, "policy", policy_json(r));
+	member(o, &first, "workers", workers_json(r));
+	array(o, &first, "subjects", r, r->nsubj, subject_json);
+	array(o, &first, "results", r, r->nres, result_at);
+	paths(o, &first, r);
+	member(o, &first, "verdict", verdict_json(r));
+	member(o, &first, "remediations", remedies_json(r, rem, nrem));
+	member(o, &first, "duration_ms", jo_real(round3(r->meta.total_ms)));
+	jo_raw(o, "\n}\n");
+	ret = jo_finish(o);
+	free(o);
 	report_remedies_free(rem, nrem);
 	return ret;
 }

@@ -7,7 +7,7 @@
 # whatever becomes of its stderr; any report file fails the pass.
 #
 # Not under MSan: what reads JSON back with Debian's uninstrumented jansson
-# (test_json_writer, test_report's test_json_* cases): json_loads and
+# (test_json, test_report's test_json_* cases): json_loads and
 # json_dumps trip on their own allocations; and --capture, which writes
 # through Debian's uninstrumented zlib (check-options.sh says SKIP). The scenarios render JSON, text,
 # JUnit and Prometheus for every fixture under MSan instead.
