@@ -179,7 +179,7 @@ struct opt_desc {
 };
 
 /* The generic setters write the row's field: a bool or a string. */
-#define FIELD(p, d, type) ((type *)((char *)(p)->o + (d)->field))
+#define FIELD(p, d, type) ((type *)(void *)((char *)(p)->o + (d)->field))
 
 static int set_true(struct parsing *p, const struct opt_desc *d,
 		    const char *arg)

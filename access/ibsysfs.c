@@ -12,7 +12,8 @@
 
 #define IB_CLASS "/sys/class/infiniband"
 
-void ib_scan_gids(struct sysroot *sr, const char *dev, int port, struct gid_scan *g)
+void ib_scan_gids(struct sysroot *sr, const char *dev, int port,
+		  struct gid_scan *g)
 {
 	char dir[256], **names;
 	size_t n;

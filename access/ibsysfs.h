@@ -16,7 +16,8 @@ struct gid_scan {
 };
 
 /* Scan the GID table of dev/port for usable RoCE GIDs. */
-void ib_scan_gids(struct sysroot *sr, const char *dev, int port, struct gid_scan *g);
+void ib_scan_gids(struct sysroot *sr, const char *dev, int port,
+		  struct gid_scan *g);
 
 /* The port's state number from sysfs ("4: ACTIVE" -> 4), or -errno. */
 int ib_port_state(struct sysroot *sr, const char *dev, int port);

@@ -87,7 +87,8 @@ int sysroot_stat(struct sysroot *sr, const char *path, struct stat *st);
 int sysroot_access(struct sysroot *sr, const char *path);
 
 /* Build "<sysroot><path>" into buf. Returns buf, or NULL if it does not fit. */
-char *sysroot_path(const struct sysroot *sr, char *buf, size_t len, const char *path);
+char *sysroot_path(const struct sysroot *sr, char *buf, size_t len,
+		   const char *path);
 
 bool sysroot_exists(struct sysroot *sr, const char *path);
 bool sysroot_is_dir(struct sysroot *sr, const char *path);
@@ -97,32 +98,38 @@ bool sysroot_is_dir(struct sysroot *sr, const char *path);
  * Returns bytes read, or -errno. -EFBIG when the file is larger than buf,
  * -SYSROOT_ENOTREG when it is not a regular file, -EISDIR for a directory.
  */
-ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf, size_t len);
+ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf,
+		     size_t len);
 
 /*
  * Read up to len bytes of a regular file (binary, e.g. config space).
  * Returns the length read, or -errno (-SYSROOT_ENOTREG: not a file).
  */
-ssize_t sysroot_read_bin(struct sysroot *sr, const char *path, void *buf, size_t len);
+ssize_t sysroot_read_bin(struct sysroot *sr, const char *path, void *buf,
+			 size_t len);
 
 /* Read the first line (without newline, trailing blanks trimmed). */
-int sysroot_read_line(struct sysroot *sr, const char *path, char *buf, size_t len);
+int sysroot_read_line(struct sysroot *sr, const char *path, char *buf,
+		      size_t len);
 
 /* Read a file holding one integer (decimal or 0x hex). -EINVAL if malformed. */
 int sysroot_read_ll(struct sysroot *sr, const char *path, long long *val);
 
 /* Basename of the symlink target of path; -errno on failure. */
-int sysroot_link_name(struct sysroot *sr, const char *path, char *buf, size_t len);
+int sysroot_link_name(struct sysroot *sr, const char *path, char *buf,
+		      size_t len);
 
 /*
  * Resolve the symlink target of path relative to the sysroot (like
  * realpath, but the result is a path inside the sysroot, without the
  * sysroot prefix). -errno on failure, -ELOOP on link loops.
  */
-int sysroot_realpath(struct sysroot *sr, const char *path, char *buf, size_t len);
+int sysroot_realpath(struct sysroot *sr, const char *path, char *buf,
+		     size_t len);
 
 /* Sorted directory listing; caller frees with sysroot_free_list(). */
-int sysroot_list(struct sysroot *sr, const char *dir, char ***names, size_t *count);
+int sysroot_list(struct sysroot *sr, const char *dir, char ***names,
+		 size_t *count);
 void sysroot_free_list(char **names, size_t count);
 
 #endif

@@ -33,8 +33,8 @@ static void pci_unreadable(struct inventory *inv, const char *bdf,
  * VGA (0x0300) or 3D controller (0x0302) from NVIDIA: a GPU. A vendor or
  * class that cannot be read is counted as unknown, not as "no GPU".
  */
-static bool is_nvidia_gpu(struct sysroot *sr, struct inventory *inv, const char *bdf,
-			  unsigned int *device)
+static bool is_nvidia_gpu(struct sysroot *sr, struct inventory *inv,
+			  const char *bdf, unsigned int *device)
 {
 	char p[256];
 	long long vendor, class, dev;
@@ -142,7 +142,8 @@ static int cmp_port(const void *a, const void *b)
  * The PCI function a sysfs link leads to: the deepest BDF in its realpath
  * (a netdev's "device" may be a virtio device below the PCI function).
  */
-static bool realpath_bdf(struct sysroot *sr, const char *link, char *out, size_t len, int *err)
+static bool realpath_bdf(struct sysroot *sr, const char *link, char *out,
+			 size_t len, int *err)
 {
 	char real[1024];
 	unsigned int d, b, s, f;

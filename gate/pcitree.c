@@ -80,7 +80,8 @@ static void place(const char *real, const char *bdf, char *root, size_t rlen,
 	}
 }
 
-static int link_attr(struct sysroot *sr, const char *bdf, const char *attr, char *buf, size_t len)
+static int link_attr(struct sysroot *sr, const char *bdf, const char *attr,
+		     char *buf, size_t len)
 {
 	char p[256];
 
@@ -96,7 +97,8 @@ static void link_bad(struct pci_cfg *c, const char *attr, const char *raw)
 			 raw);
 }
 
-static void read_link(struct sysroot *sr, const char *bdf, struct pci_cfg *c)
+static void read_link(struct sysroot *sr, const char *bdf,
+		      struct pci_cfg *c)
 {
 	char cw[16], mw[16];
 

@@ -150,8 +150,8 @@ static int conf_text(struct nccl_conf *c, enum nccl_conf_src src,
 	return ret;
 }
 
-static int conf_file(struct nccl_conf *c, struct sysroot *sr, int slot, enum nccl_conf_src src,
-		     const char *path)
+static int conf_file(struct nccl_conf *c, struct sysroot *sr, int slot,
+		     enum nccl_conf_src src, const char *path)
 {
 	struct nccl_conf_file *f = &c->file[slot];
 	char *buf;

@@ -204,7 +204,8 @@ static int find_uverbs(struct gdr_ctx *ctx, const char *ibdev, char *out,
 	return um->err ? um->err : -ENOENT;
 }
 
-static void nic_identity(struct sysroot *sr, struct result *r, const struct inv_nic *nic)
+static void nic_identity(struct sysroot *sr, struct result *r,
+			 const struct inv_nic *nic)
 {
 	char p[256], val[128];
 
@@ -307,8 +308,8 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 	nic_identity(ctx->sr, r, nic);
 }
 
-static int port_attr(struct sysroot *sr, const struct inv_nic *nic, int port, const char *attr,
-		     char *buf, size_t len)
+static int port_attr(struct sysroot *sr, const struct inv_nic *nic, int port,
+		     const char *attr, char *buf, size_t len)
 {
 	char p[256];
 

@@ -102,8 +102,8 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 /* --- IOMMU ------------------------------------------------------------ */
 
 /* The IOMMU group type of a function: "identity", "DMA", "DMA-FQ", ... */
-static int iommu_group(struct sysroot *sr, const char *bdf, char *group, size_t glen, char *type,
-		       size_t tlen)
+static int iommu_group(struct sysroot *sr, const char *bdf, char *group,
+		       size_t glen, char *type, size_t tlen)
 {
 	char p[256];
 	int ret;
