@@ -3,13 +3,21 @@
  * gdrcheck - can a NIC on this node DMA straight into GPU memory, by which
  * mechanism, and if not, which gate stops it?
  *
- * Options, the gate chain run, the report, the exit status. The work lives
- * in probes/ (the gates), access/ (files and vendor libraries) and report/.
+ * Options (one table, opt_table), the run (one context: struct gdr_ctx
+ * holding the sysroot, the libpci access, the gate selection and the
+ * probes' caches), the report, the exit status. The work lives below, one
+ * folder per layer, each including only the ones under it (Makefile,
+ * tests/check-layers.sh): core/ (result model, names), decode/ (pure
+ * parsers), access/ (sysroot files, vendor libraries in the worker),
+ * nccl/, gate/ (catalog gate/gates.def, context, inventory, PCIe tree),
+ * probes/ (the gate functions), engine/ (chain, verdict, policy) and
+ * report/ (the renderers).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,60 +41,6 @@
 #define DEFAULT_TIMEOUT 30.0
 /* Slurm's HealthCheckProgram gets 60 s; leave a margin. */
 #define DEFAULT_DEADLINE 45.0
-
-enum {
-	OPT_SYSROOT = 256,
-	OPT_LIBCUDA,
-	OPT_LIBIBVERBS,
-	OPT_COLOR,
-	OPT_NO_COLOR,
-	OPT_NO_ALLOC,
-	OPT_LIBPCI,
-	OPT_PCI_DUMP,
-	OPT_NO_DATAPATH,
-	OPT_REG_SIZE,
-	OPT_FORMAT,
-	OPT_ONLY,
-	OPT_SKIP,
-	OPT_REDACT,
-	OPT_EVERY_GPU,
-	OPT_MAX_DISTANCE,
-	OPT_WARN_FAILS,
-	OPT_CAPTURE,
-	OPT_DEADLINE,
-};
-
-static const struct option long_opts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "redact", no_argument, NULL, OPT_REDACT },
-	{ "every-gpu", no_argument, NULL, OPT_EVERY_GPU },
-	{ "max-distance", required_argument, NULL, OPT_MAX_DISTANCE },
-	{ "warn-fails", no_argument, NULL, OPT_WARN_FAILS },
-	{ "capture", required_argument, NULL, OPT_CAPTURE },
-	{ "only", required_argument, NULL, OPT_ONLY },
-	{ "skip", required_argument, NULL, OPT_SKIP },
-	{ "output", required_argument, NULL, 'o' },
-	{ "require", required_argument, NULL, 'r' },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "libcuda", required_argument, NULL, OPT_LIBCUDA },
-	{ "libibverbs", required_argument, NULL, OPT_LIBIBVERBS },
-	{ "libpci", required_argument, NULL, OPT_LIBPCI },
-	{ "pci-dump", required_argument, NULL, OPT_PCI_DUMP },
-	{ "timeout", required_argument, NULL, 't' },
-	{ "deadline", required_argument, NULL, OPT_DEADLINE },
-	{ "no-alloc", no_argument, NULL, OPT_NO_ALLOC },
-	{ "no-datapath", no_argument, NULL, OPT_NO_DATAPATH },
-	{ "reg-size", required_argument, NULL, OPT_REG_SIZE },
-	{ "color", optional_argument, NULL, OPT_COLOR },
-	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "list-gates", no_argument, NULL, 'L' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
 
 static void usage(FILE *out)
 {
@@ -203,12 +157,304 @@ static int parse_epoch(const char *s, time_t *out)
 	return 0;
 }
 
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	const char *epoch = getenv("SOURCE_DATE_EPOCH");
-	time_t when;
-	int c, li;
+/* --- the options, one row each ------------------------------------------- */
 
+/* What the setters fill: the options, and --only/--skip until the end. */
+struct parsing {
+	struct options *o;
+	gate_mask only, skip;
+	bool only_given;
+};
+
+struct opt_desc;
+/* Store arg (NULL for a flag); 0, or usage_error()'s exit status. */
+typedef int (*opt_set_fn)(struct parsing *p, const struct opt_desc *d,
+			  const char *arg);
+
+struct opt_desc {
+	const char *name;		/* --name */
+	char short_name;		/* -x, or 0 */
+	int has_arg;			/* no_argument, required_argument... */
+	opt_set_fn set;
+	size_t field;			/* offsetof(struct options, ...) */
+};
+
+/* The generic setters write the row's field: a bool or a string. */
+#define FIELD(p, d, type) ((type *)(void *)((char *)(p)->o + (d)->field))
+
+static int set_true(struct parsing *p, const struct opt_desc *d,
+		    const char *arg)
+{
+	*FIELD(p, d, bool) = true;
+	return 0;
+}
+
+static int set_string(struct parsing *p, const struct opt_desc *d,
+		      const char *arg)
+{
+	*FIELD(p, d, const char *) = arg;
+	return 0;
+}
+
+/* arg as one of words[0..n-1]: its index, or -1. */
+static int pick(const char *arg, const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	return -1;
+}
+
+static int set_json(struct parsing *p, const struct opt_desc *d,
+		    const char *arg)
+{
+	p->o->format = FMT_JSON;
+	return 0;
+}
+
+static int set_format(struct parsing *p, const struct opt_desc *d,
+		      const char *arg)
+{
+	static const char *const words[] = {
+		[FMT_TEXT] = "text", [FMT_JSON] = "json",
+		[FMT_JUNIT] = "junit", [FMT_PROMETHEUS] = "prometheus",
+	};
+	int k = pick(arg, words, 4);
+
+	if (k < 0)
+		return usage_error("invalid --format '%s' (text, json, junit "
+				   "or prometheus)", arg);
+	p->o->format = (enum out_format)k;
+	return 0;
+}
+
+static int set_require(struct parsing *p, const struct opt_desc *d,
+		       const char *arg)
+{
+	static const char *const words[] = {
+		[REQUIRE_ANY] = "any", [REQUIRE_DMABUF] = "dmabuf",
+		[REQUIRE_PEERMEM] = "peermem",
+	};
+	int k = pick(arg, words, 3);
+
+	if (k < 0)
+		return usage_error("invalid --require '%s' (any, dmabuf or "
+				   "peermem)", arg);
+	p->o->require = (enum require_policy)k;
+	return 0;
+}
+
+static int set_color(struct parsing *p, const struct opt_desc *d,
+		     const char *arg)
+{
+	/* --color alone is auto; --no-color (no argument) is never. */
+	static const char *const words[] = { "never", "always", "auto" };
+	int k = arg ? pick(arg, words, 3) : 2;
+
+	if (!strcmp(d->name, "no-color"))
+		k = 0;
+	if (k < 0)
+		return usage_error("invalid --color '%s' (auto, always or "
+				   "never)", arg);
+	p->o->color = k == 2 ? -1 : k;
+	return 0;
+}
+
+static int set_max_distance(struct parsing *p, const struct opt_desc *d,
+			    const char *arg)
+{
+	p->o->max_distance = -1;
+	for (int k = TOPO_PIX; k <= TOPO_SYS; k++)
+		if (!strcmp(arg, topo_class_name((enum topo_class)k)))
+			p->o->max_distance = k;
+	if (p->o->max_distance < 0)
+		return usage_error("invalid --max-distance '%s' (PIX, PXB, "
+				   "PHB, NODE or SYS)", arg);
+	return 0;
+}
+
+/* --only and --skip: parsed here, once, into gate masks. */
+static int set_gates(struct parsing *p, const struct opt_desc *d,
+		     const char *arg)
+{
+	bool only = !strcmp(d->name, "only");
+	char bad[64];
+	gate_mask m;
+
+	if (gates_parse_list(arg, &m, bad, sizeof(bad))) {
+		if (!bad[0])
+			return usage_error("empty gate or layer name in --%s "
+					   "'%s'", d->name, arg);
+		return usage_error("unknown gate or layer '%s' in --%s (see "
+				   "--list-gates)", bad, d->name);
+	}
+	/* A repeated --only or --skip replaces the earlier one. */
+	if (only) {
+		p->only = m;
+		p->only_given = true;
+	} else {
+		p->skip = m;
+	}
+	return 0;
+}
+
+static int set_timeout(struct parsing *p, const struct opt_desc *d,
+		       const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	p->o->timeout = strtod(arg, &end);
+	/* Plain decimal seconds: no hex, exponent or "inf". */
+	if (errno || end == arg || *end || arg[strspn(arg, "0123456789.")] ||
+	    !(p->o->timeout >= 0.1 && p->o->timeout <= 3600))
+		return usage_error("invalid --timeout '%s' (seconds, 0.1 to "
+				   "3600)", arg);
+	return 0;
+}
+
+static int set_deadline(struct parsing *p, const struct opt_desc *d,
+			const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	p->o->deadline = strtod(arg, &end);
+	if (errno || end == arg || *end ||
+	    !(p->o->deadline >= 0.1 && p->o->deadline <= 86400))
+		return usage_error("invalid --deadline '%s' (seconds, 0.1 to "
+				   "86400)", arg);
+	return 0;
+}
+
+static int set_pci_dump(struct parsing *p, const struct opt_desc *d,
+			const char *arg)
+{
+	struct stat st;
+
+	/* libpci reads it blocking: a FIFO or device would hang. */
+	if (stat(arg, &st) || access(arg, R_OK))
+		return usage_error("cannot read --pci-dump '%s': %s", arg,
+				   strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return usage_error("--pci-dump '%s' is not a regular file",
+				   arg);
+	p->o->pci_dump = arg;
+	return 0;
+}
+
+static int set_reg_size(struct parsing *p, const struct opt_desc *d,
+			const char *arg)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	/* Range before the shift: 16E M must not wrap to 1M. */
+	if (v > (1ull << 30) >> shift)
+		errno = ERANGE;
+	v <<= shift;
+	if (errno || end == arg || *end || arg[0] < '0' || arg[0] > '9' ||
+	    v < 4096 || v > (1ull << 30) || v % 4096)
+		return usage_error("invalid --reg-size '%s' (4K to 1G, a "
+				   "multiple of 4K)", arg);
+	p->o->reg_bytes = v;
+	return 0;
+}
+
+static int show_help(struct parsing *p, const struct opt_desc *d,
+		     const char *arg)
+{
+	usage(stdout);
+	exit(0);
+}
+
+static int show_version(struct parsing *p, const struct opt_desc *d,
+			const char *arg)
+{
+	printf("gdrcheck %s\n", GDRCHECK_VERSION);
+	exit(0);
+}
+
+#define OFF(f) offsetof(struct options, f)
+static const struct opt_desc opt_table[] = {
+	{ "json", 'j', no_argument, set_json, 0 },
+	{ "format", 0, required_argument, set_format, 0 },
+	{ "quiet", 'q', no_argument, set_true, OFF(quiet) },
+	{ "redact", 0, no_argument, set_true, OFF(redact) },
+	{ "every-gpu", 0, no_argument, set_true, OFF(every_gpu) },
+	{ "max-distance", 0, required_argument, set_max_distance, 0 },
+	{ "warn-fails", 0, no_argument, set_true, OFF(warn_fails) },
+	{ "capture", 0, required_argument, set_string, OFF(capture) },
+	{ "only", 0, required_argument, set_gates, 0 },
+	{ "skip", 0, required_argument, set_gates, 0 },
+	{ "output", 'o', required_argument, set_string, OFF(output) },
+	{ "require", 'r', required_argument, set_require, 0 },
+	{ "sysroot", 0, required_argument, set_string, OFF(sysroot) },
+	{ "libcuda", 0, required_argument, set_string, OFF(libcuda) },
+	{ "libibverbs", 0, required_argument, set_string, OFF(libibverbs) },
+	{ "libpci", 0, required_argument, set_string, OFF(libpci) },
+	{ "pci-dump", 0, required_argument, set_pci_dump, 0 },
+	{ "timeout", 't', required_argument, set_timeout, 0 },
+	{ "deadline", 0, required_argument, set_deadline, 0 },
+	{ "no-alloc", 0, no_argument, set_true, OFF(no_alloc) },
+	{ "no-datapath", 0, no_argument, set_true, OFF(no_datapath) },
+	{ "reg-size", 0, required_argument, set_reg_size, 0 },
+	{ "color", 0, optional_argument, set_color, 0 },
+	{ "no-color", 0, no_argument, set_color, 0 },
+	{ "verbose", 'v', no_argument, set_true, OFF(verbose) },
+	{ "list-gates", 'L', no_argument, set_true, OFF(list_gates) },
+	{ "help", 'h', no_argument, show_help, 0 },
+	{ "version", 'V', no_argument, show_version, 0 },
+};
+#undef OFF
+#define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+/* getopt's value for a row: its short letter, else 256 + its index. */
+#define OPT_LONG_BASE 256
+
+/* getopt_long's view of the table: long options and the short string. */
+static void getopt_tables(struct option *lo, char *shorts)
+{
+	char *s = shorts;
+
+	*s++ = ':';		/* a missing argument is ':', not '?' */
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt_desc *d = &opt_table[i];
+
+		lo[i] = (struct option){ d->name, d->has_arg, NULL,
+			d->short_name ? d->short_name :
+			OPT_LONG_BASE + (int)i };
+		if (d->short_name) {
+			*s++ = d->short_name;
+			if (d->has_arg == required_argument)
+				*s++ = ':';
+		}
+	}
+	lo[NOPTS] = (struct option){ NULL, 0, NULL, 0 };
+	*s = '\0';
+}
+
+/* The row getopt's value c stands for, or NULL (an unknown option). */
+static const struct opt_desc *opt_row(int c)
+{
+	if (c >= OPT_LONG_BASE && c < OPT_LONG_BASE + (int)NOPTS)
+		return &opt_table[c - OPT_LONG_BASE];
+	for (size_t i = 0; c > 0 && c < OPT_LONG_BASE && i < NOPTS; i++)
+		if (opt_table[i].short_name == c)
+			return &opt_table[i];
+	return NULL;
+}
+
+static void options_defaults(struct options *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->color = -1;
 	o->max_distance = -1;
@@ -217,208 +463,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
-	opterr = 0;
-	while ((li = -1, c = getopt_long(argc, argv, ":jqo:r:t:vLhV",
-					 long_opts, &li)) != -1) {
-		/* An empty value is never meant (dlopen("") loads ourselves). */
-		if (optarg && !optarg[0] && c != OPT_COLOR) {
-			char name[40] = { '-', (char)c, '\0' };
+}
 
-			if (li >= 0)
-				snprintf(name, sizeof(name), "--%s",
-					 long_opts[li].name);
-			return usage_error("option '%s' needs a non-empty value",
-					   name);
-		}
-		switch (c) {
-		case 'j':
-			o->format = FMT_JSON;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case OPT_REDACT:
-			o->redact = true;
-			break;
-		case OPT_CAPTURE:
-			o->capture = optarg;
-			break;
-		case OPT_EVERY_GPU:
-			o->every_gpu = true;
-			break;
-		case OPT_WARN_FAILS:
-			o->warn_fails = true;
-			break;
-		case OPT_MAX_DISTANCE:
-			o->max_distance = -1;
-			for (int k = TOPO_PIX; k <= TOPO_SYS; k++)
-				if (!strcmp(optarg, topo_class_name((enum topo_class)k)))
-					o->max_distance = k;
-			if (o->max_distance < 0)
-				return usage_error("invalid --max-distance '%s' (PIX, "
-						   "PXB, PHB, NODE or SYS)", optarg);
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = FMT_JSON;
-			else if (!strcmp(optarg, "junit"))
-				o->format = FMT_JUNIT;
-			else if (!strcmp(optarg, "prometheus"))
-				o->format = FMT_PROMETHEUS;
-			else
-				return usage_error("invalid --format '%s' (text, "
-						   "json, junit or prometheus)",
-						   optarg);
-			break;
-		case OPT_ONLY:
-		case OPT_SKIP: {
-			const char *bad = gates_check_list(optarg);
+/* What is checked once every option is in: the whole command line. */
+static int options_finish(struct parsing *p, int argc, char **argv)
+{
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	struct options *o = p->o;
+	time_t when;
 
-			if (!bad && !optarg[0])
-				bad = "";
-
-			if (bad)
-				return usage_error("unknown gate or layer '%s' in "
-						   "--%s (see --list-gates)", bad,
-						   c == OPT_ONLY ? "only" : "skip");
-			if (c == OPT_ONLY)
-				o->only = optarg;
-			else
-				o->skip = optarg;
-			break;
-		}
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'r':
-			if (!strcmp(optarg, "any"))
-				o->require = REQUIRE_ANY;
-			else if (!strcmp(optarg, "dmabuf"))
-				o->require = REQUIRE_DMABUF;
-			else if (!strcmp(optarg, "peermem"))
-				o->require = REQUIRE_PEERMEM;
-			else
-				return usage_error("invalid --require '%s' "
-						   "(any, dmabuf or peermem)",
-						   optarg);
-			break;
-		case 't': {
-			char *end;
-
-			errno = 0;
-			o->timeout = strtod(optarg, &end);
-			/* Plain decimal seconds: no hex, exponent or "inf". */
-			if (errno || end == optarg || *end ||
-			    optarg[strspn(optarg, "0123456789.")] ||
-			    !(o->timeout >= 0.1 && o->timeout <= 3600))
-				return usage_error("invalid --timeout '%s' "
-						   "(seconds, 0.1 to 3600)",
-						   optarg);
-			break;
-		}
-		case OPT_DEADLINE: {
-			char *end;
-
-			errno = 0;
-			o->deadline = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(o->deadline >= 0.1 && o->deadline <= 86400))
-				return usage_error("invalid --deadline '%s' "
-						   "(seconds, 0.1 to 86400)",
-						   optarg);
-			break;
-		}
-		case OPT_SYSROOT:
-			o->sysroot = optarg;
-			break;
-		case OPT_LIBCUDA:
-			o->libcuda = optarg;
-			break;
-		case OPT_LIBIBVERBS:
-			o->libibverbs = optarg;
-			break;
-		case OPT_LIBPCI:
-			o->libpci = optarg;
-			break;
-		case OPT_PCI_DUMP: {
-			struct stat st;
-
-			/* libpci reads it blocking: a FIFO or device would hang. */
-			if (stat(optarg, &st) || access(optarg, R_OK))
-				return usage_error("cannot read --pci-dump '%s': %s",
-						   optarg, strerror(errno));
-			if (!S_ISREG(st.st_mode))
-				return usage_error("--pci-dump '%s' is not a regular "
-						   "file", optarg);
-			o->pci_dump = optarg;
-			break;
-		}
-		case OPT_NO_ALLOC:
-			o->no_alloc = true;
-			break;
-		case OPT_NO_DATAPATH:
-			o->no_datapath = true;
-			break;
-		case OPT_REG_SIZE: {
-			unsigned long long v;
-			char *end;
-
-			unsigned int shift = 0;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (*end == 'K' || *end == 'k')
-				shift = 10, end++;
-			else if (*end == 'M' || *end == 'm')
-				shift = 20, end++;
-			else if (*end == 'G' || *end == 'g')
-				shift = 30, end++;
-			/* Range before the shift: 16E M must not wrap to 1M. */
-			if (v > (1ull << 30) >> shift)
-				errno = ERANGE;
-			v <<= shift;
-			if (errno || end == optarg || *end || optarg[0] < '0' ||
-			    optarg[0] > '9' ||
-			    v < 4096 || v > (1ull << 30) || v % 4096)
-				return usage_error("invalid --reg-size '%s' (4K to "
-						   "1G, a multiple of 4K)", optarg);
-			o->reg_bytes = v;
-			break;
-		}
-		case OPT_COLOR:
-			if (!optarg || !strcmp(optarg, "auto"))
-				o->color = -1;
-			else if (!strcmp(optarg, "always"))
-				o->color = 1;
-			else if (!strcmp(optarg, "never"))
-				o->color = 0;
-			else
-				return usage_error("invalid --color '%s' "
-						   "(auto, always or never)",
-						   optarg);
-			break;
-		case OPT_NO_COLOR:
-			o->color = 0;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'L':
-			o->list_gates = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("gdrcheck %s\n", GDRCHECK_VERSION);
-			exit(0);
-		case ':':
-		default:
-			return bad_option(c, argv[optind - 1]);
-		}
-	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (epoch && *epoch && parse_epoch(epoch, &when))
@@ -427,13 +480,39 @@ static int parse_options(int argc, char **argv, struct options *o)
 				   EPOCH_MAX);
 	if (o->sysroot && !o->sysroot[0])
 		return usage_error("empty --sysroot");
-	if (o->sysroot) {
-		sysroot_set(o->sysroot);
-		if (!sysroot_is_dir("/"))
-			return usage_error("--sysroot '%s' is not a directory",
-					   o->sysroot);
-	}
+	o->gates = (p->only_given ? p->only : GATE_ALL) & ~p->skip;
 	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	struct option lo[NOPTS + 1];
+	char shorts[2 * NOPTS + 2];
+	struct parsing p = { .o = o };
+	int c, li, ret;
+
+	options_defaults(o);
+	getopt_tables(lo, shorts);
+	opterr = 0;
+	while ((li = -1, c = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
+		const struct opt_desc *d = opt_row(c);
+
+		if (!d)		/* '?' unknown, ':' argument missing */
+			return bad_option(c, argv[optind - 1]);
+		/* An empty value is never meant (dlopen("") loads ourselves). */
+		if (optarg && !optarg[0] && d->has_arg != optional_argument) {
+			char name[40] = { '-', (char)c, '\0' };
+
+			if (li >= 0)
+				snprintf(name, sizeof(name), "--%s", d->name);
+			return usage_error("option '%s' needs a non-empty value",
+					   name);
+		}
+		ret = d->set(&p, d, optarg);
+		if (ret)
+			return ret;
+	}
+	return options_finish(&p, argc, argv);
 }
 
 static void on_signal(int sig)
@@ -472,7 +551,8 @@ static void quiet_sigpipe(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-static void fill_meta(struct report *r, const struct options *o)
+static void fill_meta(struct report *r, struct sysroot *sr,
+		      const struct options *o)
 {
 	struct report_meta *m = &r->meta;
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
@@ -482,13 +562,13 @@ static void fill_meta(struct report *r, const struct options *o)
 
 	snprintf(m->tool_version, sizeof(m->tool_version), "%s",
 		 GDRCHECK_VERSION);
-	if (sysroot_read_line("/proc/sys/kernel/hostname", m->hostname,
+	if (sysroot_read_line(sr, "/proc/sys/kernel/hostname", m->hostname,
 			      sizeof(m->hostname)))
 		snprintf(m->hostname, sizeof(m->hostname), "unknown");
-	if (sysroot_read_line("/proc/sys/kernel/osrelease", m->kernel,
+	if (sysroot_read_line(sr, "/proc/sys/kernel/osrelease", m->kernel,
 			      sizeof(m->kernel)))
 		snprintf(m->kernel, sizeof(m->kernel), "unknown");
-	report_clean(m->sysroot, sizeof(m->sysroot), sysroot_get());
+	report_clean(m->sysroot, sizeof(m->sysroot), sysroot_get(sr));
 	/* The hostname and release are the system's bytes: the model's rule. */
 	snprintf(raw, sizeof(raw), "%s", m->hostname);
 	report_clean(m->hostname, sizeof(m->hostname), raw);
@@ -584,20 +664,64 @@ static int write_report(const struct report *r, const struct options *o)
 }
 
 /*
+ * The vendor stages to run. A --sysroot replay analyses a captured node:
+ * this host's libcuda and libibverbs would answer for this host, so only a
+ * library named (--libcuda, --libibverbs, GDRCHECK_LIB*) is loaded. And a
+ * vendor library is called only for the layers that need it.
+ */
+static void vendor_setup(struct vendor_options *vo, const struct options *o,
+			 struct sysroot *sr, double t0)
+{
+	memset(vo, 0, sizeof(*vo));
+	vo->libcuda = o->libcuda;
+	vo->libibverbs = o->libibverbs;
+	vo->skip_cuda = o->sysroot && !o->libcuda;
+	vo->skip_verbs = o->sysroot && !o->libibverbs;
+	vo->stage_timeout = o->timeout;
+	vo->run_started_ms = t0;
+	vo->run_deadline_ms = t0 + o->deadline * 1e3;
+	vo->no_alloc = o->no_alloc;
+	vo->skip_cuda |= !layers_selected(o, 1u << L_GPU | 1u << L_MECHANISM |
+					  1u << L_TOPOLOGY | 1u << L_PLATFORM |
+					  1u << L_REGISTRATION | 1u << L_DATAPATH);
+	vo->skip_export = !layers_selected(o, 1u << L_MECHANISM);
+	vo->skip_verbs |= !layers_selected(o, 1u << L_NIC | 1u << L_MECHANISM |
+					   1u << L_REGISTRATION | 1u << L_DATAPATH);
+	vo->skip_registration = !layers_selected(o, 1u << L_REGISTRATION |
+						 1u << L_DATAPATH);
+	vo->no_datapath = o->no_datapath;
+	vo->reg_bytes = o->reg_bytes;
+	vo->sysroot = sr;
+}
+
+/*
  * A --sysroot replay of a capture that holds the node's vendor answers
  * (access/vendor_json.h) decides from them: no local library is loaded
  * unless one is named. True when *vf was filled that way; a file that
  * cannot be replayed leaves its reason in err ("" when there is none).
  */
-static bool replay_vendor_facts(const struct options *o, struct vendor_facts *vf,
-				char *err, size_t errlen)
+static bool replay_vendor_facts(const struct options *o, struct sysroot *sr,
+				struct vendor_facts *vf, char *err, size_t errlen)
 {
 	err[0] = '\0';
 	if (!o->sysroot || o->libcuda || o->libibverbs)
 		return false;
-	if (vendor_json_replay(vf, err, errlen) > 0)
-		return true;
-	return false;
+	return vendor_json_replay(sr, vf, err, errlen) > 0;
+}
+
+/* The vendor answers: replayed from a capture, or asked of the libraries. */
+static void vendor_answers(const struct vendor_options *vo,
+			   const struct options *o, struct sysroot *sr,
+			   struct vendor_facts *vf)
+{
+	char replay_err[VF_TEXT];
+
+	if (!replay_vendor_facts(o, sr, vf, replay_err, sizeof(replay_err))) {
+		vendor_collect(vo, vf);
+		snprintf(vf->replay_error, sizeof(vf->replay_error), "%s",
+			 replay_err);
+	}
+	vendor_json_record(sr, vf);	/* --capture: the answers, for a replay */
 }
 
 /* The library gates of a replay say where their answers came from. */
@@ -614,78 +738,21 @@ static void replay_evidence(struct report *r, const struct vendor_facts *vf)
 	}
 }
 
-int main(int argc, char **argv)
+/* The report's account of each worker stage that ran. */
+static void record_workers(struct report *rep, const struct vendor_facts *vf)
 {
-	struct vendor_options vo = { 0 };
-	struct pci_source ps = { 0 };
-	struct vendor_facts *vf;
-	char replay_err[VF_TEXT];
-	struct options opt;
-	struct report rep;
-	struct gdr_ctx ctx;
-	double t0 = now_ms();
-	int ret;
+	static const char *const states[] = {
+		[STAGE_NOT_RUN] = NULL, [STAGE_RUNNING] = "running",
+		[STAGE_DONE] = "done", [STAGE_TIMEOUT] = "timeout",
+		[STAGE_CRASHED] = "crashed", [STAGE_FAILED] = "failed",
+		[STAGE_INTERRUPTED] = "interrupted",
+		[STAGE_SKIPPED_DEP] = "skipped",
+		[STAGE_DEADLINE] = "deadline",
+	};
 
-	ret = parse_options(argc, argv, &opt);
-	if (ret)
-		return ret;
-	if (opt.list_gates) {
-		gates_list(stdout);
-		return 0;
-	}
-
-	catch_signals();
-	if (opt.capture)
-		capture_enable();
-	vf = calloc(1, sizeof(*vf));
-	if (!vf) {
-		fputs("gdrcheck: out of memory\n", stderr);
-		return EXIT_UNDECIDED;
-	}
-	vo.libcuda = opt.libcuda;
-	vo.libibverbs = opt.libibverbs;
-	/*
-	 * A --sysroot replay analyses a captured node: this host's libcuda
-	 * and libibverbs would answer for this host. Only a library named
-	 * (--libcuda, --libibverbs, GDRCHECK_LIB*) is loaded.
-	 */
-	vo.skip_cuda = opt.sysroot && !opt.libcuda;
-	vo.skip_verbs = opt.sysroot && !opt.libibverbs;
-	vo.stage_timeout = opt.timeout;
-	vo.run_started_ms = t0;
-	vo.run_deadline_ms = t0 + opt.deadline * 1e3;
-	vo.no_alloc = opt.no_alloc;
-	/* Call into a vendor library only for the layers that need it. */
-	vo.skip_cuda |= !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
-					1u << L_TOPOLOGY | 1u << L_PLATFORM |
-					1u << L_REGISTRATION | 1u << L_DATAPATH);
-	vo.skip_export = !layers_selected(&opt, 1u << L_MECHANISM);
-	vo.skip_verbs |= !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
-					 1u << L_REGISTRATION | 1u << L_DATAPATH);
-	vo.skip_registration = !layers_selected(&opt, 1u << L_REGISTRATION |
-						1u << L_DATAPATH);
-	vo.no_datapath = opt.no_datapath;
-	vo.reg_bytes = opt.reg_bytes;
-	if (!replay_vendor_facts(&opt, vf, replay_err, sizeof(replay_err))) {
-		vendor_collect(&vo, vf);
-		snprintf(vf->replay_error, sizeof(vf->replay_error), "%s",
-			 replay_err);
-	}
-	vendor_json_record(vf);		/* --capture: the answers, for a replay */
-
-	report_init(&rep);
-	fill_meta(&rep, &opt);
 	for (int s = 0; s < WSTAGE_COUNT && s < REPORT_MAX_WORKERS; s++) {
-		static const char *const states[] = {
-			[STAGE_NOT_RUN] = NULL, [STAGE_RUNNING] = "running",
-			[STAGE_DONE] = "done", [STAGE_TIMEOUT] = "timeout",
-			[STAGE_CRASHED] = "crashed", [STAGE_FAILED] = "failed",
-			[STAGE_INTERRUPTED] = "interrupted",
-			[STAGE_SKIPPED_DEP] = "skipped",
-			[STAGE_DEADLINE] = "deadline",
-		};
 		const struct stage_status *st = &vf->stage[s];
-		struct worker_meta *w = &rep.meta.workers[rep.meta.nworkers];
+		struct worker_meta *w = &rep->meta.workers[rep->meta.nworkers];
 
 		if (!states[st->state])
 			continue;
@@ -695,40 +762,97 @@ int main(int argc, char **argv)
 		w->seconds = st->seconds;
 		w->signal = st->signal;
 		snprintf(w->call, sizeof(w->call), "%s", st->call);
-		rep.meta.nworkers++;
+		rep->meta.nworkers++;
 	}
+}
+
+/* Write --capture's archive; a failure makes the run undecided. */
+static void finish_capture(struct report *rep, const struct options *o)
+{
+	int ret = capture_write(o->capture);
+
+	snprintf(rep->meta.capture, sizeof(rep->meta.capture), "%s",
+		 o->capture);
+	if (ret) {
+		fprintf(stderr, "gdrcheck: cannot write --capture %s: %s\n",
+			o->capture, strerror(-ret));
+		rep->meta.capture[0] = '\0';
+		rep->exit_code = EXIT_UNDECIDED;
+	}
+}
+
+/* The gates over what the vendor stages learnt, folded into a verdict. */
+static void run_gates(struct gdr_ctx *ctx, struct report *rep,
+		      const struct options *opt)
+{
+	struct pci_source ps = { .libpci = opt->libpci, .dump = opt->pci_dump };
+
+	ctx->pci_open_err = pci_open(&ctx->pci, &ps, ctx->sr);
+	pcitree_build(ctx);
+	inventory_build(ctx);
+	gates_run(ctx);
+	stage_output_evidence(ctx);
+	replay_evidence(rep, ctx->vf);
+	verdict_fold(rep, opt->require);
+	policy_apply(rep, opt);
+	policy_overall(rep, opt->require, opt->warn_fails);
+}
+
+int main(int argc, char **argv)
+{
+	struct vendor_options vo;
+	struct vendor_facts *vf;
+	struct options opt;
+	struct report rep;
+	struct gdr_ctx ctx;
+	struct sysroot *sr;
+	double t0 = now_ms();
+	int ret;
+
+	ret = parse_options(argc, argv, &opt);
+	if (ret)
+		return ret;
+	sr = sysroot_new(opt.sysroot);
+	if (sr && opt.sysroot && !sysroot_is_dir(sr, "/")) {
+		sysroot_free(sr);
+		return usage_error("--sysroot '%s' is not a directory",
+				   opt.sysroot);
+	}
+	if (sr && opt.list_gates) {
+		sysroot_free(sr);
+		gates_list(stdout);
+		return 0;
+	}
+	vf = calloc(1, sizeof(*vf));
+	if (!sr || !vf) {
+		fputs("gdrcheck: out of memory\n", stderr);
+		sysroot_free(sr);
+		free(vf);
+		return EXIT_UNDECIDED;
+	}
+
+	catch_signals();
+	if (opt.capture)
+		capture_enable(sr);
+	vendor_setup(&vo, &opt, sr, t0);
+	vendor_answers(&vo, &opt, sr, vf);
+
+	report_init(&rep);
+	fill_meta(&rep, sr, &opt);
+	record_workers(&rep, vf);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.opt = &opt;
 	ctx.vf = vf;
 	ctx.rep = &rep;
-	ps.libpci = opt.libpci;
-	ps.dump = opt.pci_dump;
-	ctx.pci_open_err = pci_open(&ps);
-	pcitree_build(&ctx);
-	inventory_build(&ctx);
-	gates_run(&ctx);
-	stage_output_evidence(&ctx);
-	replay_evidence(&rep, vf);
-	verdict_fold(&rep, opt.require);
-	policy_apply(&rep, &opt);
-	policy_overall(&rep, opt.require, opt.warn_fails);
+	ctx.sr = sr;
+	run_gates(&ctx, &rep, &opt);
 	rep.meta.total_ms = now_ms() - t0;
 	if (vendor_interrupted) {
 		rep.meta.interrupted = true;
 		rep.exit_code = EXIT_UNDECIDED;
 	}
-	if (opt.capture) {
-		int cret = capture_write(opt.capture);
-
-		snprintf(rep.meta.capture, sizeof(rep.meta.capture), "%s",
-			 opt.capture);
-		if (cret) {
-			fprintf(stderr, "gdrcheck: cannot write --capture %s: %s\n",
-				opt.capture, strerror(-cret));
-			rep.meta.capture[0] = '\0';
-			rep.exit_code = EXIT_UNDECIDED;
-		}
-	}
+	if (opt.capture)
+		finish_capture(&rep, &opt);
 	if (opt.redact)
 		report_redact(&rep);
 
@@ -736,7 +860,9 @@ int main(int argc, char **argv)
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
 	inventory_free(&ctx.inv);
 	pcitree_free(&ctx);
-	pci_close();
+	pci_close(ctx.pci);
+	probe_caches_free(&ctx);
+	sysroot_free(sr);
 	report_free(&rep);
 	free(vf);
 	return ret;

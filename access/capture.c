@@ -23,16 +23,22 @@ struct entry {
 	size_t len;
 };
 
+/*
+ * One archive per process (one --capture FILE per run); sr is the tree
+ * being recorded, whose recorder hook feeds it.
+ */
 static struct {
 	bool on;
+	struct sysroot *sr;
 	struct entry *v;
 	size_t n, cap;
 } cap;
 
-static void capture_file(const char *path, const char *data, size_t len);
-static void capture_dir(const char *path);
-static void capture_link(const char *path, const char *target);
-static void capture_exists(const char *path, bool is_dir);
+static void capture_file(void *arg, const char *path, const char *data,
+			 size_t len);
+static void capture_dir(void *arg, const char *path);
+static void capture_link(void *arg, const char *path, const char *target);
+static void capture_exists(void *arg, const char *path, bool is_dir);
 
 /* The sysroot layer reports what it read through this hook. */
 static const struct sysroot_recorder recorder = {
@@ -42,10 +48,11 @@ static const struct sysroot_recorder recorder = {
 	.exists = capture_exists,
 };
 
-void capture_enable(void)
+void capture_enable(struct sysroot *sr)
 {
 	cap.on = true;
-	sysroot_set_recorder(&recorder);
+	cap.sr = sr;
+	sysroot_set_recorder(sr, &recorder, NULL);
 }
 
 bool capture_enabled(void)
@@ -76,13 +83,13 @@ static bool canonical(const char *path, enum entry_type type, char *out,
 	if (!strncmp(path, "/proc/self/", 11))
 		return snprintf(out, len, "%s", path) < (int)len;
 	if (type == E_DIR)
-		return !sysroot_realpath(path, out, len);
+		return !sysroot_realpath(cap.sr, path, out, len);
 	base = strrchr(path, '/');
 	if (!base || (size_t)(base - path) >= sizeof(dir))
 		return false;
 	memcpy(dir, path, (size_t)(base - path));
 	dir[base - path] = '\0';
-	if (sysroot_realpath(dir[0] ? dir : "/", real, sizeof(real)))
+	if (sysroot_realpath(cap.sr, dir[0] ? dir : "/", real, sizeof(real)))
 		return false;
 	return snprintf(out, len, "%s%s", strcmp(real, "/") ? real : "",
 			base) < (int)len;
@@ -132,23 +139,24 @@ static void add(const char *in, enum entry_type type, const char *data,
 	cap.n++;
 }
 
-static void capture_file(const char *path, const char *data, size_t len)
+static void capture_file(void *arg, const char *path, const char *data,
+			 size_t len)
 {
 	add(path, E_FILE, data, len);
 }
 
-static void capture_dir(const char *path)
+static void capture_dir(void *arg, const char *path)
 {
 	add(path, E_DIR, NULL, 0);
 }
 
-static void capture_link(const char *path, const char *target)
+static void capture_link(void *arg, const char *path, const char *target)
 {
 	add(path, E_LINK, target, strlen(target));
 }
 
 /* Device nodes and marker files only need to exist in a replay. */
-static void capture_exists(const char *path, bool is_dir)
+static void capture_exists(void *arg, const char *path, bool is_dir)
 {
 	if (is_dir)
 		add(path, E_DIR, NULL, 0);

@@ -13,8 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Start recording: installs the sysroot layer's recorder hook. */
-void capture_enable(void);
+struct sysroot;
+
+/* Start recording what sr reads: installs sr's recorder hook. */
+void capture_enable(struct sysroot *sr);
 bool capture_enabled(void);
 
 /* Write the archive; 0 or -errno. */

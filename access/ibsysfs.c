@@ -12,7 +12,8 @@
 
 #define IB_CLASS "/sys/class/infiniband"
 
-void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
+void ib_scan_gids(struct sysroot *sr, const char *dev, int port,
+		  struct gid_scan *g)
 {
 	char dir[256], **names;
 	size_t n;
@@ -22,7 +23,7 @@ void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
 	g->malformed = 0;
 	g->first_bad[0] = '\0';
 	snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports/%d/gids", dev, port);
-	g->err = sysroot_list(dir, &names, &n);
+	g->err = sysroot_list(sr, dir, &names, &n);
 	if (g->err)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -39,7 +40,7 @@ void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
 		 * junk may be the GID that matters: it counts as bad, never
 		 * as absent.
 		 */
-		ret = sysroot_read_line(p, gid, sizeof(gid));
+		ret = sysroot_read_line(sr, p, gid, sizeof(gid));
 		if ((ret && path_state_of(ret) != PATH_ABSENT) ||
 		    (!ret && parse_gid(gid, &zero))) {
 			if (!g->malformed++)
@@ -54,7 +55,7 @@ void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
 		g->populated++;
 		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/types/%s",
 			 dev, port, names[i]);
-		ret = sysroot_read_line(p, type, sizeof(type));
+		ret = sysroot_read_line(sr, p, type, sizeof(type));
 		if (ret && path_state_of(ret) == PATH_UNREADABLE) {
 			/* A populated GID of unknown type: not "no GID". */
 			if (!g->malformed++)
@@ -73,13 +74,13 @@ void ib_scan_gids(const char *dev, int port, struct gid_scan *g)
 	sysroot_free_list(names, n);
 }
 
-int ib_port_state(const char *dev, int port)
+int ib_port_state(struct sysroot *sr, const char *dev, int port)
 {
 	char p[256], line[64], name[32];
 	int num, ret;
 
 	snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/state", dev, port);
-	ret = sysroot_read_line(p, line, sizeof(line));
+	ret = sysroot_read_line(sr, p, line, sizeof(line));
 	if (ret)
 		return ret;
 	if (parse_num_name(line, &num, name, sizeof(name)))

@@ -4,6 +4,8 @@
 
 /* RDMA port facts from /sys/class/infiniband (through the sysroot). */
 
+struct sysroot;
+
 struct gid_scan {
 	int v2;			/* first RoCE v2 GID index, -1 none */
 	int v1;			/* first RoCE v1 GID index, -1 none */
@@ -14,9 +16,10 @@ struct gid_scan {
 };
 
 /* Scan the GID table of dev/port for usable RoCE GIDs. */
-void ib_scan_gids(const char *dev, int port, struct gid_scan *g);
+void ib_scan_gids(struct sysroot *sr, const char *dev, int port,
+		  struct gid_scan *g);
 
 /* The port's state number from sysfs ("4: ACTIVE" -> 4), or -errno. */
-int ib_port_state(const char *dev, int port);
+int ib_port_state(struct sysroot *sr, const char *dev, int port);
 
 #endif

@@ -45,13 +45,23 @@ static const struct sym_entry pci_syms[] = {
 	PSYM("pci_scan_bus", scan_bus),
 };
 
-static struct pci_table lp;
-static void *pci_handle;
-static struct pci_access *acc;
-static struct lib_facts pci_facts;
-static const char *method_name = "none";
-static sigjmp_buf pci_fatal;
-static bool pci_fatal_armed;
+/* One run's libpci: its own handle, access and method (see pci.h). */
+struct pci_lib {
+	struct pci_table lp;
+	void *handle;
+	struct pci_access *acc;
+	struct lib_facts facts;
+	const char *method;
+	struct sysroot *sr;
+	sigjmp_buf fatal;
+};
+
+/*
+ * libpci's error callback gets no pointer back to its caller: the one
+ * libpci call in flight (pci_open, pci_config_read) names its pci_lib here
+ * while it runs, and only then. Process-wide by libpci's design.
+ */
+static struct pci_lib *pci_armed;
 
 /*
  * libpci's default error handler exits the process. Ours returns control to
@@ -60,14 +70,18 @@ static bool pci_fatal_armed;
 static void __attribute__((noreturn, format(printf, 1, 2)))
 pci_error(char *msg, ...)
 {
+	char text[sizeof(pci_armed->facts.error)];
 	va_list ap;
 
 	va_start(ap, msg);
-	vsnprintf(pci_facts.error, sizeof(pci_facts.error), msg, ap);
+	vsnprintf(text, sizeof(text), msg, ap);
 	va_end(ap);
-	if (pci_fatal_armed)
-		siglongjmp(pci_fatal, 1);
-	fprintf(stderr, "gdrcheck: libpci: %s\n", pci_facts.error);
+	if (pci_armed) {
+		snprintf(pci_armed->facts.error, sizeof(pci_armed->facts.error),
+			 "%s", text);
+		siglongjmp(pci_armed->fatal, 1);
+	}
+	fprintf(stderr, "gdrcheck: libpci: %s\n", text);
 	_exit(3);
 }
 
@@ -76,79 +90,89 @@ static void __attribute__((format(printf, 1, 2))) pci_quiet(char *msg, ...)
 	(void)msg;
 }
 
-int pci_open(const struct pci_source *src)
+int pci_open(struct pci_lib **out, const struct pci_source *src,
+	     struct sysroot *sr)
 {
 	char path[PATH_MAX], name[32];
+	struct pci_lib *pl;
+	struct pci_access *acc;
 
-	if (pci_handle)
-		return 0;
-	pci_handle = symtab_load(src->libpci ? src->libpci : LIBPCI_DEFAULT,
+	pl = calloc(1, sizeof(*pl));
+	*out = pl;
+	if (!pl)
+		return -ENOMEM;
+	pl->method = "none";
+	pl->sr = sr;
+	pl->handle = symtab_load(src->libpci ? src->libpci : LIBPCI_DEFAULT,
 				 pci_syms, sizeof(pci_syms) / sizeof(pci_syms[0]),
-				 &lp, &pci_facts);
-	if (!pci_handle)
+				 &pl->lp, &pl->facts);
+	if (!pl->handle)
 		return -ENOSYS;
-	acc = lp.alloc();
+	acc = pl->lp.alloc();
 	if (!acc)
 		goto fail;
 	acc->error = pci_error;
 	acc->warning = pci_quiet;
 	acc->debug = pci_quiet;
 	acc->writeable = 0;
-	pci_fatal_armed = true;
-	if (sigsetjmp(pci_fatal, 1))
+	pci_armed = pl;
+	if (sigsetjmp(pl->fatal, 1))
 		goto fail;
 	if (src->dump) {
 		snprintf(name, sizeof(name), "dump");
-		acc->method = (unsigned int)lp.lookup_method(name);
+		acc->method = (unsigned int)pl->lp.lookup_method(name);
 		snprintf(name, sizeof(name), "dump.name");
-		lp.set_param(acc, name, (char *)src->dump);
-		method_name = "dump";
+		pl->lp.set_param(acc, name, (char *)src->dump);
+		pl->method = "dump";
 	} else {
 		snprintf(name, sizeof(name), "linux-sysfs");
-		acc->method = (unsigned int)lp.lookup_method(name);
-		if (!sysroot_path(path, sizeof(path), "/sys/bus/pci"))
+		acc->method = (unsigned int)pl->lp.lookup_method(name);
+		if (!sysroot_path(sr, path, sizeof(path), "/sys/bus/pci"))
 			goto fail;
 		snprintf(name, sizeof(name), "sysfs.path");
-		lp.set_param(acc, name, path);
-		method_name = "linux-sysfs";
+		pl->lp.set_param(acc, name, path);
+		pl->method = "linux-sysfs";
 	}
 	if ((int)acc->method <= 0) {
-		snprintf(pci_facts.error, sizeof(pci_facts.error),
-			 "libpci lacks the %s access method", method_name);
+		snprintf(pl->facts.error, sizeof(pl->facts.error),
+			 "libpci lacks the %s access method", pl->method);
 		goto fail;
 	}
-	lp.init(acc);
+	pl->lp.init(acc);
 	/* The dump method only knows devices after a scan. */
 	if (src->dump)
-		lp.scan_bus(acc);
-	pci_fatal_armed = false;
+		pl->lp.scan_bus(acc);
+	pci_armed = NULL;
+	pl->acc = acc;
 	return 0;
 fail:
-	pci_fatal_armed = false;
-	pci_facts.loaded = false;
+	pci_armed = NULL;
+	pl->facts.loaded = false;
 	/* acc may be half set up after a fatal error: leak it, do not touch. */
-	acc = NULL;
 	return -EIO;
 }
 
-void pci_close(void)
+void pci_close(struct pci_lib *pl)
 {
-	if (acc)
-		lp.cleanup(acc);
-	acc = NULL;
-	if (pci_handle)
-		dlclose(pci_handle);
-	pci_handle = NULL;
+	if (!pl)
+		return;
+	if (pl->acc)
+		pl->lp.cleanup(pl->acc);
+	if (pl->handle)
+		dlclose(pl->handle);
+	free(pl);
 }
 
-const struct lib_facts *pci_lib_facts(void)
+const struct lib_facts *pci_lib_facts(const struct pci_lib *pl)
 {
-	return &pci_facts;
+	static const struct lib_facts none;
+
+	return pl ? &pl->facts : &none;
 }
 
-const char *pci_method(void)
+const char *pci_method(const struct pci_lib *pl)
 {
-	return method_name;
+	return pl ? pl->method : "none";
 }
 
 /*
@@ -157,7 +181,7 @@ const char *pci_method(void)
  * kernel's unconfined resolution of that path lands where the confined
  * one does (no absolute link or ".." leads out of the sysroot).
  */
-static int config_node_ok(const char *bdf)
+static int config_node_ok(struct sysroot *sr, const char *bdf)
 {
 	char rel[128], inside[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
 	char root[PATH_MAX], want[PATH_MAX * 2];
@@ -165,64 +189,65 @@ static int config_node_ok(const char *bdf)
 	int ret;
 
 	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/config", bdf);
-	ret = sysroot_stat(rel, &st);
+	ret = sysroot_stat(sr, rel, &st);
 	if (ret)
 		return ret;
 	if (!S_ISREG(st.st_mode))
 		return -SYSROOT_ENOTREG;
-	if (!strcmp(sysroot_get(), "/"))
+	if (!strcmp(sysroot_get(sr), "/"))
 		return 0;
-	ret = sysroot_realpath(rel, inside, sizeof(inside));
+	ret = sysroot_realpath(sr, rel, inside, sizeof(inside));
 	if (ret)
 		return ret;
-	if (!realpath(sysroot_get(), root))
+	if (!realpath(sysroot_get(sr), root))
 		return -errno;
 	/* Where the kernel, unconfined, takes libpci: elsewhere is out. */
-	if (!sysroot_path(full, sizeof(full), rel) || !realpath(full, real))
+	if (!sysroot_path(sr, full, sizeof(full), rel) || !realpath(full, real))
 		return -EXDEV;
 	snprintf(want, sizeof(want), "%s%s", strcmp(root, "/") ? root : "",
 		 inside);
 	return strcmp(want, real) ? -EXDEV : 0;
 }
 
-int pci_config_read(const char *bdf, uint8_t *buf, size_t len)
+int pci_config_read(struct pci_lib *pl, const char *bdf, uint8_t *buf,
+		    size_t len)
 {
 	static const int sizes[] = { PCI_CFG_MAX, 256, 64 };
 	unsigned int d, b, s, f;
 	struct pci_dev *volatile dev = NULL;
 	volatile int got = -EIO;
 
-	if (!acc)
+	if (!pl || !pl->acc)
 		return -ENOSYS;
 	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
 		return -EINVAL;
-	if (!strcmp(method_name, "linux-sysfs")) {
-		int ret = config_node_ok(bdf);
+	if (!strcmp(pl->method, "linux-sysfs")) {
+		int ret = config_node_ok(pl->sr, bdf);
 
 		if (ret)
 			return ret;
 	}
-	pci_fatal_armed = true;
-	if (sigsetjmp(pci_fatal, 1)) {
-		pci_fatal_armed = false;
+	pci_armed = pl;
+	if (sigsetjmp(pl->fatal, 1)) {
+		pci_armed = NULL;
 		if (dev)
-			lp.free_dev(dev);
+			pl->lp.free_dev(dev);
 		return -EIO;
 	}
-	dev = lp.get_dev(acc, (int)d, (int)b, (int)s, (int)f);
+	dev = pl->lp.get_dev(pl->acc, (int)d, (int)b, (int)s, (int)f);
 	if (!dev) {
-		pci_fatal_armed = false;
+		pci_armed = NULL;
 		return -ENODEV;
 	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		if ((size_t)sizes[i] > len)
 			continue;
-		if (lp.read_block(dev, 0, buf, sizes[i])) {
+		if (pl->lp.read_block(dev, 0, buf, sizes[i])) {
 			got = sizes[i];
 			break;
 		}
 	}
-	lp.free_dev(dev);
-	pci_fatal_armed = false;
+	pl->lp.free_dev(dev);
+	pci_armed = NULL;
 	return got;
 }

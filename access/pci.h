@@ -22,11 +22,20 @@ struct pci_source {
 	const char *dump;	/* lspci -xxxx output to read instead */
 };
 
-/* Load libpci and set it up; the outcome is kept for pci_lib_facts(). */
-int pci_open(const struct pci_source *src);
-void pci_close(void);
-const struct lib_facts *pci_lib_facts(void);
-const char *pci_method(void);
+/*
+ * One run's libpci, per context (two contexts, two of them). pci_open()
+ * loads libpci and sets it up for the tree sr (its sysfs method reads
+ * <sysroot>/sys/bus/pci); *out is set even when it fails (NULL only when
+ * out of memory), so that pci_lib_facts() can say why. 0 or -errno.
+ * pci_close() releases it (NULL is fine).
+ */
+struct pci_lib;
+struct sysroot;
+int pci_open(struct pci_lib **out, const struct pci_source *src,
+	     struct sysroot *sr);
+void pci_close(struct pci_lib *pl);
+const struct lib_facts *pci_lib_facts(const struct pci_lib *pl);
+const char *pci_method(const struct pci_lib *pl);
 
 /*
  * Read as much config space of bdf ("0000:00:06.0") as the method allows:
@@ -34,6 +43,7 @@ const char *pci_method(void);
  * Returns the length read, or -errno (-ENODEV: no such device, -ENOSYS:
  * libpci unavailable).
  */
-int pci_config_read(const char *bdf, uint8_t *buf, size_t len);
+int pci_config_read(struct pci_lib *pl, const char *bdf, uint8_t *buf,
+		    size_t len);
 
 #endif

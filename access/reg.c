@@ -770,7 +770,7 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
 		struct ibv_port_attr pa;
 		struct gid_scan gs;
 
-		if (ib_port_state(pp->nic, port) != IBV_PORT_ACTIVE)
+		if (ib_port_state(rr->opt->sysroot, pp->nic, port) != IBV_PORT_ACTIVE)
 			continue;
 		memset(&pa, 0, sizeof(pa));
 		enter(rr->st, "ibv_query_port");
@@ -788,7 +788,7 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
 		pp->gid_index = -1;
 		if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
 			return;
-		ib_scan_gids(pp->nic, port, &gs);
+		ib_scan_gids(rr->opt->sysroot, pp->nic, port, &gs);
 		pp->gid_index = gs.v2 >= 0 ? gs.v2 : gs.v1;
 		if (pp->gid_index < 0) {
 			snprintf(pp->skip, sizeof(pp->skip),
@@ -905,11 +905,11 @@ out:
 
 /* --- kernel log window --------------------------------------------------- */
 
-static int kmsg_open(struct reg_facts *rf)
+static int kmsg_open(struct sysroot *sr, struct reg_facts *rf)
 {
 	struct stat sb;
 	/* Confined to the sysroot like every other /dev lookup. */
-	int fd = sysroot_open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	int fd = sysroot_open(sr, "/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0) {
 		/* Never 0: the report names this errno. */
@@ -1093,7 +1093,7 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	rr.seed = run_seed();
 	rr.expect = malloc(rr.bytes);
 	rr.got = malloc(rr.bytes);
-	kfd = kmsg_open(rr.rf);
+	kfd = kmsg_open(opt->sysroot, rr.rf);
 
 	ngpu = rr.cu ? vf->cuda.gpus_recorded : 0;
 	gbufs = calloc(ngpu ? (size_t)ngpu : 1, sizeof(*gbufs));

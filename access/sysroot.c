@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Sysroot-aware file access: the only place that touches /sys, /proc, /dev. */
+/*
+ * Sysroot-aware file access: the probes, the inventory and the PCIe tree
+ * read /sys, /proc and /dev through here. (Not the only reader: libpci
+ * reads config space itself, see access/pci.c, and the worker opens
+ * /dev/infiniband and /dev/nvidia* through the vendor libraries.)
+ */
 #include "access/sysroot.h"
 
 #include <dirent.h>
@@ -14,16 +19,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static char sysroot_dir[PATH_MAX] = "";
-/* The sysroot's directory, opened once: every confined lookup starts here. */
-static int root_fd = -1;
-static dev_t root_dev;
-static ino_t root_ino;
-/* openat2(RESOLVE_IN_ROOT), or the userspace walk (old kernels, tests). */
-static bool use_walk, forced_walk;
-/* --capture's hook; NULL when nothing records what is read. */
-static const struct sysroot_recorder *recorder;
-
 /*
  * Paths sysroot_realpath has walked whose every component is known not to
  * be a symlink: the last few results, and the directories that held the
@@ -33,51 +28,87 @@ static const struct sysroot_recorder *recorder;
  * lstat calls on a 400-function tree re-check the same directories.
  */
 #define KNOWN_PATHS 4
-static char known_paths[KNOWN_PATHS][PATH_MAX];
-static unsigned int known_next;
 
-static void remember_not_link(const char *path)
+/* One tree to read: everything a lookup needs, nothing process-wide. */
+struct sysroot {
+	char dir[PATH_MAX];		/* "" for the real root */
+	/* The sysroot's directory, opened once: confined lookups start here. */
+	int root_fd;
+	dev_t root_dev;
+	ino_t root_ino;
+	/* openat2(RESOLVE_IN_ROOT), or the userspace walk (old kernels, tests). */
+	bool use_walk, forced_walk;
+	/* --capture's hook; NULL when nothing records what is read. */
+	const struct sysroot_recorder *rec;
+	void *rec_arg;
+	char known_paths[KNOWN_PATHS][PATH_MAX];
+	unsigned int known_next;
+};
+
+static void remember_not_link(struct sysroot *sr, const char *path)
 {
 	for (int i = 0; i < KNOWN_PATHS; i++)
-		if (!strcmp(known_paths[i], path))
+		if (!strcmp(sr->known_paths[i], path))
 			return;
-	snprintf(known_paths[known_next], PATH_MAX, "%s", path);
-	known_next = (known_next + 1) % KNOWN_PATHS;
+	snprintf(sr->known_paths[sr->known_next], PATH_MAX, "%s", path);
+	sr->known_next = (sr->known_next + 1) % KNOWN_PATHS;
 }
 
-void sysroot_set(const char *dir)
+/* Point sr at dir (NULL or "/": the real root); forgets what it cached. */
+void sysroot_set(struct sysroot *sr, const char *dir)
 {
 	const char *how = getenv("GDRCHECK_SYSROOT_RESOLVE");
 	size_t n;
 
-	memset(known_paths, 0, sizeof(known_paths));
-	if (root_fd >= 0)
-		close(root_fd);
-	root_fd = -1;
-	use_walk = forced_walk || (how && !strcmp(how, "walk"));
+	memset(sr->known_paths, 0, sizeof(sr->known_paths));
+	sr->known_next = 0;
+	if (sr->root_fd >= 0)
+		close(sr->root_fd);
+	sr->root_fd = -1;
+	sr->use_walk = sr->forced_walk || (how && !strcmp(how, "walk"));
 
 	if (!dir || !strcmp(dir, "/")) {
-		sysroot_dir[0] = '\0';
+		sr->dir[0] = '\0';
 		return;
 	}
-	snprintf(sysroot_dir, sizeof(sysroot_dir), "%s", dir);
-	n = strlen(sysroot_dir);
-	while (n > 0 && sysroot_dir[n - 1] == '/')
-		sysroot_dir[--n] = '\0';
+	snprintf(sr->dir, sizeof(sr->dir), "%s", dir);
+	n = strlen(sr->dir);
+	while (n > 0 && sr->dir[n - 1] == '/')
+		sr->dir[--n] = '\0';
 	/* Not a directory: every lookup below it fails (ENOTDIR/ENOENT). */
-	root_fd = open(sysroot_dir[0] ? sysroot_dir : "/",
-		       O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd >= 0) {
+	sr->root_fd = open(sr->dir[0] ? sr->dir : "/",
+			   O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sr->root_fd >= 0) {
 		struct stat st;
 
-		if (fstat(root_fd, &st)) {
-			close(root_fd);
-			root_fd = -1;
+		if (fstat(sr->root_fd, &st)) {
+			close(sr->root_fd);
+			sr->root_fd = -1;
 			return;
 		}
-		root_dev = st.st_dev;
-		root_ino = st.st_ino;
+		sr->root_dev = st.st_dev;
+		sr->root_ino = st.st_ino;
 	}
+}
+
+struct sysroot *sysroot_new(const char *dir)
+{
+	struct sysroot *sr = calloc(1, sizeof(*sr));
+
+	if (!sr)
+		return NULL;
+	sr->root_fd = -1;
+	sysroot_set(sr, dir);
+	return sr;
+}
+
+void sysroot_free(struct sysroot *sr)
+{
+	if (!sr)
+		return;
+	if (sr->root_fd >= 0)
+		close(sr->root_fd);
+	free(sr);
 }
 
 /*
@@ -85,60 +116,65 @@ void sysroot_set(const char *dir)
  * the worker may close every descriptor it did not open, and the number may
  * then name another file. A lost or reused fd is opened again by path.
  */
-static int sysroot_root_fd(void)
+static int sysroot_root_fd(struct sysroot *sr)
 {
 	struct stat st;
 
-	if (root_fd < 0)
+	if (sr->root_fd < 0)
 		return -1;
-	if (!fstat(root_fd, &st) && st.st_dev == root_dev &&
-	    st.st_ino == root_ino && S_ISDIR(st.st_mode))
-		return root_fd;
-	root_fd = open(sysroot_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd >= 0 && (fstat(root_fd, &st) || st.st_dev != root_dev ||
-			     st.st_ino != root_ino)) {
+	if (!fstat(sr->root_fd, &st) && st.st_dev == sr->root_dev &&
+	    st.st_ino == sr->root_ino && S_ISDIR(st.st_mode))
+		return sr->root_fd;
+	sr->root_fd = open(sr->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sr->root_fd >= 0 &&
+	    (fstat(sr->root_fd, &st) || st.st_dev != sr->root_dev ||
+	     st.st_ino != sr->root_ino)) {
 		/* The directory itself was replaced: confine to nothing. */
-		close(root_fd);
-		root_fd = -1;
+		close(sr->root_fd);
+		sr->root_fd = -1;
 	}
-	return root_fd;
+	return sr->root_fd;
 }
 
-void sysroot_force_walk(bool on)
+void sysroot_force_walk(struct sysroot *sr, bool on)
 {
-	forced_walk = on;
-	use_walk = on;
+	sr->forced_walk = on;
+	sr->use_walk = on;
 }
 
-bool sysroot_walking(void)
+bool sysroot_walking(const struct sysroot *sr)
 {
-	return use_walk;
+	return sr->use_walk;
 }
 
-void sysroot_set_recorder(const struct sysroot_recorder *rec)
+void sysroot_set_recorder(struct sysroot *sr,
+			  const struct sysroot_recorder *rec, void *arg)
 {
-	recorder = rec;
+	sr->rec = rec;
+	sr->rec_arg = arg;
 }
 
-bool sysroot_recording(void)
+bool sysroot_recording(const struct sysroot *sr)
 {
-	return recorder != NULL;
+	return sr->rec != NULL;
 }
 
-void sysroot_record_file(const char *path, const char *data, size_t len)
+void sysroot_record_file(struct sysroot *sr, const char *path,
+			 const char *data, size_t len)
 {
-	if (recorder)
-		recorder->file(path, data, len);
+	if (sr->rec)
+		sr->rec->file(sr->rec_arg, path, data, len);
 }
 
-const char *sysroot_get(void)
+const char *sysroot_get(const struct sysroot *sr)
 {
-	return sysroot_dir[0] ? sysroot_dir : "/";
+	return sr->dir[0] ? sr->dir : "/";
 }
 
-char *sysroot_path(char *buf, size_t len, const char *path)
+char *sysroot_path(const struct sysroot *sr, char *buf, size_t len,
+		   const char *path)
 {
-	int n = snprintf(buf, len, "%s%s", sysroot_dir, path);
+	int n = snprintf(buf, len, "%s%s", sr->dir, path);
 
 	if (n < 0 || (size_t)n >= len)
 		return NULL;
@@ -157,15 +193,15 @@ const char *sysroot_strerror(int err)
  * the root, one component at a time and never following a link: a link
  * swapped in after the resolution fails with ELOOP instead of leading out.
  */
-static int open_resolved(const char *real, int flags)
+static int open_resolved(struct sysroot *sr, const char *real, int flags)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = real;
 	int dfd, fd;
 
-	if (sysroot_root_fd() < 0)
+	if (sysroot_root_fd(sr) < 0)
 		return -ENOENT;
-	dfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	dfd = fcntl(sr->root_fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
 	for (;;) {
@@ -209,7 +245,7 @@ static int open_resolved(const char *real, int flags)
 }
 
 /* The userspace resolution: sysroot_realpath, then a link-free open. */
-static int walk_open(const char *path, int flags)
+static int walk_open(struct sysroot *sr, const char *path, int flags)
 {
 	char real[PATH_MAX], parent[PATH_MAX];
 	const char *base = strrchr(path, '/');
@@ -220,17 +256,17 @@ static int walk_open(const char *path, int flags)
 		flags |= O_DIRECTORY;
 	if (!(flags & O_NOFOLLOW) || !base || !base[1] ||
 	    !strcmp(base, "/.") || !strcmp(base, "/..")) {
-		ret = sysroot_realpath(path, real, sizeof(real));
+		ret = sysroot_realpath(sr, path, real, sizeof(real));
 		if (ret)
 			return ret;
-		return open_resolved(real, flags);
+		return open_resolved(sr, real, flags);
 	}
 	/* The last component itself, not what it points to. */
 	if ((size_t)(base - path) >= sizeof(parent))
 		return -ENAMETOOLONG;
 	memcpy(parent, path, (size_t)(base - path));
 	parent[base - path] = '\0';
-	ret = sysroot_realpath(parent[0] ? parent : "/", real, sizeof(real));
+	ret = sysroot_realpath(sr, parent[0] ? parent : "/", real, sizeof(real));
 	if (ret)
 		return ret;
 	if (strlen(real) + strlen(base) >= sizeof(real))
@@ -238,27 +274,27 @@ static int walk_open(const char *path, int flags)
 	if (!strcmp(real, "/"))
 		real[0] = '\0';
 	strcat(real, base);
-	return open_resolved(real, flags);
+	return open_resolved(sr, real, flags);
 }
 
-int sysroot_open(const char *path, int flags)
+int sysroot_open(struct sysroot *sr, const char *path, int flags)
 {
 	struct open_how how;
 	int fd, tries = 0;
 
 	if (!path || path[0] != '/')
 		return -EINVAL;
-	if (!sysroot_dir[0]) {
+	if (!sr->dir[0]) {
 		fd = open(path, flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
-	if (sysroot_root_fd() < 0)
+	if (sysroot_root_fd(sr) < 0)
 		return -ENOENT;
-	while (!use_walk) {
+	while (!sr->use_walk) {
 		memset(&how, 0, sizeof(how));
 		how.flags = (unsigned long long)(flags | O_CLOEXEC);
 		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, root_fd,
+		fd = (int)syscall(SYS_openat2, sr->root_fd,
 				  path[1] ? path + 1 : ".", &how, sizeof(how));
 		if (fd >= 0)
 			return fd;
@@ -267,14 +303,14 @@ int sysroot_open(const char *path, int flags)
 			continue;
 		if (errno != ENOSYS)
 			return -errno;
-		use_walk = true;	/* a kernel before 5.6 */
+		sr->use_walk = true;	/* a kernel before 5.6 */
 	}
-	return walk_open(path, flags);
+	return walk_open(sr, path, flags);
 }
 
-int sysroot_stat(const char *path, struct stat *st)
+int sysroot_stat(struct sysroot *sr, const char *path, struct stat *st)
 {
-	int fd = sysroot_open(path, O_PATH);
+	int fd = sysroot_open(sr, path, O_PATH);
 	int ret = 0;
 
 	if (fd < 0)
@@ -285,14 +321,14 @@ int sysroot_stat(const char *path, struct stat *st)
 	return ret;
 }
 
-int sysroot_access(const char *path)
+int sysroot_access(struct sysroot *sr, const char *path)
 {
 	struct stat st;
-	int ret = sysroot_stat(path, &st);
+	int ret = sysroot_stat(sr, path, &st);
 
 	/* A --capture replays only what it recorded as existing. */
-	if (!ret && recorder)
-		recorder->exists(path, S_ISDIR(st.st_mode));
+	if (!ret && sr->rec)
+		sr->rec->exists(sr->rec_arg, path, S_ISDIR(st.st_mode));
 	return ret;
 }
 
@@ -301,12 +337,12 @@ int sysroot_access(const char *path)
  * with O_PATH first: opening a FIFO can block and opening a device can act
  * on the device, so neither is opened for reading at all.
  */
-static int open_regular(const char *path)
+static int open_regular(struct sysroot *sr, const char *path)
 {
 	struct stat st, st2;
 	int pfd, fd;
 
-	pfd = sysroot_open(path, O_PATH);
+	pfd = sysroot_open(sr, path, O_PATH);
 	if (pfd < 0)
 		return pfd;
 	if (fstat(pfd, &st)) {
@@ -321,7 +357,7 @@ static int open_regular(const char *path)
 		fd = -SYSROOT_ENOTREG;
 		goto out;
 	}
-	fd = sysroot_open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	fd = sysroot_open(sr, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		goto out;
 	/* Swapped between the two opens: refuse what was not checked. */
@@ -340,9 +376,10 @@ out:
  * and links in it (files count once they are read). Looked up relative to
  * the listed directory's descriptor, so the entries stay inside it.
  */
-static void capture_listing(int dfd, const char *dir, char **names, size_t n)
+static void capture_listing(struct sysroot *sr, int dfd, const char *dir,
+			    char **names, size_t n)
 {
-	recorder->dir(dir);
+	sr->rec->dir(sr->rec_arg, dir);
 	for (size_t i = 0; i < n; i++) {
 		char rel[PATH_MAX], target[PATH_MAX];
 		struct stat st;
@@ -353,35 +390,36 @@ static void capture_listing(int dfd, const char *dir, char **names, size_t n)
 		    fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			recorder->dir(rel);
+			sr->rec->dir(sr->rec_arg, rel);
 		} else if (S_ISLNK(st.st_mode)) {
 			len = readlinkat(dfd, names[i], target,
 					 sizeof(target) - 1);
 			if (len < 0)
 				continue;
 			target[len] = '\0';
-			recorder->link(rel, target);
+			sr->rec->link(sr->rec_arg, rel, target);
 		}
 	}
 }
 
-bool sysroot_exists(const char *path)
+bool sysroot_exists(struct sysroot *sr, const char *path)
 {
-	return sysroot_access(path) == 0;
+	return sysroot_access(sr, path) == 0;
 }
 
-bool sysroot_is_dir(const char *path)
+bool sysroot_is_dir(struct sysroot *sr, const char *path)
 {
 	struct stat st;
 
-	if (sysroot_stat(path, &st) || !S_ISDIR(st.st_mode))
+	if (sysroot_stat(sr, path, &st) || !S_ISDIR(st.st_mode))
 		return false;
-	if (recorder)
-		recorder->dir(path);
+	if (sr->rec)
+		sr->rec->dir(sr->rec_arg, path);
 	return true;
 }
 
-ssize_t sysroot_read(const char *path, char *buf, size_t len)
+ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf,
+		     size_t len)
 {
 	size_t used = 0;
 	ssize_t ret;
@@ -391,7 +429,7 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	if (len == 0)
 		return -EINVAL;
 	buf[0] = '\0';
-	fd = open_regular(path);
+	fd = open_regular(sr, path);
 	if (fd < 0)
 		return fd;
 	/*
@@ -426,8 +464,8 @@ ssize_t sysroot_read(const char *path, char *buf, size_t len)
 	}
 	buf[used] = '\0';
 	ret = (ssize_t)used;
-	if (recorder)
-		recorder->file(path, buf, used);
+	if (sr->rec)
+		sr->rec->file(sr->rec_arg, path, buf, used);
 out:
 	close(fd);
 	if (ret < 0)
@@ -435,11 +473,12 @@ out:
 	return ret;
 }
 
-ssize_t sysroot_read_bin(const char *path, void *buf, size_t len)
+ssize_t sysroot_read_bin(struct sysroot *sr, const char *path, void *buf,
+			 size_t len)
 {
 	size_t used = 0;
 	ssize_t ret = 0;
-	int fd = open_regular(path);
+	int fd = open_regular(sr, path);
 
 	if (fd < 0)
 		return fd;
@@ -457,10 +496,11 @@ ssize_t sysroot_read_bin(const char *path, void *buf, size_t len)
 	return (ssize_t)used;
 }
 
-int sysroot_read_line(const char *path, char *buf, size_t len)
+int sysroot_read_line(struct sysroot *sr, const char *path, char *buf,
+		      size_t len)
 {
 	char tmp[4096];
-	ssize_t n = sysroot_read(path, tmp, sizeof(tmp));
+	ssize_t n = sysroot_read(sr, path, tmp, sizeof(tmp));
 	char *nl;
 	size_t l;
 
@@ -481,12 +521,12 @@ int sysroot_read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int sysroot_read_ll(const char *path, long long *val)
+int sysroot_read_ll(struct sysroot *sr, const char *path, long long *val)
 {
 	char line[128];
 	char *end;
 	long long v;
-	int ret = sysroot_read_line(path, line, sizeof(line));
+	int ret = sysroot_read_line(sr, path, line, sizeof(line));
 	bool hex;
 
 	if (ret)
@@ -502,13 +542,14 @@ int sysroot_read_ll(const char *path, long long *val)
 	return 0;
 }
 
-int sysroot_link_name(const char *path, char *buf, size_t len)
+int sysroot_link_name(struct sysroot *sr, const char *path, char *buf,
+		      size_t len)
 {
 	char target[PATH_MAX];
 	const char *base;
 	struct stat st;
 	ssize_t n;
-	int fd = sysroot_open(path, O_PATH | O_NOFOLLOW);
+	int fd = sysroot_open(sr, path, O_PATH | O_NOFOLLOW);
 
 	if (fd < 0)
 		return fd;
@@ -521,8 +562,8 @@ int sysroot_link_name(const char *path, char *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
-	if (recorder)
-		recorder->link(path, target);
+	if (sr->rec)
+		sr->rec->link(sr->rec_arg, path, target);
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
 	if (strlen(base) >= len)
@@ -554,13 +595,13 @@ static int path_push(char *path, size_t len, const char *comp, size_t clen)
 }
 
 /* Is path a remembered path or one of its leading directories? */
-static bool known_not_link(const char *path)
+static bool known_not_link(const struct sysroot *sr, const char *path)
 {
 	size_t n = strlen(path);
 
 	for (int i = 0; n && i < KNOWN_PATHS; i++)
-		if (!strncmp(known_paths[i], path, n) &&
-		    (known_paths[i][n] == '/' || known_paths[i][n] == '\0'))
+		if (!strncmp(sr->known_paths[i], path, n) &&
+		    (sr->known_paths[i][n] == '/' || sr->known_paths[i][n] == '\0'))
 			return true;
 	return false;
 }
@@ -569,7 +610,8 @@ static bool known_not_link(const char *path)
  * Walk path component by component, following symlinks inside the sysroot
  * (absolute link targets are re-rooted). At most 40 links, like the kernel.
  */
-int sysroot_realpath(const char *path, char *buf, size_t len)
+int sysroot_realpath(struct sysroot *sr, const char *path, char *buf,
+		     size_t len)
 {
 	char todo[PATH_MAX], done[PATH_MAX] = "";
 	char full[PATH_MAX], target[PATH_MAX];
@@ -597,11 +639,11 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			ret = path_push(done, sizeof(done), comp, clen);
 			if (ret)
 				return ret;
-			if (known_not_link(done)) {
+			if (known_not_link(sr, done)) {
 				memmove(todo, comp + clen, strlen(comp + clen) + 1);
 				continue;
 			}
-			if (!sysroot_path(full, sizeof(full), done[0] ? done : "/"))
+			if (!sysroot_path(sr, full, sizeof(full), done[0] ? done : "/"))
 				return -ENAMETOOLONG;
 			if (lstat(full, &st) < 0)
 				return -errno;
@@ -612,13 +654,13 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 			if (++links > 40)
 				return -ELOOP;
 			if (saved[0])	/* the link's directory: no links */
-				remember_not_link(saved);
+				remember_not_link(sr, saved);
 			n = readlink(full, target, sizeof(target) - 1);
 			if (n < 0)
 				return -errno;
 			target[n] = '\0';
-			if (recorder)
-				recorder->link(done, target);
+			if (sr->rec)
+				sr->rec->link(sr->rec_arg, done, target);
 			/* Rest of the path after this component. */
 			{
 				char rest[PATH_MAX];
@@ -639,7 +681,7 @@ int sysroot_realpath(const char *path, char *buf, size_t len)
 	if (strlen(done) >= len)
 		return -ENAMETOOLONG;
 	strcpy(buf, done);
-	remember_not_link(done);
+	remember_not_link(sr, done);
 	return 0;
 }
 
@@ -648,7 +690,8 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int sysroot_list(const char *dir, char ***names, size_t *count)
+int sysroot_list(struct sysroot *sr, const char *dir, char ***names,
+		 size_t *count)
 {
 	char **v = NULL;
 	size_t n = 0, cap = 0;
@@ -658,7 +701,7 @@ int sysroot_list(const char *dir, char ***names, size_t *count)
 
 	*names = NULL;
 	*count = 0;
-	fd = sysroot_open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	fd = sysroot_open(sr, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
 	d = fdopendir(fd);
@@ -688,8 +731,8 @@ int sysroot_list(const char *dir, char ***names, size_t *count)
 		}
 		n++;
 	}
-	if (recorder)
-		capture_listing(dirfd(d), dir, v, n);
+	if (sr->rec)
+		capture_listing(sr, dirfd(d), dir, v, n);
 	closedir(d);
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_names);

@@ -274,6 +274,8 @@ struct vendor_facts {
 };
 
 /* What the worker needs to know (copied into the child before fork). */
+struct sysroot;
+
 struct vendor_options {
 	const char *libcuda;		/* NULL = default soname */
 	const char *libibverbs;
@@ -289,6 +291,7 @@ struct vendor_options {
 	bool no_alloc;
 	bool no_datapath;
 	unsigned long long reg_bytes;	/* buffer per GPU for registration */
+	struct sysroot *sysroot;	/* the tree /dev/kmsg and GIDs are read in */
 	/* Set by the worker supervisor once a library hung or crashed: later
 	 * stages do not call into it again (a wedged cuInit would hang each
 	 * time). */

@@ -506,30 +506,31 @@ out:
 
 /* --- capture and replay -------------------------------------------------- */
 
-void vendor_json_record(const struct vendor_facts *vf)
+void vendor_json_record(struct sysroot *sr, const struct vendor_facts *vf)
 {
 	char *text;
 
-	if (!sysroot_recording())
+	if (!sysroot_recording(sr))
 		return;
 	text = vendor_json_encode(vf);
 	if (!text)
 		return;		/* a capture without facts: replays say so */
-	sysroot_record_file(VENDOR_FACTS_PATH, text, strlen(text));
+	sysroot_record_file(sr, VENDOR_FACTS_PATH, text, strlen(text));
 	free(text);
 }
 
 /* Largest facts file read back: 256 pairs of outcomes fit with room. */
 #define VENDOR_FACTS_MAX (16u << 20)
 
-int vendor_json_replay(struct vendor_facts *vf, char *err, size_t errlen)
+int vendor_json_replay(struct sysroot *sr, struct vendor_facts *vf, char *err,
+		       size_t errlen)
 {
 	struct stat st;
 	char *text = NULL;
 	ssize_t n = 0;
 	int fd, ret = -1;
 
-	fd = sysroot_open(VENDOR_FACTS_PATH, O_RDONLY | O_CLOEXEC);
+	fd = sysroot_open(sr, VENDOR_FACTS_PATH, O_RDONLY | O_CLOEXEC);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0) {
@@ -568,7 +569,7 @@ int vendor_json_replay(struct vendor_facts *vf, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", VENDOR_FACTS_PATH, why);
 	} else {
 		snprintf(vf->replayed_from, sizeof(vf->replayed_from), "%s%s",
-			 sysroot_get(), VENDOR_FACTS_PATH);
+			 sysroot_get(sr), VENDOR_FACTS_PATH);
 		ret = 1;
 	}
 out:

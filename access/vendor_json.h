@@ -20,6 +20,7 @@
  */
 #include <stddef.h>
 
+#include "access/sysroot.h"
 #include "access/vendor.h"
 
 #define VENDOR_FACTS_PATH	"/gdrcheck/vendor-facts.json"
@@ -37,13 +38,14 @@ int vendor_json_decode(const char *text, size_t len, struct vendor_facts *vf,
 		       char *err, size_t errlen);
 
 /* --capture: hands the encoded facts to the sysroot layer's recorder. */
-void vendor_json_record(const struct vendor_facts *vf);
+void vendor_json_record(struct sysroot *sr, const struct vendor_facts *vf);
 
 /*
  * --sysroot: reads VENDOR_FACTS_PATH inside the sysroot into *vf.
  * 1 replayed (vf->replayed_from says from where), 0 no such file (a capture
  * without vendor facts), -1 unreadable or refused (why in err).
  */
-int vendor_json_replay(struct vendor_facts *vf, char *err, size_t errlen);
+int vendor_json_replay(struct sysroot *sr, struct vendor_facts *vf, char *err,
+		       size_t errlen);
 
 #endif

@@ -5,7 +5,13 @@
 /*
  * Pure parsers and classifiers for what sysfs, procfs and the vendor
  * libraries return. No I/O here: everything is unit tested on strings.
- * Each returns 0 on success or -EINVAL on malformed input.
+ *
+ * Return contract: an int-returning parser gives 0 on success, -EINVAL on
+ * malformed input, and where its comment says so -ERANGE (a value outside
+ * its field's domain, or one that overflows) or -ENOENT (pci_nth_mem_bar:
+ * fewer BARs). The others return what their comment says: a name or NULL
+ * (container_from_cgroup, nv_flavour_name), a struct classified, an enum
+ * path_state, or nothing (the formatters, which always write buf).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -42,52 +42,48 @@ struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 	return r;
 }
 
-static bool in_list(const char *list, const struct gate_desc *g)
+/* Is word (n bytes) gate g's id or its layer's name? */
+static bool names_gate(const char *word, size_t n, const struct gate_desc *g)
+{
+	const char *layer = layer_name(g->layer);
+
+	return (strlen(g->id) == n && !strncmp(g->id, word, n)) ||
+	       (strlen(layer) == n && !strncmp(layer, word, n));
+}
+
+int gates_parse_list(const char *list, gate_mask *mask, char *bad,
+		     size_t badlen)
 {
 	const char *p = list;
 
-	while (p && *p) {
+	*mask = 0;
+	if (!p || !*p) {
+		snprintf(bad, badlen, "%s", "");
+		return -1;
+	}
+	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
+		gate_mask got = 0;
 
-		if ((strlen(g->id) == n && !strncmp(g->id, p, n)) ||
-		    (strlen(layer_name(g->layer)) == n &&
-		     !strncmp(layer_name(g->layer), p, n)))
-			return true;
-		p = end ? end + 1 : NULL;
+		for (int i = 0; i < G_COUNT; i++)
+			if (names_gate(p, n, &gate_descs[i]))
+				got |= GATE_BIT(i);
+		if (!got) {
+			snprintf(bad, badlen, "%.*s", (int)(n < 60 ? n : 60), p);
+			return -1;
+		}
+		*mask |= got;
+		if (!end)
+			break;
+		p = end + 1;
 	}
-	return false;
+	return 0;
 }
 
 bool gate_selected(const struct options *o, const struct gate_desc *g)
 {
-	if (o->only && !in_list(o->only, g))
-		return false;
-	return !(o->skip && in_list(o->skip, g));
-}
-
-const char *gates_check_list(const char *list)
-{
-	static char bad[64];
-	const char *p = list;
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		bool known = false;
-
-		for (int i = 0; i < G_COUNT && !known; i++)
-			known = (strlen(gate_descs[i].id) == n &&
-				 !strncmp(gate_descs[i].id, p, n)) ||
-				(strlen(layer_name(gate_descs[i].layer)) == n &&
-				 !strncmp(layer_name(gate_descs[i].layer), p, n));
-		if (!known) {
-			snprintf(bad, sizeof(bad), "%.*s", (int)(n < 60 ? n : 60), p);
-			return bad;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return NULL;
+	return (o->gates & GATE_BIT(g->index)) != 0;
 }
 
 bool layers_selected(const struct options *o, unsigned int mask)

@@ -11,11 +11,15 @@ typedef void (*gate_fn)(struct gdr_ctx *ctx, const struct target *t);
 extern const gate_fn gate_run[G_COUNT];
 
 /*
- * --only/--skip: is the gate selected? Lists are comma separated gate ids
- * or layer names. gates_check_list() returns the first unknown token.
+ * --only/--skip, parsed once: a comma separated list of gate ids and layer
+ * names becomes a gate_mask (bit G_x: gate x). 0, or -1 with the first
+ * unknown word (at most 60 bytes of it; "" for an empty word) in bad.
+ * A trailing comma ends the list.
  */
+int gates_parse_list(const char *list, gate_mask *mask, char *bad,
+		     size_t badlen);
+/* Is the gate in the run's selection (options.gates)? */
 bool gate_selected(const struct options *o, const struct gate_desc *g);
-const char *gates_check_list(const char *list);
 /* Does any selected gate belong to one of the layers in mask (1 << L_*)? */
 bool layers_selected(const struct options *o, unsigned int mask);
 

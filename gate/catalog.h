@@ -61,6 +61,15 @@ enum remedy_id {
 	R_COUNT
 };
 
+/*
+ * A set of gates, bit G_x for gate x (as a GATE row's dependencies, D()).
+ * Sixty-four gates fit; past that this becomes an array.
+ */
+typedef uint64_t gate_mask;
+#define GATE_BIT(i)	((gate_mask)1 << (i))
+#define GATE_ALL	(G_COUNT == 64 ? ~(gate_mask)0 : GATE_BIT(G_COUNT) - 1)
+_Static_assert(G_COUNT <= 64, "gate_mask holds 64 gates");
+
 struct code_desc {
 	const char *name;
 	unsigned int statuses;	/* S_* */

@@ -7,6 +7,7 @@
 
 #include "access/pci.h"
 #include "access/vendor.h"
+#include "decode/parse.h"
 #include "decode/pcie.h"
 #include "core/result.h"
 #include "gate/catalog.h"
@@ -32,8 +33,7 @@ struct options {
 	int max_distance;		/* policy: enum topo_class, -1 none */
 	bool warn_fails;		/* policy: any WARN fails the gate */
 	const char *capture;		/* --capture FILE.tar.gz */
-	const char *only;		/* comma list of gate ids / layers */
-	const char *skip;
+	gate_mask gates;		/* --only/--skip, parsed once: what runs */
 	bool verbose;
 	bool no_alloc;
 	bool no_datapath;
@@ -125,17 +125,47 @@ struct pci_cfg {
 	char link_bad[96];	/* "attr=raw" out of its domain, or "" */
 };
 
+/*
+ * What the probes read once per run and share between gates: kept in the
+ * context, so a second context (another sysroot) reads its own. Filled and
+ * released by probes/ (probe_caches_free).
+ */
+struct uverbs_map {		/* uverbsN -> ibdev (probes/nic.c) */
+	bool loaded;
+	size_t n;
+	char (*node)[32];
+	char (*ibdev)[64];
+	int err;		/* -errno: the class or an ibdev was unreadable */
+	char err_path[256];
+};
+
+struct nv_module {		/* /proc/driver/nvidia/version (probes/common.c) */
+	bool read;
+	int ret;
+	enum nv_flavour fl;
+	char version[64];
+};
+
+/*
+ * One run: everything a gate may read or remember. Nothing of it is
+ * process-wide, so two contexts over two sysroots can run in one process
+ * (tests/unit/test_context.c).
+ */
 struct gdr_ctx {
 	const struct options *opt;
 	const struct vendor_facts *vf;
 	struct inventory inv;
 	struct pcitree tree;
 	struct pci_cfg *cfg;		/* parallel to tree.n; bridges only */
+	struct pci_lib *pci;		/* this run's libpci (access/pci.h) */
 	int pci_open_err;		/* libpci set-up, 0 = ready */
+	struct sysroot *sr;		/* the tree every probe reads */
 	struct report *rep;
 	const struct gate_desc *gate;	/* gate being run */
 	double mark_ms;			/* start of the current result */
 	int host;			/* host subject index */
+	struct uverbs_map uverbs;
+	struct nv_module nv_module;
 };
 
 /* Record a result for the gate being run, timed since the previous one. */

@@ -33,21 +33,21 @@ static void pci_unreadable(struct inventory *inv, const char *bdf,
  * VGA (0x0300) or 3D controller (0x0302) from NVIDIA: a GPU. A vendor or
  * class that cannot be read is counted as unknown, not as "no GPU".
  */
-static bool is_nvidia_gpu(struct inventory *inv, const char *bdf,
-			  unsigned int *device)
+static bool is_nvidia_gpu(struct sysroot *sr, struct inventory *inv,
+			  const char *bdf, unsigned int *device)
 {
 	char p[256];
 	long long vendor, class, dev;
 	int ret;
 
 	snprintf(p, sizeof(p), PCI_DEVICES "/%s/vendor", bdf);
-	ret = sysroot_read_ll(p, &vendor);
+	ret = sysroot_read_ll(sr, p, &vendor);
 	if (ret && ret != -EINVAL && path_state_of(ret) == PATH_UNREADABLE)
 		pci_unreadable(inv, bdf, "vendor", ret);
 	if (ret || vendor != PCI_VENDOR_NVIDIA)
 		return false;
 	snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", bdf);
-	ret = sysroot_read_ll(p, &class);
+	ret = sysroot_read_ll(sr, p, &class);
 	if (ret && ret != -EINVAL && path_state_of(ret) == PATH_UNREADABLE)
 		pci_unreadable(inv, bdf, "class", ret);
 	if (ret)
@@ -55,7 +55,7 @@ static bool is_nvidia_gpu(struct inventory *inv, const char *bdf,
 	if ((class >> 8) != 0x0300 && (class >> 8) != 0x0302)
 		return false;
 	snprintf(p, sizeof(p), PCI_DEVICES "/%s/device", bdf);
-	*device = sysroot_read_ll(p, &dev) ? 0 : (unsigned int)dev;
+	*device = sysroot_read_ll(sr, p, &dev) ? 0 : (unsigned int)dev;
 	return true;
 }
 
@@ -84,7 +84,7 @@ static void build_gpus(struct gdr_ctx *ctx)
 	bool *used;
 	int ret;
 
-	ret = sysroot_list(PCI_DEVICES, &names, &n);
+	ret = sysroot_list(ctx->sr, PCI_DEVICES, &names, &n);
 	inv->pci_errno = ret ? -ret : 0;
 	inv->gpu = xcalloc((size_t)cf->gpus_recorded + n, sizeof(*inv->gpu));
 	used = xcalloc(n, sizeof(*used));
@@ -98,7 +98,7 @@ static void build_gpus(struct gdr_ctx *ctx)
 		for (size_t j = 0; j < n; j++) {
 			if (strcmp(names[j], g->pci))
 				continue;
-			g->in_sysfs = is_nvidia_gpu(inv, names[j],
+			g->in_sysfs = is_nvidia_gpu(ctx->sr, inv, names[j],
 						    &g->pci_device);
 			used[j] = true;
 		}
@@ -118,7 +118,7 @@ static void build_gpus(struct gdr_ctx *ctx)
 		struct inv_gpu *g;
 		unsigned int device;
 
-		if (used[j] || !is_nvidia_gpu(inv, names[j], &device))
+		if (used[j] || !is_nvidia_gpu(ctx->sr, inv, names[j], &device))
 			continue;
 		g = &inv->gpu[ng++];
 		snprintf(g->pci, sizeof(g->pci), "%s", names[j]);
@@ -142,12 +142,13 @@ static int cmp_port(const void *a, const void *b)
  * The PCI function a sysfs link leads to: the deepest BDF in its realpath
  * (a netdev's "device" may be a virtio device below the PCI function).
  */
-static bool realpath_bdf(const char *link, char *out, size_t len, int *err)
+static bool realpath_bdf(struct sysroot *sr, const char *link, char *out,
+			 size_t len, int *err)
 {
 	char real[1024];
 	unsigned int d, b, s, f;
 	char tail;
-	int ret = sysroot_realpath(link, real, sizeof(real));
+	int ret = sysroot_realpath(sr, link, real, sizeof(real));
 
 	/* A loop is an unreadable entry, not an absent one. */
 	if (ret == -ELOOP && err)
@@ -171,21 +172,21 @@ static bool realpath_bdf(const char *link, char *out, size_t len, int *err)
  * The PCI function behind an RDMA device: its own device link, or for
  * software devices (soft-RoCE, siw) the function of the netdev it runs on.
  */
-static void nic_pci(struct inv_nic *nic)
+static void nic_pci(struct sysroot *sr, struct inv_nic *nic)
 {
 	char p[256], ndev[64];
 
 	snprintf(p, sizeof(p), IB_CLASS "/%s/device", nic->name);
-	if (realpath_bdf(p, nic->pci, sizeof(nic->pci), &nic->pci_err)) {
+	if (realpath_bdf(sr, p, nic->pci, sizeof(nic->pci), &nic->pci_err)) {
 		snprintf(nic->pci_via, sizeof(nic->pci_via), "device");
 		return;
 	}
 	snprintf(p, sizeof(p), IB_CLASS "/%s/parent", nic->name);
-	if (sysroot_read_line(p, ndev, sizeof(ndev)) || !ndev[0] ||
+	if (sysroot_read_line(sr, p, ndev, sizeof(ndev)) || !ndev[0] ||
 	    strchr(ndev, '/'))
 		return;
 	snprintf(p, sizeof(p), "/sys/class/net/%s/device", ndev);
-	if (realpath_bdf(p, nic->pci, sizeof(nic->pci), &nic->pci_err))
+	if (realpath_bdf(sr, p, nic->pci, sizeof(nic->pci), &nic->pci_err))
 		snprintf(nic->pci_via, sizeof(nic->pci_via), "netdev %s", ndev);
 }
 
@@ -195,7 +196,7 @@ static void build_nics(struct gdr_ctx *ctx)
 	struct inventory *inv = &ctx->inv;
 	char **names = NULL;
 	size_t n = 0;
-	int ret = sysroot_list(IB_CLASS, &names, &n);
+	int ret = sysroot_list(ctx->sr, IB_CLASS, &names, &n);
 
 	inv->ib_errno = ret ? -ret : 0;
 	inv->nic = xcalloc(n, sizeof(*inv->nic));
@@ -205,7 +206,7 @@ static void build_nics(struct gdr_ctx *ctx)
 		size_t np = 0;
 
 		snprintf(nic->name, sizeof(nic->name), "%s", names[i]);
-		nic_pci(nic);
+		nic_pci(ctx->sr, nic);
 		nic->verbs = -1;
 		for (int v = 0; v < vf->count && v < VF_MAX_NICS; v++)
 			if (!strcmp(vf->nics[v].name, nic->name))
@@ -223,7 +224,7 @@ static void build_nics(struct gdr_ctx *ctx)
 					      label, nic->pci, -1);
 
 		snprintf(dir, sizeof(dir), IB_CLASS "/%s/ports", nic->name);
-		nic->ports_err = -sysroot_list(dir, &ports, &np);
+		nic->ports_err = -sysroot_list(ctx->sr, dir, &ports, &np);
 		nic->ports = xcalloc(np, sizeof(*nic->ports));
 		for (size_t p = 0; p < np; p++) {
 			char *end;

@@ -80,12 +80,13 @@ static void place(const char *real, const char *bdf, char *root, size_t rlen,
 	}
 }
 
-static int link_attr(const char *bdf, const char *attr, char *buf, size_t len)
+static int link_attr(struct sysroot *sr, const char *bdf, const char *attr,
+		     char *buf, size_t len)
 {
 	char p[256];
 
 	snprintf(p, sizeof(p), PCI_DEVICES "/%s/%s", bdf, attr);
-	return sysroot_read_line(p, buf, len);
+	return sysroot_read_line(sr, p, buf, len);
 }
 
 /* The first link attribute outside its domain, as "name=raw". */
@@ -96,16 +97,17 @@ static void link_bad(struct pci_cfg *c, const char *attr, const char *raw)
 			 raw);
 }
 
-static void read_link(const char *bdf, struct pci_cfg *c)
+static void read_link(struct sysroot *sr, const char *bdf,
+		      struct pci_cfg *c)
 {
 	char cw[16], mw[16];
 
-	c->link_known = !link_attr(bdf, "current_link_speed", c->cur_speed,
+	c->link_known = !link_attr(sr, bdf, "current_link_speed", c->cur_speed,
 				   sizeof(c->cur_speed)) &&
-			!link_attr(bdf, "max_link_speed", c->max_speed,
+			!link_attr(sr, bdf, "max_link_speed", c->max_speed,
 				   sizeof(c->max_speed)) &&
-			!link_attr(bdf, "current_link_width", cw, sizeof(cw)) &&
-			!link_attr(bdf, "max_link_width", mw, sizeof(mw));
+			!link_attr(sr, bdf, "current_link_width", cw, sizeof(cw)) &&
+			!link_attr(sr, bdf, "max_link_width", mw, sizeof(mw));
 	if (!c->link_known)
 		return;
 	/* "Unknown" speeds and x0 widths are facts, not numbers to compare. */
@@ -153,12 +155,12 @@ void pcitree_build(struct gdr_ctx *ctx)
 	size_t n = 0, nn = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (sysroot_list("/sys/devices/system/node", &nodes, &nn) == 0) {
+	if (sysroot_list(ctx->sr, "/sys/devices/system/node", &nodes, &nn) == 0) {
 		for (size_t i = 0; i < nn; i++)
 			t->numa_nodes += !strncmp(nodes[i], "node", 4);
 		sysroot_free_list(nodes, nn);
 	}
-	if (sysroot_list(PCI_DEVICES, &names, &n))
+	if (sysroot_list(ctx->sr, PCI_DEVICES, &names, &n))
 		return;
 	t->n = xcalloc(n, sizeof(*t->n));
 	parents = xcalloc(n, sizeof(*parents));
@@ -172,7 +174,7 @@ void pcitree_build(struct gdr_ctx *ctx)
 		if (strlen(names[i]) >= sizeof(nd->bdf))
 			continue;
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s", names[i]);
-		ret = sysroot_realpath(p, real, sizeof(real));
+		ret = sysroot_realpath(ctx->sr, p, real, sizeof(real));
 		if (ret) {
 			if (!t->unresolved++)
 				snprintf(t->first_unresolved,
@@ -184,12 +186,12 @@ void pcitree_build(struct gdr_ctx *ctx)
 		place(real, names[i], nd->root, sizeof(nd->root),
 		      parents[t->count], sizeof(parents[0]));
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", names[i]);
-		nd->class_bad = sysroot_read_ll(p, &v) != 0;
+		nd->class_bad = sysroot_read_ll(ctx->sr, p, &v) != 0;
 		nd->class_code = nd->class_bad ? 0 : (unsigned int)v;
 		nd->bridge = (nd->class_code >> 8) == 0x0604;
 		snprintf(p, sizeof(p), PCI_DEVICES "/%s/numa_node", names[i]);
 		nd->numa = -1;
-		if (sysroot_read_ll(p, &v) == 0) {
+		if (sysroot_read_ll(ctx->sr, p, &v) == 0) {
 			/* 9999 is no node: keep it as evidence, not as a node. */
 			if (numa_node_check(v, t->numa_nodes)) {
 				nd->numa_bad = true;
@@ -205,18 +207,18 @@ void pcitree_build(struct gdr_ctx *ctx)
 		struct pci_cfg *c = &ctx->cfg[i];
 
 		t->n[i].parent = parents[i][0] ? pcitree_find(t, parents[i]) : -1;
-		read_link(t->n[i].bdf, c);
+		read_link(ctx->sr, t->n[i].bdf, c);
 		if (!t->n[i].bridge)
 			continue;
-		c->len = pci_config_read(t->n[i].bdf, c->bytes, sizeof(c->bytes));
-		if (c->len > 0 && sysroot_recording()) {
+		c->len = pci_config_read(ctx->pci, t->n[i].bdf, c->bytes, sizeof(c->bytes));
+		if (c->len > 0 && sysroot_recording(ctx->sr)) {
 			/* libpci read it, not the sysroot layer: record it. */
 			char p[PATH_MAX + 8], real[PATH_MAX];
 
 			snprintf(p, sizeof(p), PCI_DEVICES "/%s", t->n[i].bdf);
-			if (!sysroot_realpath(p, real, sizeof(real))) {
+			if (!sysroot_realpath(ctx->sr, p, real, sizeof(real))) {
 				snprintf(p, sizeof(p), "%s/config", real);
-				sysroot_record_file(p, (const char *)c->bytes,
+				sysroot_record_file(ctx->sr, p, (const char *)c->bytes,
 						    (size_t)c->len);
 			}
 		}

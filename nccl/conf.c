@@ -150,8 +150,8 @@ static int conf_text(struct nccl_conf *c, enum nccl_conf_src src,
 	return ret;
 }
 
-static int conf_file(struct nccl_conf *c, int slot, enum nccl_conf_src src,
-		     const char *path)
+static int conf_file(struct nccl_conf *c, struct sysroot *sr, int slot,
+		     enum nccl_conf_src src, const char *path)
 {
 	struct nccl_conf_file *f = &c->file[slot];
 	char *buf;
@@ -163,7 +163,7 @@ static int conf_file(struct nccl_conf *c, int slot, enum nccl_conf_src src,
 	/* NCCL formats the path into char[1024]: longer names are cut. */
 	snprintf(f->path, sizeof(f->path) < NCCL_PATH_BUF ?
 		 sizeof(f->path) : NCCL_PATH_BUF, "%s", path);
-	if (f->path[0] != '/' && strcmp(sysroot_get(), "/")) {
+	if (f->path[0] != '/' && strcmp(sysroot_get(sr), "/")) {
 		/* Relative to NCCL's working directory: not in a capture. */
 		f->err = -EXDEV;
 		return 0;
@@ -171,7 +171,7 @@ static int conf_file(struct nccl_conf *c, int slot, enum nccl_conf_src src,
 	buf = malloc(CONF_MAX_BYTES);
 	if (!buf)
 		return -ENOMEM;
-	n = sysroot_read(f->path, buf, CONF_MAX_BYTES);
+	n = sysroot_read(sr, f->path, buf, CONF_MAX_BYTES);
 	if (n < 0) {
 		f->err = (int)n;
 		free(buf);
@@ -183,7 +183,8 @@ static int conf_file(struct nccl_conf *c, int slot, enum nccl_conf_src src,
 	return ret;
 }
 
-int nccl_conf_load(struct nccl_conf *c, int ver, const char *const *envp)
+int nccl_conf_load(struct nccl_conf *c, struct sysroot *sr, int ver,
+		   const char *const *envp)
 {
 	const char *user = env_get(envp, "NCCL_CONF_FILE");
 	const char *home = env_get(envp, "HOME");
@@ -194,13 +195,13 @@ int nccl_conf_load(struct nccl_conf *c, int ver, const char *const *envp)
 	c->ver = ver;
 	c->envp = envp;
 	if (ver >= NCCL_VER(2, 23, 0) && user && *user) {
-		ret = conf_file(c, 0, NCCL_SRC_CONF_FILE, user);
+		ret = conf_file(c, sr, 0, NCCL_SRC_CONF_FILE, user);
 	} else if (home) {
 		snprintf(path, sizeof(path), "%s/.nccl.conf", home);
-		ret = conf_file(c, 0, NCCL_SRC_HOME_FILE, path);
+		ret = conf_file(c, sr, 0, NCCL_SRC_HOME_FILE, path);
 	}
 	if (!ret)
-		ret = conf_file(c, 1, NCCL_SRC_SYSTEM_FILE, "/etc/nccl.conf");
+		ret = conf_file(c, sr, 1, NCCL_SRC_SYSTEM_FILE, "/etc/nccl.conf");
 	if (ret)
 		nccl_conf_free(c);
 	return ret;

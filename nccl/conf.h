@@ -46,12 +46,14 @@ struct nccl_conf {
 };
 
 /*
- * Read the files NCCL `ver` would read for an environment envp (a NULL
+ * Read (in the tree sr) the files NCCL `ver` would read for an environment envp (a NULL
  * terminated "NAME=value" array, e.g. environ; HOME is taken from it).
  * 0, or -ENOMEM. A file that cannot be read is recorded in c->file[].err,
  * not an error of the load.
  */
-int nccl_conf_load(struct nccl_conf *c, int ver, const char *const *envp);
+struct sysroot;
+int nccl_conf_load(struct nccl_conf *c, struct sysroot *sr, int ver,
+		   const char *const *envp);
 
 /* The value NCCL's getenv(name) returns, with its origin; NULL if unset. */
 const char *nccl_conf_get(const struct nccl_conf *c, const char *name,

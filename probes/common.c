@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decode/cuda_api.h"
@@ -91,29 +92,34 @@ const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
 	return &ctx->vf->verbs.nics[i];
 }
 
-int nvidia_module(enum nv_flavour *fl, const char **version)
+int nvidia_module(struct gdr_ctx *ctx, enum nv_flavour *fl,
+		  const char **version)
 {
-	static struct {
-		bool read;
-		int ret;
-		enum nv_flavour fl;
-		char version[64];
-	} nv;
+	struct nv_module *nv = &ctx->nv_module;
 	char text[4096];
 	ssize_t n;
 
-	if (!nv.read) {
-		nv.read = true;
-		n = sysroot_read("/proc/driver/nvidia/version", text, sizeof(text));
+	if (!nv->read) {
+		nv->read = true;
+		n = sysroot_read(ctx->sr, "/proc/driver/nvidia/version", text,
+				 sizeof(text));
 		if (n < 0)
-			nv.ret = (int)n;
-		else if (parse_nvidia_version(text, &nv.fl, nv.version,
-					      sizeof(nv.version)))
-			nv.ret = -EINVAL;
+			nv->ret = (int)n;
+		else if (parse_nvidia_version(text, &nv->fl, nv->version,
+					      sizeof(nv->version)))
+			nv->ret = -EINVAL;
 	}
-	*fl = nv.fl;
-	*version = nv.version;
-	return nv.ret;
+	*fl = nv->fl;
+	*version = nv->version;
+	return nv->ret;
+}
+
+void probe_caches_free(struct gdr_ctx *ctx)
+{
+	free(ctx->uverbs.node);
+	free(ctx->uverbs.ibdev);
+	memset(&ctx->uverbs, 0, sizeof(ctx->uverbs));
+	memset(&ctx->nv_module, 0, sizeof(ctx->nv_module));
 }
 
 bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len)

@@ -36,7 +36,7 @@ void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t)
 	const char *version;
 	enum nv_flavour fl;
 	struct result *r;
-	int n = nvidia_module(&fl, &version);
+	int n = nvidia_module(ctx, &fl, &version);
 
 	if (n < 0 && n != -EINVAL) {
 		size_t gpus = pci_gpu_count(ctx);

@@ -19,7 +19,7 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t)
 	char rel[128];
 	struct kver v;
 	struct result *r;
-	int ret = sysroot_read_line(OSRELEASE, rel, sizeof(rel));
+	int ret = sysroot_read_line(ctx->sr, OSRELEASE, rel, sizeof(rel));
 
 	if (ret) {
 		r = emit(ctx, ctx->host, ST_ERROR, C_KERNEL_UNREADABLE,
@@ -65,13 +65,13 @@ static bool not_in_capture(struct gdr_ctx *ctx, const char *path)
 	return true;
 }
 
-static bool has_ipc_lock(void)
+static bool has_ipc_lock(struct sysroot *sr)
 {
 	char text[8192];
 	unsigned long long capeff;
 	long euid;
 
-	return sysroot_read(SELF_STATUS, text, sizeof(text)) > 0 &&
+	return sysroot_read(sr, SELF_STATUS, text, sizeof(text)) > 0 &&
 	       !parse_status(text, &euid, &capeff) &&
 	       (capeff & (1ULL << CAP_IPC_LOCK));
 }
@@ -81,7 +81,7 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 	char text[8192], human[32];
 	long long soft, hard;
 	struct result *r;
-	ssize_t n = sysroot_read(SELF_LIMITS, text, sizeof(text));
+	ssize_t n = sysroot_read(ctx->sr, SELF_LIMITS, text, sizeof(text));
 
 	if (n == -ENOENT && not_in_capture(ctx, SELF_LIMITS))
 		return;
@@ -98,7 +98,7 @@ void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t)
 	if (soft == LIMIT_UNLIMITED) {
 		r = emit(ctx, ctx->host, ST_PASS, C_MEMLOCK_UNLIMITED,
 			 "RLIMIT_MEMLOCK is unlimited");
-	} else if (has_ipc_lock()) {
+	} else if (has_ipc_lock(ctx->sr)) {
 		/* ib_umem_get() ignores the limit for CAP_IPC_LOCK holders. */
 		format_bytes((unsigned long long)soft, human, sizeof(human));
 		r = emit(ctx, ctx->host, ST_PASS, C_MEMLOCK_CAP_IPC_LOCK,
@@ -121,7 +121,7 @@ void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t)
 	unsigned long long capeff;
 	struct result *r;
 	long euid;
-	ssize_t n = sysroot_read(SELF_STATUS, text, sizeof(text));
+	ssize_t n = sysroot_read(ctx->sr, SELF_STATUS, text, sizeof(text));
 
 	if (n == -ENOENT && not_in_capture(ctx, SELF_STATUS))
 		return;
@@ -153,16 +153,16 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 	ssize_t n;
 	int ret;
 
-	if (sysroot_exists("/.dockerenv"))
+	if (sysroot_exists(ctx->sr, "/.dockerenv"))
 		runtime = "docker";
-	else if (sysroot_exists("/run/.containerenv"))
+	else if (sysroot_exists(ctx->sr, "/run/.containerenv"))
 		runtime = "podman";
-	else if (path_state_of(sysroot_access("/.dockerenv")) ==
+	else if (path_state_of(sysroot_access(ctx->sr, "/.dockerenv")) ==
 		 PATH_UNREADABLE ||
-		 path_state_of(sysroot_access("/run/.containerenv")) ==
+		 path_state_of(sysroot_access(ctx->sr, "/run/.containerenv")) ==
 		 PATH_UNREADABLE)
 		unsure = true;
-	n = sysroot_read("/proc/1/cgroup", cgroup, sizeof(cgroup));
+	n = sysroot_read(ctx->sr, "/proc/1/cgroup", cgroup, sizeof(cgroup));
 	if (!runtime && n > 0)
 		runtime = container_from_cgroup(cgroup);
 
@@ -179,8 +179,8 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 			 "no container markers found");
 	ev_str(r, "runtime", "%s", runtime ? runtime : "none");
 	ev_bool(r, "cgroup_readable", n >= 0);
-	ev_bool(r, "dev_infiniband", sysroot_is_dir("/dev/infiniband"));
-	ret = sysroot_access("/dev/nvidiactl");
+	ev_bool(r, "dev_infiniband", sysroot_is_dir(ctx->sr, "/dev/infiniband"));
+	ret = sysroot_access(ctx->sr, "/dev/nvidiactl");
 	/* Unreadable is not absent: say which. */
 	if (path_state_of(ret) == PATH_UNREADABLE)
 		ev_str(r, "dev_nvidiactl", "unreadable: %s",

@@ -33,7 +33,7 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 
 	for (size_t i = 0; i < 4; i++) {
-		err[i] = sysroot_access(peermem_paths[i].path);
+		err[i] = sysroot_access(ctx->sr, peermem_paths[i].path);
 		have[i] = path_state_of(err[i]) == PATH_PRESENT;
 		if (unreadable < 0 &&
 		    path_state_of(err[i]) == PATH_UNREADABLE)
@@ -80,7 +80,7 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 	const char *version;
 	enum nv_flavour fl;
 	struct result *r;
-	int n = nvidia_module(&fl, &version);
+	int n = nvidia_module(ctx, &fl, &version);
 
 	if (n < 0 && n != -EINVAL && path_state_of(n) == PATH_ABSENT) {
 		emit(ctx, ctx->host, ST_SKIP, C_NVIDIA_DRIVER_NOT_LOADED,
@@ -288,8 +288,8 @@ static void ev_path(struct result *r, const char *key, int err)
 
 void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
 {
-	int dev = sysroot_access("/dev/gdrdrv");
-	int proc = sysroot_access("/proc/driver/gdrdrv");
+	int dev = sysroot_access(ctx->sr, "/dev/gdrdrv");
+	int proc = sysroot_access(ctx->sr, "/proc/driver/gdrdrv");
 	char lib[256] = "";
 	struct result *r;
 
@@ -298,7 +298,7 @@ void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t)
 		char p[256];
 
 		snprintf(p, sizeof(p), "%s/libgdrapi.so.2", gdrapi_dirs[i]);
-		if (sysroot_exists(p))
+		if (sysroot_exists(ctx->sr, p))
 			snprintf(lib, sizeof(lib), "%s", p);
 	}
 	if (!dev)

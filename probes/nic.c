@@ -86,7 +86,7 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 {
 	long long abi;
 	struct result *r;
-	int ret = sysroot_read_ll(UVERBS_CLASS "/abi_version", &abi);
+	int ret = sysroot_read_ll(ctx->sr, UVERBS_CLASS "/abi_version", &abi);
 
 	if (ret == 0) {
 		r = emit(ctx, ctx->host, ST_PASS, C_KERNEL_VERBS_OK,
@@ -98,7 +98,7 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_KERNEL_VERBS_MISSING,
 			 "%s/abi_version absent: ib_uverbs is not loaded", UVERBS_CLASS);
 		remedy_KERNEL_VERBS_MISSING(r);
-		ret = sysroot_access("/sys/module/ib_core");
+		ret = sysroot_access(ctx->sr, "/sys/module/ib_core");
 		if (path_state_of(ret) == PATH_UNREADABLE)
 			ev_str(r, "ib_core_loaded", "unreadable: %s",
 			       strerrorname_np(-ret));
@@ -132,7 +132,7 @@ void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
 		char p[96];
 
 		snprintf(p, sizeof(p), "/sys/module/%s", rdma_modules[i]);
-		if (sysroot_exists(p))
+		if (sysroot_exists(ctx->sr, p))
 			used += (size_t)snprintf(mods + used, used < sizeof(mods) ?
 						 sizeof(mods) - used : 0, "%s%s",
 						 used ? " " : "", rdma_modules[i]);
@@ -154,62 +154,49 @@ void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t)
 }
 
 /* uverbsN -> ibdev, read once per run (one listing, not one per NIC). */
-static struct {
-	bool loaded;
-	char sysroot[512];
-	size_t n;
-	char (*node)[32];
-	char (*ibdev)[64];
-	int err;		/* -errno: the class or an ibdev was unreadable */
-	char err_path[256];
-} uverbs_map;
 
 /* Remember the first lookup that failed for another reason than absence. */
-static void uverbs_map_error(const char *path, int ret)
+static void uverbs_map_error(struct uverbs_map *um, const char *path, int ret)
 {
-	if (uverbs_map.err || path_state_of(ret) != PATH_UNREADABLE)
+	if (um->err || path_state_of(ret) != PATH_UNREADABLE)
 		return;
-	uverbs_map.err = ret;
-	snprintf(uverbs_map.err_path, sizeof(uverbs_map.err_path), "%s", path);
+	um->err = ret;
+	snprintf(um->err_path, sizeof(um->err_path), "%s", path);
 }
 
-static void uverbs_map_load(void)
+static void uverbs_map_load(struct gdr_ctx *ctx)
 {
+	struct uverbs_map *um = &ctx->uverbs;
 	char **names;
 	size_t n;
 	int ret;
 
-	if (uverbs_map.loaded && !strcmp(uverbs_map.sysroot, sysroot_get()))
+	if (um->loaded)
 		return;
-	free(uverbs_map.node);
-	free(uverbs_map.ibdev);
-	memset(&uverbs_map, 0, sizeof(uverbs_map));
-	uverbs_map.loaded = true;
-	snprintf(uverbs_map.sysroot, sizeof(uverbs_map.sysroot), "%s",
-		 sysroot_get());
-	ret = sysroot_list(UVERBS_CLASS, &names, &n);
+	um->loaded = true;
+	ret = sysroot_list(ctx->sr, UVERBS_CLASS, &names, &n);
 	if (ret) {
-		uverbs_map_error(UVERBS_CLASS, ret);
+		uverbs_map_error(um, UVERBS_CLASS, ret);
 		return;
 	}
-	uverbs_map.node = xcalloc(n, sizeof(*uverbs_map.node));
-	uverbs_map.ibdev = xcalloc(n, sizeof(*uverbs_map.ibdev));
+	um->node = xcalloc(n, sizeof(*um->node));
+	um->ibdev = xcalloc(n, sizeof(*um->ibdev));
 	for (size_t i = 0; i < n; i++) {
 		char p[256];
-		size_t k = uverbs_map.n;
+		size_t k = um->n;
 
 		if (strncmp(names[i], "uverbs", 6) ||
-		    strlen(names[i]) >= sizeof(uverbs_map.node[0]))
+		    strlen(names[i]) >= sizeof(um->node[0]))
 			continue;
 		snprintf(p, sizeof(p), UVERBS_CLASS "/%s/ibdev", names[i]);
-		ret = sysroot_read_line(p, uverbs_map.ibdev[k],
-					sizeof(uverbs_map.ibdev[0]));
+		ret = sysroot_read_line(ctx->sr, p, um->ibdev[k],
+					sizeof(um->ibdev[0]));
 		if (ret) {
-			uverbs_map_error(p, ret);
+			uverbs_map_error(um, p, ret);
 			continue;
 		}
-		strcpy(uverbs_map.node[k], names[i]);
-		uverbs_map.n++;
+		strcpy(um->node[k], names[i]);
+		um->n++;
 	}
 	sysroot_free_list(names, n);
 }
@@ -219,26 +206,30 @@ static void uverbs_map_load(void)
  * -ENOENT when there is none, another -errno when an entry that could be
  * it was unreadable.
  */
-static int find_uverbs(const char *ibdev, char *out, size_t len)
+static int find_uverbs(struct gdr_ctx *ctx, const char *ibdev, char *out,
+		       size_t len)
 {
-	uverbs_map_load();
-	for (size_t i = 0; i < uverbs_map.n; i++)
-		if (!strcmp(uverbs_map.ibdev[i], ibdev)) {
-			snprintf(out, len, "%s", uverbs_map.node[i]);
+	const struct uverbs_map *um = &ctx->uverbs;
+
+	uverbs_map_load(ctx);
+	for (size_t i = 0; i < um->n; i++)
+		if (!strcmp(um->ibdev[i], ibdev)) {
+			snprintf(out, len, "%s", um->node[i]);
 			return 0;
 		}
-	return uverbs_map.err ? uverbs_map.err : -ENOENT;
+	return um->err ? um->err : -ENOENT;
 }
 
-static void nic_identity(struct result *r, const struct inv_nic *nic)
+static void nic_identity(struct sysroot *sr, struct result *r,
+			 const struct inv_nic *nic)
 {
 	char p[256], val[128];
 
 	snprintf(p, sizeof(p), IB_CLASS "/%s/fw_ver", nic->name);
-	if (sysroot_read_line(p, val, sizeof(val)) == 0)
+	if (sysroot_read_line(sr, p, val, sizeof(val)) == 0)
 		ev_str(r, "fw_ver", "%s", val);
 	snprintf(p, sizeof(p), IB_CLASS "/%s/device/driver", nic->name);
-	if (sysroot_link_name(p, val, sizeof(val)) == 0)
+	if (sysroot_link_name(sr, p, val, sizeof(val)) == 0)
 		ev_str(r, "driver", "%s", val);
 	ev_str(r, "pci", "%s", nic->pci[0] ? nic->pci : "none");
 }
@@ -250,32 +241,32 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
 	char uv[64], node[128], why[256];
 	struct result *r;
-	int ret = find_uverbs(nic->name, uv, sizeof(uv));
+	int ret = find_uverbs(ctx, nic->name, uv, sizeof(uv));
 
 	if (ret && ret != -ENOENT) {
 		r = emit(ctx, nic->subject, ST_ERROR, C_UVERBS_CLASS_UNREADABLE,
 			 "cannot tell this device's uverbs interface: %s: %s",
-			 uverbs_map.err_path, strerror(-ret));
-		ev_str(r, "path", "%s", uverbs_map.err_path);
+			 ctx->uverbs.err_path, strerror(-ret));
+		ev_str(r, "path", "%s", ctx->uverbs.err_path);
 		ev_int(r, "errno", -ret);
-		nic_identity(r, nic);
+		nic_identity(ctx->sr, r, nic);
 		return;
 	}
 	if (ret) {
 		r = emit(ctx, nic->subject, ST_BLOCKED, C_UVERBS_CLASS_MISSING,
 			 "no uverbs interface in %s for this device", UVERBS_CLASS);
 		remedy_UVERBS_CLASS_MISSING(r);
-		nic_identity(r, nic);
+		nic_identity(ctx->sr, r, nic);
 		return;
 	}
 	snprintf(node, sizeof(node), "/dev/infiniband/%s", uv);
-	ret = sysroot_access(node);
+	ret = sysroot_access(ctx->sr, node);
 	if (path_state_of(ret) == PATH_UNREADABLE) {
 		r = emit(ctx, nic->subject, ST_ERROR, C_UVERBS_NODE_UNREADABLE,
 			 "cannot look at %s: %s", node, strerror(-ret));
 		ev_str(r, "node", "%s", node);
 		ev_int(r, "errno", -ret);
-		nic_identity(r, nic);
+		nic_identity(ctx->sr, r, nic);
 		return;
 	}
 	if (ret) {
@@ -285,7 +276,7 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 		remedy_UVERBS_NODE_MISSING(r, uv);
 		ev_str(r, "uverbs", "%s", uv);
 		ev_str(r, "node", "%s", node);
-		nic_identity(r, nic);
+		nic_identity(ctx->sr, r, nic);
 		return;
 	}
 	if (v->lib.loaded && v->list_called && v->list_errno) {
@@ -330,16 +321,16 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 			ev_int(r, "phys_ports", vn->phys_ports);
 	}
 	ev_str(r, "uverbs", "%s", uv);
-	nic_identity(r, nic);
+	nic_identity(ctx->sr, r, nic);
 }
 
-static int port_attr(const struct inv_nic *nic, int port, const char *attr,
-		     char *buf, size_t len)
+static int port_attr(struct sysroot *sr, const struct inv_nic *nic, int port,
+		     const char *attr, char *buf, size_t len)
 {
 	char p[256];
 
 	snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/%s", nic->name, port, attr);
-	return sysroot_read_line(p, buf, len);
+	return sysroot_read_line(sr, p, buf, len);
 }
 
 /* Port gates asked about a NIC whose ports cannot be listed. */
@@ -367,7 +358,7 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 	char sname[32], pname[32] = "?";
 	int snum, pnum;
 	struct result *r;
-	int ret = port_attr(nic, pt->num, "state", state, sizeof(state));
+	int ret = port_attr(ctx->sr, nic, pt->num, "state", state, sizeof(state));
 
 	if (ret || parse_num_name(state, &snum, sname, sizeof(sname))) {
 		emit(ctx, pt->subject, ST_ERROR, C_PORT_UNREADABLE,
@@ -383,11 +374,11 @@ void gate_nic_port(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "state", "%s", state);
 		return;
 	}
-	port_attr(nic, pt->num, "phys_state", phys, sizeof(phys));
+	port_attr(ctx->sr, nic, pt->num, "phys_state", phys, sizeof(phys));
 	if (parse_num_name(phys, &pnum, pname, sizeof(pname)))
 		snprintf(pname, sizeof(pname), "?");
-	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
-	port_attr(nic, pt->num, "rate", rate, sizeof(rate));
+	port_attr(ctx->sr, nic, pt->num, "link_layer", ll, sizeof(ll));
+	port_attr(ctx->sr, nic, pt->num, "rate", rate, sizeof(rate));
 
 	if (snum == 4) {
 		r = emit(ctx, pt->subject, ST_PASS, C_PORT_ACTIVE,
@@ -423,13 +414,13 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 	if (ports_unlisted(ctx, t))
 		return;
 	pt = &nic->ports[t->port];
-	port_attr(nic, pt->num, "link_layer", ll, sizeof(ll));
+	port_attr(ctx->sr, nic, pt->num, "link_layer", ll, sizeof(ll));
 	if (strcmp(ll, "Ethernet")) {
 		emit(ctx, pt->subject, ST_SKIP, C_NOT_ROCE,
 		     "link layer %s: no RoCE GID needed", ll[0] ? ll : "unknown");
 		return;
 	}
-	ib_scan_gids(nic->name, pt->num, &gs);
+	ib_scan_gids(ctx->sr, nic->name, pt->num, &gs);
 	if (gs.err) {
 		emit(ctx, pt->subject, ST_ERROR, C_GID_TABLE_UNREADABLE,
 		     "cannot list the GID table of %s port %d: %s", nic->name,
@@ -445,7 +436,7 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 
 		snprintf(p, sizeof(p), IB_CLASS "/%s/ports/%d/gid_attrs/ndevs/%d",
 			 nic->name, pt->num, v2);
-		sysroot_read_line(p, ndev, sizeof(ndev));
+		sysroot_read_line(ctx->sr, p, ndev, sizeof(ndev));
 		r = emit(ctx, pt->subject, ST_PASS, C_ROCE_V2_GID,
 			 "RoCE v2 GID at index %d%s%s", v2,
 			 ndev[0] ? " on " : "", ndev);

@@ -45,12 +45,12 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", ig->pci);
 		emit(ctx, ig->subject, ST_SKIP, C_NOT_IN_SYSFS,
 		     "%s is %s: BAR1 unknown", ig->pci,
-		     sysroot_exists(path) ? "in sysfs but not an NVIDIA "
+		     sysroot_exists(ctx->sr, path) ? "in sysfs but not an NVIDIA "
 		     "display/3D function" : "not under /sys/bus/pci/devices");
 		return;
 	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", ig->pci);
-	n = sysroot_read(path, text, sizeof(text));
+	n = sysroot_read(ctx->sr, path, text, sizeof(text));
 	if (n < 0) {
 		emit(ctx, ig->subject, ST_ERROR, C_BAR1_UNREADABLE,
 		     "cannot read %s: %s", path, sysroot_strerror((int)-n));
@@ -102,22 +102,22 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 /* --- IOMMU ------------------------------------------------------------ */
 
 /* The IOMMU group type of a function: "identity", "DMA", "DMA-FQ", ... */
-static int iommu_group(const char *bdf, char *group, size_t glen, char *type,
-		       size_t tlen)
+static int iommu_group(struct sysroot *sr, const char *bdf, char *group,
+		       size_t glen, char *type, size_t tlen)
 {
 	char p[256];
 	int ret;
 
 	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/iommu_group", bdf);
-	ret = sysroot_link_name(p, group, glen);
+	ret = sysroot_link_name(sr, p, group, glen);
 	if (ret)
 		return ret;
 	/* A link that names a group but does not lead to one (a loop). */
-	ret = sysroot_access(p);
+	ret = sysroot_access(sr, p);
 	if (ret)
 		return ret;
 	snprintf(p, sizeof(p), "/sys/kernel/iommu_groups/%s/type", group);
-	ret = sysroot_read_line(p, type, tlen);
+	ret = sysroot_read_line(sr, p, type, tlen);
 	/* A type we cannot read is not a type we know ("unknown"). */
 	if (ret && path_state_of(ret) == PATH_UNREADABLE)
 		return ret;
@@ -136,21 +136,21 @@ static bool pair_translated(const struct gdr_ctx *ctx, const struct inv_pair *p)
 {
 	char g[32], type[32];
 
-	if (!iommu_group(ctx->inv.gpu[p->gpu].pci, g, sizeof(g), type,
+	if (!iommu_group(ctx->sr, ctx->inv.gpu[p->gpu].pci, g, sizeof(g), type,
 			 sizeof(type)) && translating(type))
 		return true;
 	return ctx->inv.nic[p->nic].pci[0] &&
-	       !iommu_group(ctx->inv.nic[p->nic].pci, g, sizeof(g), type,
+	       !iommu_group(ctx->sr, ctx->inv.nic[p->nic].pci, g, sizeof(g), type,
 			    sizeof(type)) && translating(type);
 }
 
-static void cmdline_iommu(char *out, size_t len)
+static void cmdline_iommu(struct sysroot *sr, char *out, size_t len)
 {
 	char line[4096];
 	size_t used = 0;
 
 	out[0] = '\0';
-	if (sysroot_read_line("/proc/cmdline", line, sizeof(line)))
+	if (sysroot_read_line(sr, "/proc/cmdline", line, sizeof(line)))
 		return;
 	for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " "))
 		if ((strstr(tok, "iommu") || strstr(tok, "dmar")) && used < len)
@@ -165,9 +165,9 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 	size_t untyped = 0;
 	const char *first_bad = NULL, *first_untyped = NULL;
 	struct result *r = NULL;
-	int ret = sysroot_list("/sys/class/iommu", &units, &nunits), bad_err = 0;
+	int ret = sysroot_list(ctx->sr, "/sys/class/iommu", &units, &nunits), bad_err = 0;
 
-	cmdline_iommu(cmd, sizeof(cmd));
+	cmdline_iommu(ctx->sr, cmd, sizeof(cmd));
 	if (ret && ret != -ENOENT) {
 		emit(ctx, ctx->host, ST_ERROR, C_IOMMU_UNREADABLE,
 		     "cannot list /sys/class/iommu: %s", strerror(-ret));
@@ -224,7 +224,7 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 
 			if (!bdf[0])
 				continue;
-			ret = iommu_group(bdf, group, sizeof(group), type,
+			ret = iommu_group(ctx->sr, bdf, group, sizeof(group), type,
 					  sizeof(type));
 			if (ret && pass == 0 &&
 			    path_state_of(ret) == PATH_UNREADABLE &&
@@ -267,7 +267,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (ctx->pci_open_err) {
 		r = emit(ctx, pr->subject, ST_SKIP, C_LIBPCI_UNAVAILABLE,
-			 "cannot read config space: %s", pci_lib_facts()->error);
+			 "cannot read config space: %s", pci_lib_facts(ctx->pci)->error);
 		remedy_LIBPCI_UNAVAILABLE(r);
 		return;
 	}

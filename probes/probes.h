@@ -89,7 +89,10 @@ const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic);
  * /proc/driver/nvidia/version, read and parsed once for the gates that
  * need it: 0, -errno when unreadable, -EINVAL when not in a known format.
  */
-int nvidia_module(enum nv_flavour *fl, const char **version);
+int nvidia_module(struct gdr_ctx *ctx, enum nv_flavour *fl,
+		  const char **version);
+/* Release what the probes cached in ctx (uverbs map, driver module). */
+void probe_caches_free(struct gdr_ctx *ctx);
 
 /* Did a CUDA stage hang or crash (so later ones skipped libcuda)? */
 bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len);

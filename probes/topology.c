@@ -25,10 +25,10 @@
 #include "probes/probes.h"
 
 /* Is the kernel running under a hypervisor (the cpuinfo flag)? */
-static int hypervisor_flag(void)
+static int hypervisor_flag(struct sysroot *sr)
 {
 	static char text[SYSFS_MAX_TEXT];
-	ssize_t n = sysroot_read("/proc/cpuinfo", text, sizeof(text));
+	ssize_t n = sysroot_read(sr, "/proc/cpuinfo", text, sizeof(text));
 
 	if (n < 0 && n != -EFBIG)
 		return -1;
@@ -49,7 +49,7 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 	size_t bridges = 0, roots = 0, inferred = 0, rootless = 0, numa_bad = 0;
 	size_t first_rootless = 0, first_numa = 0;
 	char seen[64][24];
-	int hv = hypervisor_flag();
+	int hv = hypervisor_flag(ctx->sr);
 	struct result *r;
 
 	for (size_t i = 0; i < tr->count; i++) {
@@ -134,7 +134,7 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "host_bridges", (long long)roots);
 	ev_int(r, "numa_nodes", tr->numa_nodes);
 	ev_str(r, "hypervisor", "%s", hv < 0 ? "unknown" : hv ? "yes" : "no");
-	ev_str(r, "libpci", "%s", ctx->pci_open_err ? "unavailable" : pci_method());
+	ev_str(r, "libpci", "%s", ctx->pci_open_err ? "unavailable" : pci_method(ctx->pci));
 	if (numa_bad) {
 		/* Out-of-domain nodes count as "unknown" in every path. */
 		ev_int(r, "numa_node_out_of_range", (long long)numa_bad);

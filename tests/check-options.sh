@@ -102,6 +102,13 @@ usage "'bogus.gate'" $S --only bogus.gate
 usage "'nope'" $S --skip nope
 usage "--only" $S --only gpu,,nic
 usage "--only" $S --only=
+# The selection is parsed once, word by word: the first unknown word is
+# named, a gate id's prefix or a layer's is no name, --skip is as strict.
+usage "'bogus'" $S --only gpu,bogus,nic
+usage "'mech'" $S --only mech
+usage "'host.kern'" $S --skip host.kern
+usage "'gpu.'" $S --skip nic,gpu.
+usage "empty gate or layer name in --skip" $S --skip ,host
 usage "'FOO'" $S --max-distance FOO
 usage "'/nonexistent'" --sysroot /nonexistent
 usage "--sysroot" --sysroot ''
@@ -506,6 +513,32 @@ then
 else
 	bad "--sysroot: no /proc/self" "$(grep -o '"reason": "[^"]*' "$work/out" | sed -n 2,3p | tr '\n' ';')"
 fi
+
+# --only/--skip select exactly: the gates named run, the others are
+# excluded; a later --only replaces an earlier one; --skip wins over --only.
+selected() {
+	run --sysroot "$work/sysroot" --json "$@"
+	python3 - "$work/out" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+ran = sorted({r["gate"] for r in res if r["reason_code"] != "EXCLUDED"})
+print(",".join(ran))
+PY
+}
+check_selected() {
+	want=$1
+	shift
+	got=$(selected "$@")
+	if [ "$got" = "$want" ]; then
+		ok "selection: $*"
+	else
+		bad "selection: $*" "ran '$got', expected '$want'"
+	fi
+}
+check_selected "host.kernel" --only host.kernel
+check_selected "host.kernel,host.memlock" --only host.container --only host.kernel,host.memlock
+check_selected "host.container,host.kernel,host.privileges" --only host --skip host.memlock
+check_selected "host.kernel" --only host,host.kernel --skip host.memlock,host.privileges,host.container
 
 echo "options: $pass passed, $fail failed"
 [ $fail -eq 0 ]

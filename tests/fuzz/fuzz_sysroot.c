@@ -24,6 +24,8 @@
 #include "access/sysroot.h"
 #include "tests/fuzz/fuzz_common.h"
 
+static struct sysroot *sr;
+
 static char root[PATH_MAX];
 
 #define DATA_FILE	"/sys/devices/pci0000:00/0000:00:01.0/attr"
@@ -109,7 +111,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		if (symlink(deep, full))
 			abort();
 	}
-	sysroot_set(root);
+	sr = sysroot_new(root);
+	if (!sr)
+		abort();
 	return 0;
 }
 
@@ -139,7 +143,7 @@ static void check_read(const char *path, size_t size, size_t len)
 
 	if (buf == big)
 		memset(big, 0xa5, size + 2 < len ? size + 2 : len);
-	n = sysroot_read(path, buf, len);
+	n = sysroot_read(sr, path, buf, len);
 
 	if (len == 0) {
 		FUZZ_ASSERT(n == -EINVAL);
@@ -157,7 +161,7 @@ static void check_read(const char *path, size_t size, size_t len)
 static void check_read_line(const char *path, size_t size, size_t len)
 {
 	char *buf = fuzz_buf(len);
-	int r = sysroot_read_line(path, buf, len);
+	int r = sysroot_read_line(sr, path, buf, len);
 
 	if (len)
 		FUZZ_ASSERT(memchr(buf, '\0', len));
@@ -205,7 +209,7 @@ static void check_resolved(const char *r, size_t len)
 static void check_realpath(const char *path, size_t len)
 {
 	char *buf = fuzz_buf(len);
-	int r = sysroot_realpath(path, buf, len);
+	int r = sysroot_realpath(sr, path, buf, len);
 
 	if (r == 0)
 		check_resolved(buf, len);
@@ -226,12 +230,12 @@ static void check_confined(const char *path)
 	struct stat a, b, c;
 	int ra, rb;
 
-	ra = sysroot_stat(path, &a);
-	sysroot_force_walk(true);
-	rb = sysroot_stat(path, &b);
-	sysroot_force_walk(false);
+	ra = sysroot_stat(sr, path, &a);
+	sysroot_force_walk(sr, true);
+	rb = sysroot_stat(sr, path, &b);
+	sysroot_force_walk(sr, false);
 	FUZZ_ASSERT(ra <= 0 && rb <= 0);
-	if (sysroot_walking())		/* no openat2 here: nothing to compare */
+	if (sysroot_walking(sr))		/* no openat2 here: nothing to compare */
 		return;
 	if (rb == 0)
 		FUZZ_ASSERT(ra == 0 && a.st_dev == b.st_dev &&
@@ -239,7 +243,7 @@ static void check_confined(const char *path)
 	if (ra == 0 && rb != -ENAMETOOLONG)
 		FUZZ_ASSERT(rb == 0);
 	if (rb == 0 && path[0] == '/' &&
-	    sysroot_realpath(path, real, sizeof(real)) == 0) {
+	    sysroot_realpath(sr, path, real, sizeof(real)) == 0) {
 		snprintf(full, sizeof(full), "%s%s", root,
 			 strcmp(real, "/") ? real : "");
 		FUZZ_ASSERT(lstat(full, &c) == 0 && c.st_ino == b.st_ino);
@@ -266,9 +270,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_read_line(DATA_FILE, size, 8);
 	check_read_line(DATA_FILE, size, 128);
 	check_read_line(DATA_FILE, size, 4096);
-	r = sysroot_read_ll(DATA_FILE, &v);
+	r = sysroot_read_ll(sr, DATA_FILE, &v);
 	FUZZ_ASSERT(r == 0 || r < 0);
-	FUZZ_ASSERT(sysroot_exists(DATA_FILE) && !sysroot_is_dir(DATA_FILE));
+	FUZZ_ASSERT(sysroot_exists(sr, DATA_FILE) && !sysroot_is_dir(sr, DATA_FILE));
 
 	/* --- symlinks: targets from the NUL-separated segments ------------ */
 	while (nseg < NLINKS + 1 && off < size) {
@@ -296,7 +300,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_realpath(link_paths[i], PATH_MAX);
 		check_realpath(link_paths[i], 16);
 		check_confined(link_paths[i]);
-		r = sysroot_link_name(link_paths[i], name, sizeof(name));
+		r = sysroot_link_name(sr, link_paths[i], name, sizeof(name));
 		if (r == 0)
 			FUZZ_ASSERT(strlen(name) < sizeof(name) && !strchr(name, '/'));
 		else
@@ -306,8 +310,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nseg == NLINKS + 1) {
 		check_realpath(seg[NLINKS], PATH_MAX);
 		check_confined(seg[NLINKS]);
-		(void)sysroot_exists(seg[NLINKS]);
-		(void)sysroot_is_dir(seg[NLINKS]);
+		(void)sysroot_exists(sr, seg[NLINKS]);
+		(void)sysroot_is_dir(sr, seg[NLINKS]);
 	}
 	check_realpath("/sys/bus/pci/devices/l0/../l1/x", PATH_MAX);
 	for (size_t i = 0; i < NLINKS; i++) {

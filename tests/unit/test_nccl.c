@@ -23,6 +23,9 @@
 #include "nccl/conf.h"
 #include "nccl/rules.h"
 
+/* The tree under test: one reader, pointed at each fixture in turn. */
+static struct sysroot *sr;
+
 #define V(x, y, z) NCCL_VER(x, y, z)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -947,7 +950,7 @@ static int conf_setup(void **state)
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/home", t->root);
 	mkdir(p, 0755);
-	sysroot_set(t->root);
+	sysroot_set(sr, t->root);
 	*state = t;
 	return 0;
 }
@@ -959,7 +962,7 @@ static int conf_teardown(void **state)
 			      "/home/my.conf", "/etc", "/home", "" };
 	char p[PATH_MAX];
 
-	sysroot_set(NULL);
+	sysroot_set(sr, NULL);
 	for (size_t i = 0; i < N(rel); i++) {
 		snprintf(p, sizeof(p), "%s%s", t->root, rel[i]);
 		remove(p);
@@ -981,7 +984,7 @@ static void test_conf_precedence(void **state)
 		 "NCCL_NET_GDR_LEVEL=PHB\nNCCL_NET_GDR_LEVEL=SYS\nNCCL_IB_HCA=mlx5_9\n");
 	put_file(t->root, "/etc/nccl.conf",
 		 "NCCL_NET_GDR_LEVEL=PIX\nNCCL_DMABUF_ENABLE=0\n");
-	assert_int_equal(nccl_conf_load(&c, V(2, 30, 7), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 30, 7), env), 0);
 	/* v2.30.7-1 src/os/linux.cc:107 setenv(.., 0): env wins */
 	assert_string_equal(nccl_conf_get(&c, "NCCL_IB_HCA", &src, &line), "mlx5_0");
 	assert_int_equal(src, NCCL_SRC_ENV);
@@ -1013,24 +1016,24 @@ static void test_conf_file_variable(void **state)
 	put_file(t->root, "/home/my.conf", "NCCL_IB_HCA=mine\n");
 	put_file(t->root, "/etc/nccl.conf", "NCCL_IB_HCA=etc\n");
 	/* v2.30.7-1 src/misc/param.cc:54 NCCL_CONF_FILE replaces ~/.nccl.conf */
-	assert_int_equal(nccl_conf_load(&c, V(2, 23, 4), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 23, 4), env), 0);
 	assert_string_equal(nccl_conf_get(&c, "NCCL_IB_HCA", &src, NULL), "mine");
 	assert_int_equal(src, NCCL_SRC_CONF_FILE);
 	nccl_conf_free(&c);
 	/* v2.22.3-1 src/misc/param.cc:55 no NCCL_CONF_FILE yet */
-	assert_int_equal(nccl_conf_load(&c, V(2, 22, 3), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 22, 3), env), 0);
 	assert_string_equal(nccl_conf_get(&c, "NCCL_IB_HCA", &src, NULL), "home");
 	assert_int_equal(src, NCCL_SRC_HOME_FILE);
 	nccl_conf_free(&c);
 	/* strlen(userFile) > 0: an empty NCCL_CONF_FILE is ignored */
-	assert_int_equal(nccl_conf_load(&c, V(2, 30, 7), env_empty), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 30, 7), env_empty), 0);
 	assert_string_equal(nccl_conf_get(&c, "NCCL_IB_HCA", NULL, NULL), "home");
 	nccl_conf_free(&c);
 	/* a missing file is skipped (fopen NULL), not an error */
 	{
 		const char *env_missing[] = { "NCCL_CONF_FILE=/home/none.conf", NULL };
 
-		assert_int_equal(nccl_conf_load(&c, V(2, 30, 7), env_missing), 0);
+		assert_int_equal(nccl_conf_load(&c, sr, V(2, 30, 7), env_missing), 0);
 		assert_int_equal(c.file[0].err, -ENOENT);
 		assert_string_equal(nccl_conf_get(&c, "NCCL_IB_HCA", &src, NULL), "etc");
 		assert_int_equal(src, NCCL_SRC_SYSTEM_FILE);
@@ -1055,7 +1058,7 @@ static void test_conf_lines(void **state)
 		 "NCCL_F=last");
 	put_file(t->root, "/etc/nccl.conf", "");
 	/* v2.30.7-1 src/misc/param.cc:37-38 '\r' stripped, '#' skipped */
-	assert_int_equal(nccl_conf_load(&c, V(2, 30, 7), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 30, 7), env), 0);
 	assert_null(nccl_conf_get(&c, "#NCCL_A", NULL, NULL));
 	assert_null(nccl_conf_get(&c, "NCCL_B", NULL, NULL));
 	assert_string_equal(nccl_conf_get(&c, "NCCL_B ", NULL, NULL), " 2");
@@ -1066,11 +1069,11 @@ static void test_conf_lines(void **state)
 	assert_null(nccl_conf_get(&c, "", NULL, NULL));
 	nccl_conf_free(&c);
 	/* v2.29.7-1 src/misc/param.cc:42 only '\n'; no '#' test before 2.26.2 */
-	assert_int_equal(nccl_conf_load(&c, V(2, 29, 7), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 29, 7), env), 0);
 	assert_string_equal(nccl_conf_get(&c, "NCCL_C", NULL, NULL), "3\r");
 	assert_null(nccl_conf_get(&c, "#NCCL_A", NULL, NULL));
 	nccl_conf_free(&c);
-	assert_int_equal(nccl_conf_load(&c, V(2, 25, 1), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 25, 1), env), 0);
 	assert_string_equal(nccl_conf_get(&c, "#NCCL_A", NULL, NULL), "1");
 	nccl_conf_free(&c);
 }
@@ -1091,12 +1094,12 @@ static void test_conf_long_line(void **state)
 	put_file(t->root, "/home/.nccl.conf", text);
 	put_file(t->root, "/etc/nccl.conf", "");
 	/* v2.30.7-1 src/misc/param.cc:34 the piece after 4095 bytes is a line */
-	assert_int_equal(nccl_conf_load(&c, V(2, 30, 7), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 30, 7), env), 0);
 	assert_int_equal(strlen(nccl_conf_get(&c, "NCCL_LONG", NULL, NULL)), 1023);
 	assert_non_null(nccl_conf_get(&c, "vvvvvNCCL_TAIL", NULL, NULL));
 	nccl_conf_free(&c);
 	/* v2.29.7-1 getline: one line, value cut at 1023 (param.cc strncpy) */
-	assert_int_equal(nccl_conf_load(&c, V(2, 29, 7), env), 0);
+	assert_int_equal(nccl_conf_load(&c, sr, V(2, 29, 7), env), 0);
 	assert_int_equal(strlen(nccl_conf_get(&c, "NCCL_LONG", NULL, NULL)), 1023);
 	assert_null(nccl_conf_get(&c, "vvvvvNCCL_TAIL", NULL, NULL));
 	nccl_conf_free(&c);
@@ -1136,5 +1139,12 @@ int main(void)
 		CONF_TEST(test_conf_long_line),
 	};
 
-	return cmocka_run_group_tests_name("nccl", tests, NULL, NULL);
+	int failed;
+
+	sr = sysroot_new(NULL);
+	if (!sr)
+		return 1;
+	failed = cmocka_run_group_tests_name("nccl", tests, NULL, NULL);
+	sysroot_free(sr);
+	return failed;
 }

@@ -22,6 +22,9 @@
 
 #include "access/sysroot.h"
 
+/* The tree under test: one reader, pointed at each fixture in turn. */
+static struct sysroot *sr;
+
 struct tree {
 	char root[PATH_MAX];
 };
@@ -118,7 +121,7 @@ static int tree_setup(void **state)
 	mkdir_in(t, "/etc");
 	put_str(t, "/etc/marker", "inside\n");
 	mkdir_in(t, "/data");
-	sysroot_set(t->root);
+	sysroot_set(sr, t->root);
 	return 0;
 }
 
@@ -133,7 +136,7 @@ static int tree_teardown(void **state)
 	struct tree *t = *state;
 	int ret;
 
-	sysroot_set(NULL);
+	sysroot_set(sr, NULL);
 	ret = nftw(t->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(t);
 	return ret;
@@ -146,37 +149,37 @@ static void test_set_and_path(void **state)
 	struct tree *t = *state;
 	char want[PATH_MAX * 2], buf[PATH_MAX], small[8], slashes[PATH_MAX + 8];
 
-	assert_string_equal(sysroot_get(), t->root);
+	assert_string_equal(sysroot_get(sr), t->root);
 	snprintf(want, sizeof(want), "%s/sys/class", t->root);
-	assert_non_null(sysroot_path(buf, sizeof(buf), "/sys/class"));
+	assert_non_null(sysroot_path(sr, buf, sizeof(buf), "/sys/class"));
 	assert_string_equal(buf, want);
-	assert_null(sysroot_path(small, sizeof(small), "/sys/class"));
+	assert_null(sysroot_path(sr, small, sizeof(small), "/sys/class"));
 
 	/* Trailing slashes are dropped, so paths do not get "//". */
 	snprintf(slashes, sizeof(slashes), "%s///", t->root);
-	sysroot_set(slashes);
-	assert_string_equal(sysroot_get(), t->root);
-	assert_non_null(sysroot_path(buf, sizeof(buf), "/sys/class"));
+	sysroot_set(sr, slashes);
+	assert_string_equal(sysroot_get(sr), t->root);
+	assert_non_null(sysroot_path(sr, buf, sizeof(buf), "/sys/class"));
 	assert_string_equal(buf, want);
 
-	sysroot_set("/");
-	assert_string_equal(sysroot_get(), "/");
-	assert_non_null(sysroot_path(buf, sizeof(buf), "/sys/class"));
+	sysroot_set(sr, "/");
+	assert_string_equal(sysroot_get(sr), "/");
+	assert_non_null(sysroot_path(sr, buf, sizeof(buf), "/sys/class"));
 	assert_string_equal(buf, "/sys/class");
-	sysroot_set(NULL);
-	assert_string_equal(sysroot_get(), "/");
-	sysroot_set(t->root);
+	sysroot_set(sr, NULL);
+	assert_string_equal(sysroot_get(sr), "/");
+	sysroot_set(sr, t->root);
 }
 
 static void test_exists_is_dir(void **state)
 {
-	assert_true(sysroot_exists("/sys/devices/pci0000:00/0000:00:01.0/vendor"));
-	assert_false(sysroot_is_dir("/sys/devices/pci0000:00/0000:00:01.0/vendor"));
-	assert_true(sysroot_is_dir("/sys/bus/pci/devices/0000:00:01.0"));
-	assert_true(sysroot_is_dir("/"));
-	assert_false(sysroot_exists("/sys/nothing"));
-	assert_false(sysroot_exists("/sys/dangling"));
-	assert_false(sysroot_is_dir("/sys/nothing"));
+	assert_true(sysroot_exists(sr, "/sys/devices/pci0000:00/0000:00:01.0/vendor"));
+	assert_false(sysroot_is_dir(sr, "/sys/devices/pci0000:00/0000:00:01.0/vendor"));
+	assert_true(sysroot_is_dir(sr, "/sys/bus/pci/devices/0000:00:01.0"));
+	assert_true(sysroot_is_dir(sr, "/"));
+	assert_false(sysroot_exists(sr, "/sys/nothing"));
+	assert_false(sysroot_exists(sr, "/sys/dangling"));
+	assert_false(sysroot_is_dir(sr, "/sys/nothing"));
 }
 
 /* --- sysroot_read -------------------------------------------------------- */
@@ -185,11 +188,11 @@ static void test_read_text(void **state)
 {
 	char buf[64];
 
-	assert_int_equal(sysroot_read("/sys/devices/pci0000:00/0000:00:01.0/vendor",
+	assert_int_equal(sysroot_read(sr, "/sys/devices/pci0000:00/0000:00:01.0/vendor",
 				      buf, sizeof(buf)), 7);
 	assert_string_equal(buf, "0x10de\n");
 	/* Through a relative symlink. */
-	assert_int_equal(sysroot_read("/sys/bus/pci/devices/0000:00:01.0/device",
+	assert_int_equal(sysroot_read(sr, "/sys/bus/pci/devices/0000:00:01.0/device",
 				      buf, sizeof(buf)), 7);
 	assert_string_equal(buf, "0x2335\n");
 }
@@ -198,13 +201,13 @@ static void test_read_errors(void **state)
 {
 	char buf[64] = "stale";
 
-	assert_int_equal(sysroot_read("/sys/nothing", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(sysroot_read(sr, "/sys/nothing", buf, sizeof(buf)), -ENOENT);
 	assert_string_equal(buf, "");
 	strcpy(buf, "stale");
-	assert_int_equal(sysroot_read("/sys/devices", buf, sizeof(buf)), -EISDIR);
+	assert_int_equal(sysroot_read(sr, "/sys/devices", buf, sizeof(buf)), -EISDIR);
 	assert_string_equal(buf, "");
-	assert_int_equal(sysroot_read("/sys/loop_a", buf, sizeof(buf)), -ELOOP);
-	assert_int_equal(sysroot_read("/sys/nothing", buf, 0), -EINVAL);
+	assert_int_equal(sysroot_read(sr, "/sys/loop_a", buf, sizeof(buf)), -ELOOP);
+	assert_int_equal(sysroot_read(sr, "/sys/nothing", buf, 0), -EINVAL);
 }
 
 static void test_read_empty(void **state)
@@ -213,7 +216,7 @@ static void test_read_empty(void **state)
 	char buf[16] = "stale";
 
 	put(t, "/data/empty", "", 0);
-	assert_int_equal(sysroot_read("/data/empty", buf, sizeof(buf)), 0);
+	assert_int_equal(sysroot_read(sr, "/data/empty", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "");
 }
 
@@ -234,10 +237,10 @@ static void test_read_fifo_does_not_hang(void **state)
 		ssize_t n;
 
 		alarm(5);
-		n = sysroot_read("/data/fifo", buf, sizeof(buf));
+		n = sysroot_read(sr, "/data/fifo", buf, sizeof(buf));
 		if (n != -SYSROOT_ENOTREG || buf[0])
 			_exit(1);
-		n = sysroot_read_bin("/data/fifo", buf, sizeof(buf));
+		n = sysroot_read_bin(sr, "/data/fifo", buf, sizeof(buf));
 		_exit(n == -SYSROOT_ENOTREG ? 0 : 1);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -253,14 +256,14 @@ static void test_read_too_big(void **state)
 	memset(data, 'x', sizeof(data));
 	/* 100 bytes fit a 101-byte buffer exactly... */
 	put(t, "/data/fit", data, 100);
-	assert_int_equal(sysroot_read("/data/fit", buf, sizeof(buf)), 100);
+	assert_int_equal(sysroot_read(sr, "/data/fit", buf, sizeof(buf)), 100);
 	assert_int_equal(strlen(buf), 100);
 	/* ...101 do not. */
 	put(t, "/data/over", data, 101);
-	assert_int_equal(sysroot_read("/data/over", buf, sizeof(buf)), -EFBIG);
+	assert_int_equal(sysroot_read(sr, "/data/over", buf, sizeof(buf)), -EFBIG);
 	assert_string_equal(buf, "");
 	put(t, "/data/long", data, sizeof(data));
-	assert_int_equal(sysroot_read("/data/long", buf, sizeof(buf)), -EFBIG);
+	assert_int_equal(sysroot_read(sr, "/data/long", buf, sizeof(buf)), -EFBIG);
 }
 
 static void test_read_too_big_large(void **state)
@@ -273,7 +276,7 @@ static void test_read_too_big_large(void **state)
 	assert_non_null(buf);
 	memset(data, 'y', n);
 	put(t, "/data/huge", data, n);
-	assert_int_equal(sysroot_read("/data/huge", buf, SYSFS_MAX_TEXT), -EFBIG);
+	assert_int_equal(sysroot_read(sr, "/data/huge", buf, SYSFS_MAX_TEXT), -EFBIG);
 	free(data);
 	free(buf);
 }
@@ -286,17 +289,17 @@ static void test_read_line(void **state)
 	char buf[16] = "stale";
 
 	put_str(t, "/data/line", "  4: ACTIVE \t\r\nsecond line\n");
-	assert_int_equal(sysroot_read_line("/data/line", buf, sizeof(buf)), 0);
+	assert_int_equal(sysroot_read_line(sr, "/data/line", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "  4: ACTIVE");
 	put_str(t, "/data/noeol", "LinkUp");
-	assert_int_equal(sysroot_read_line("/data/noeol", buf, sizeof(buf)), 0);
+	assert_int_equal(sysroot_read_line(sr, "/data/noeol", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "LinkUp");
 	/* 16 characters do not fit 16 bytes with the NUL. */
 	put_str(t, "/data/wide", "0123456789abcdef\n");
-	assert_int_equal(sysroot_read_line("/data/wide", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read_line(sr, "/data/wide", buf, sizeof(buf)),
 			 -EOVERFLOW);
 	assert_string_equal(buf, "");
-	assert_int_equal(sysroot_read_line("/data/missing", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read_line(sr, "/data/missing", buf, sizeof(buf)),
 			 -ENOENT);
 }
 
@@ -306,7 +309,7 @@ static void expect_ll(const struct tree *t, const char *text, int ret,
 	long long v = 12345;
 
 	put_str(t, "/data/num", text);
-	assert_int_equal(sysroot_read_ll("/data/num", &v), ret);
+	assert_int_equal(sysroot_read_ll(sr, "/data/num", &v), ret);
 	if (!ret)
 		assert_true(v == want);
 }
@@ -327,10 +330,10 @@ static void test_read_ll(void **state)
 	expect_ll(t, "16.0 GT/s PCIe\n", -EINVAL, 0);
 	expect_ll(t, "0x", -EINVAL, 0);
 	expect_ll(t, "99999999999999999999\n", -EINVAL, 0);
-	assert_int_equal(sysroot_read_ll("/sys/devices/pci0000:00/0000:00:01.0/vendor",
+	assert_int_equal(sysroot_read_ll(sr, "/sys/devices/pci0000:00/0000:00:01.0/vendor",
 					 &v), 0);
 	assert_true(v == 0x10de);
-	assert_int_equal(sysroot_read_ll("/data/missing", &v), -ENOENT);
+	assert_int_equal(sysroot_read_ll(sr, "/data/missing", &v), -ENOENT);
 }
 
 /* --- sysroot_link_name --------------------------------------------------- */
@@ -339,16 +342,16 @@ static void test_link_name(void **state)
 {
 	char buf[16];
 
-	assert_int_equal(sysroot_link_name("/sys/devices/pci0000:00/0000:00:01.0/driver",
+	assert_int_equal(sysroot_link_name(sr, "/sys/devices/pci0000:00/0000:00:01.0/driver",
 					   buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "nvidia");
-	assert_int_equal(sysroot_link_name("/sys/dangling", buf, sizeof(buf)), 0);
+	assert_int_equal(sysroot_link_name(sr, "/sys/dangling", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "nowhere");
-	assert_int_equal(sysroot_link_name("/sys/devices/pci0000:00/0000:00:01.0/driver",
+	assert_int_equal(sysroot_link_name(sr, "/sys/devices/pci0000:00/0000:00:01.0/driver",
 					   buf, 6), -EOVERFLOW);
-	assert_int_equal(sysroot_link_name("/sys/devices", buf, sizeof(buf)),
+	assert_int_equal(sysroot_link_name(sr, "/sys/devices", buf, sizeof(buf)),
 			 -EINVAL);
-	assert_int_equal(sysroot_link_name("/sys/nothing", buf, sizeof(buf)),
+	assert_int_equal(sysroot_link_name(sr, "/sys/nothing", buf, sizeof(buf)),
 			 -ENOENT);
 }
 
@@ -358,7 +361,7 @@ static void expect_real(const char *path, const char *want)
 {
 	char buf[PATH_MAX] = "stale";
 
-	assert_int_equal(sysroot_realpath(path, buf, sizeof(buf)), 0);
+	assert_int_equal(sysroot_realpath(sr, path, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, want);
 }
 
@@ -400,17 +403,17 @@ static void test_realpath_errors(void **state)
 {
 	char buf[PATH_MAX], small[8];
 
-	assert_int_equal(sysroot_realpath("/sys/loop_a", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/sys/loop_a", buf, sizeof(buf)),
 			 -ELOOP);
-	assert_int_equal(sysroot_realpath("/sys/loop_a/x", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/sys/loop_a/x", buf, sizeof(buf)),
 			 -ELOOP);
-	assert_int_equal(sysroot_realpath("/sys/dangling", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/sys/dangling", buf, sizeof(buf)),
 			 -ENOENT);
-	assert_int_equal(sysroot_realpath("/sys/nothing/x", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/sys/nothing/x", buf, sizeof(buf)),
 			 -ENOENT);
-	assert_int_equal(sysroot_realpath("/sys/devices/pci0000:00/0000:00:01.0/vendor/x",
+	assert_int_equal(sysroot_realpath(sr, "/sys/devices/pci0000:00/0000:00:01.0/vendor/x",
 					  buf, sizeof(buf)), -ENOTDIR);
-	assert_int_equal(sysroot_realpath("/sys/class/abs", small, sizeof(small)),
+	assert_int_equal(sysroot_realpath(sr, "/sys/class/abs", small, sizeof(small)),
 			 -ENAMETOOLONG);
 }
 
@@ -431,7 +434,7 @@ static void test_realpath_link_limit(void **state)
 		link_in(t, target, name);
 	}
 	expect_real("/data/l39", "/data/end");
-	assert_int_equal(sysroot_realpath("/data/l40", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/data/l40", buf, sizeof(buf)),
 			 -ELOOP);
 }
 
@@ -441,9 +444,9 @@ static void test_realpath_host_root(void **state)
 	char buf[PATH_MAX] = "stale";
 	int ret;
 
-	sysroot_set(NULL);
-	ret = sysroot_realpath("/tmp/..", buf, sizeof(buf));
-	sysroot_set(((struct tree *)*state)->root);
+	sysroot_set(sr, NULL);
+	ret = sysroot_realpath(sr, "/tmp/..", buf, sizeof(buf));
+	sysroot_set(sr, ((struct tree *)*state)->root);
 	assert_int_equal(ret, 0);
 	assert_string_equal(buf, "/");
 }
@@ -471,7 +474,7 @@ static void test_list_sorted(void **state)
 	link_in(t, "nowhere", "/data/list/0000:00:01.0");
 	put_str(t, "/data/list/mlx5_0", "");
 
-	assert_int_equal(sysroot_list("/data/list", &names, &n), 0);
+	assert_int_equal(sysroot_list(sr, "/data/list", &names, &n), 0);
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(names[i], want[i]);
@@ -486,18 +489,18 @@ static void test_list_empty_and_missing(void **state)
 	size_t n = 99;
 
 	mkdir_in(t, "/data/none");
-	assert_int_equal(sysroot_list("/data/none", &names, &n), 0);
+	assert_int_equal(sysroot_list(sr, "/data/none", &names, &n), 0);
 	assert_int_equal(n, 0);
 	sysroot_free_list(names, n);
 
 	n = 99;
-	assert_int_equal(sysroot_list("/data/missing", &names, &n), -ENOENT);
+	assert_int_equal(sysroot_list(sr, "/data/missing", &names, &n), -ENOENT);
 	assert_null(names);
 	assert_int_equal(n, 0);
-	assert_int_equal(sysroot_list("/sys/devices/pci0000:00/0000:00:01.0/vendor",
+	assert_int_equal(sysroot_list(sr, "/sys/devices/pci0000:00/0000:00:01.0/vendor",
 				      &names, &n), -ENOTDIR);
 	/* Through a symlink to a directory. */
-	assert_int_equal(sysroot_list("/sys/bus/pci/devices/0000:00:01.0",
+	assert_int_equal(sysroot_list(sr, "/sys/bus/pci/devices/0000:00:01.0",
 				      &names, &n), 0);
 	assert_int_equal(n, 4);
 	assert_string_equal(names[0], "class");
@@ -526,7 +529,7 @@ static void test_read_socket_and_device(void **state)
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(fchdir(cwd), 0);
 	close(cwd);
-	assert_int_equal(sysroot_read("/data/sock", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read(sr, "/data/sock", buf, sizeof(buf)),
 			 -SYSROOT_ENOTREG);
 	assert_string_equal(buf, "");
 	close(s);
@@ -537,12 +540,12 @@ static void test_read_socket_and_device(void **state)
 		assert_int_equal(errno, EPERM);
 		skip();		/* not root: no device node to plant */
 	}
-	assert_int_equal(sysroot_read("/data/zero", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read(sr, "/data/zero", buf, sizeof(buf)),
 			 -SYSROOT_ENOTREG);
-	assert_int_equal(sysroot_read_line("/data/zero", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read_line(sr, "/data/zero", buf, sizeof(buf)),
 			 -SYSROOT_ENOTREG);
 	/* Still there for an existence test (/dev nodes are tested so). */
-	assert_true(sysroot_exists("/data/zero"));
+	assert_true(sysroot_exists(sr, "/data/zero"));
 	assert_string_equal(sysroot_strerror(SYSROOT_ENOTREG),
 			    "not a regular file (a FIFO, socket or device)");
 }
@@ -577,52 +580,52 @@ static void check_confined(void **state)
 
 	plant_escapes(t);
 	/* Absolute and ".." links to host-only files: nothing there. */
-	assert_int_equal(sysroot_read("/data/abs_host", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read(sr, "/data/abs_host", buf, sizeof(buf)),
 			 -ENOENT);
-	assert_int_equal(sysroot_read("/data/dotdot_host", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read(sr, "/data/dotdot_host", buf, sizeof(buf)),
 			 -ENOENT);
-	assert_int_equal(sysroot_read("/../../proc/self/status", buf,
+	assert_int_equal(sysroot_read(sr, "/../../proc/self/status", buf,
 				      sizeof(buf)), -ENOENT);
-	assert_false(sysroot_exists("/data/abs_host"));
-	assert_int_equal(sysroot_access("/data/dotdot_host"), -ENOENT);
-	assert_int_equal(sysroot_read_bin("/data/abs_host", buf, sizeof(buf)),
+	assert_false(sysroot_exists(sr, "/data/abs_host"));
+	assert_int_equal(sysroot_access(sr, "/data/dotdot_host"), -ENOENT);
+	assert_int_equal(sysroot_read_bin(sr, "/data/abs_host", buf, sizeof(buf)),
 			 -ENOENT);
 	/* The same links to the tree's own file: read inside. */
-	assert_int_equal(sysroot_read("/data/abs_inside", buf, sizeof(buf)), 7);
+	assert_int_equal(sysroot_read(sr, "/data/abs_inside", buf, sizeof(buf)), 7);
 	assert_string_equal(buf, "inside\n");
-	assert_int_equal(sysroot_read("/data/dotdot_inside", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read(sr, "/data/dotdot_inside", buf, sizeof(buf)),
 			 7);
-	assert_int_equal(sysroot_read("/sys/escape/marker", buf, sizeof(buf)),
+	assert_int_equal(sysroot_read(sr, "/sys/escape/marker", buf, sizeof(buf)),
 			 7);
-	assert_int_equal(sysroot_read("/data/via_root/marker", buf,
+	assert_int_equal(sysroot_read(sr, "/data/via_root/marker", buf,
 				      sizeof(buf)), 7);
-	assert_int_equal(sysroot_access("/data/above/etc/marker"), 0);
+	assert_int_equal(sysroot_access(sr, "/data/above/etc/marker"), 0);
 	/* "/" is the sysroot: listing it shows the tree, not the host. */
-	assert_true(sysroot_is_dir("/data/root"));
-	assert_true(sysroot_is_dir("/data/above"));
-	assert_false(sysroot_is_dir("/data/abs_host"));
-	assert_int_equal(sysroot_list("/data/root", &names, &n), 0);
+	assert_true(sysroot_is_dir(sr, "/data/root"));
+	assert_true(sysroot_is_dir(sr, "/data/above"));
+	assert_false(sysroot_is_dir(sr, "/data/abs_host"));
+	assert_int_equal(sysroot_list(sr, "/data/root", &names, &n), 0);
 	assert_int_equal(n, 3);		/* data, etc, sys */
 	for (size_t i = 0; i < n; i++)
 		have_etc |= !strcmp(names[i], "etc");
 	assert_true(have_etc);
 	assert_string_equal(names[0], "data");
 	sysroot_free_list(names, n);
-	assert_int_equal(sysroot_list("/data/abs_host", &names, &n), -ENOENT);
+	assert_int_equal(sysroot_list(sr, "/data/abs_host", &names, &n), -ENOENT);
 	/* readlink of a link reached through an escaping link. */
-	assert_int_equal(sysroot_link_name("/data/root/sys/devices/pci0000:00/"
+	assert_int_equal(sysroot_link_name(sr, "/data/root/sys/devices/pci0000:00/"
 					   "0000:00:01.0/driver", buf,
 					   sizeof(buf)), 0);
 	assert_string_equal(buf, "nvidia");
-	assert_int_equal(sysroot_realpath("/data/abs_inside", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/data/abs_inside", buf, sizeof(buf)),
 			 0);
 	assert_string_equal(buf, "/etc/marker");
-	assert_int_equal(sysroot_realpath("/data/abs_host", buf, sizeof(buf)),
+	assert_int_equal(sysroot_realpath(sr, "/data/abs_host", buf, sizeof(buf)),
 			 -ENOENT);
 	/* Loops and the link limit hold on every path. */
-	assert_int_equal(sysroot_read("/sys/loop_a", buf, sizeof(buf)), -ELOOP);
-	assert_false(sysroot_exists("/sys/loop_a"));
-	assert_int_equal(sysroot_list("/sys/loop_b", &names, &n), -ELOOP);
+	assert_int_equal(sysroot_read(sr, "/sys/loop_a", buf, sizeof(buf)), -ELOOP);
+	assert_false(sysroot_exists(sr, "/sys/loop_a"));
+	assert_int_equal(sysroot_list(sr, "/sys/loop_b", &names, &n), -ELOOP);
 }
 
 static void test_confined_openat2(void **state)
@@ -631,8 +634,8 @@ static void test_confined_openat2(void **state)
 
 	check_confined(state);
 	/* Say so when this kernel has no openat2 (the walk ran instead). */
-	sysroot_read("/etc/marker", buf, sizeof(buf));
-	if (sysroot_walking()) {
+	sysroot_read(sr, "/etc/marker", buf, sizeof(buf));
+	if (sysroot_walking(sr)) {
 		print_message("no openat2 on this kernel: only the walk ran\n");
 		skip();
 	}
@@ -640,10 +643,10 @@ static void test_confined_openat2(void **state)
 
 static void test_confined_walk(void **state)
 {
-	sysroot_force_walk(true);
+	sysroot_force_walk(sr, true);
 	check_confined(state);
-	assert_true(sysroot_walking());
-	sysroot_force_walk(false);
+	assert_true(sysroot_walking(sr));
+	sysroot_force_walk(sr, false);
 }
 
 /* A long chain of absolute links, each re-rooted: forty resolve. */
@@ -653,7 +656,7 @@ static void test_confined_long_chain(void **state)
 	char name[64], target[64], buf[16];
 
 	for (int walk = 0; walk < 2; walk++) {
-		sysroot_force_walk(walk);
+		sysroot_force_walk(sr, walk);
 		for (int i = 0; i < 41; i++) {
 			snprintf(name, sizeof(name), "/data/c%d_%d", walk, i);
 			if (i == 0)
@@ -664,11 +667,11 @@ static void test_confined_long_chain(void **state)
 			link_in(t, target, name);
 		}
 		snprintf(name, sizeof(name), "/data/c%d_39", walk);
-		assert_int_equal(sysroot_read(name, buf, sizeof(buf)), 7);
+		assert_int_equal(sysroot_read(sr, name, buf, sizeof(buf)), 7);
 		snprintf(name, sizeof(name), "/data/c%d_40", walk);
-		assert_int_equal(sysroot_read(name, buf, sizeof(buf)), -ELOOP);
+		assert_int_equal(sysroot_read(sr, name, buf, sizeof(buf)), -ELOOP);
 	}
-	sysroot_force_walk(false);
+	sysroot_force_walk(sr, false);
 }
 
 static void test_read_bin(void **state)
@@ -679,10 +682,10 @@ static void test_read_bin(void **state)
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (unsigned char)i;
 	put(t, "/data/cfg", (const char *)data, sizeof(data));
-	assert_int_equal(sysroot_read_bin("/data/cfg", buf, sizeof(buf)), 300);
+	assert_int_equal(sysroot_read_bin(sr, "/data/cfg", buf, sizeof(buf)), 300);
 	assert_memory_equal(buf, data, sizeof(data));
-	assert_int_equal(sysroot_read_bin("/data/cfg", buf, 64), 64);
-	assert_int_equal(sysroot_read_bin("/sys/devices", buf, 64), -EISDIR);
+	assert_int_equal(sysroot_read_bin(sr, "/data/cfg", buf, 64), 64);
+	assert_int_equal(sysroot_read_bin(sr, "/sys/devices", buf, 64), -EISDIR);
 }
 
 #define TREE_TEST(f) \
@@ -717,5 +720,12 @@ int main(void)
 		TREE_TEST(test_list_empty_and_missing),
 	};
 
-	return cmocka_run_group_tests_name("sysroot", tests, NULL, NULL);
+	int failed;
+
+	sr = sysroot_new(NULL);
+	if (!sr)
+		return 1;
+	failed = cmocka_run_group_tests_name("sysroot", tests, NULL, NULL);
+	sysroot_free(sr);
+	return failed;
 }

@@ -234,20 +234,22 @@ static void test_replay(void **state)
 	char dir[] = "/tmp/test_vendor_json.XXXXXX", err[256] = "", cmd[4200];
 	struct vendor_facts *vf = sample(), *back = calloc(1, sizeof(*back));
 	char *text = vendor_json_encode(vf);
+	struct sysroot *sr;
 
 	assert_non_null(mkdtemp(dir));
 	assert_non_null(back);
-	sysroot_set(dir);
+	sr = sysroot_new(dir);
+	assert_non_null(sr);
 	/* A capture without the file: nothing to replay, no error. */
-	assert_int_equal(vendor_json_replay(back, err, sizeof(err)), 0);
+	assert_int_equal(vendor_json_replay(sr, back, err, sizeof(err)), 0);
 	put(dir, "{ corrupt");
-	assert_int_equal(vendor_json_replay(back, err, sizeof(err)), -1);
+	assert_int_equal(vendor_json_replay(sr, back, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, VENDOR_FACTS_PATH ": not JSON"));
 	put(dir, text);
-	assert_int_equal(vendor_json_replay(back, err, sizeof(err)), 1);
+	assert_int_equal(vendor_json_replay(sr, back, err, sizeof(err)), 1);
 	assert_non_null(strstr(back->replayed_from, VENDOR_FACTS_PATH));
 	assert_memory_equal(back, vf, offsetof(struct vendor_facts, replayed_from));
-	sysroot_set(NULL);
+	sysroot_free(sr);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 	free(text);
