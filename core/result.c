@@ -534,7 +534,8 @@ const char *ev_find_str(const struct result *res, const char *key)
 const struct pair_fact *report_pair_fact(const struct report *r, int subject)
 {
 	if (subject < 0 || (size_t)subject >= r->nsubj ||
-	    r->subj[subject].fact < 0)
+	    r->subj[subject].fact < 0 ||
+	    (size_t)r->subj[subject].fact >= r->nfacts)
 		return &unknown_fact;
 	return &r->facts[r->subj[subject].fact];
 }
