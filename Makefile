@@ -131,7 +131,7 @@ FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render
 FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 # Production sources each harness exercises.
 FUZZ_SRCS_fuzz_parse   = decode/parse.c
-FUZZ_SRCS_fuzz_pcie    = decode/pcie.c
+FUZZ_SRCS_fuzz_pcie    = decode/pcie.c core/names.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \

@@ -56,3 +56,36 @@ const char *topo_class_name(enum topo_class c)
 
 	return (unsigned int)c <= TOPO_UNKNOWN ? names[c] : "unknown";
 }
+
+const char *nccl_path_name(enum nccl_path p)
+{
+	static const char *const names[] = {
+		[NCCL_LOC] = "LOC", [NCCL_PIX] = "PIX", [NCCL_PXB] = "PXB",
+		[NCCL_PHB] = "PHB", [NCCL_SYS] = "SYS",
+		[NCCL_UNKNOWN] = "unknown",
+	};
+
+	return (unsigned int)p <= NCCL_UNKNOWN ? names[p] : "unknown";
+}
+
+const char *pair_gdr_name(enum pair_gdr g)
+{
+	static const char *const names[] = {
+		[PAIR_GDR_UNKNOWN] = "unknown", [PAIR_GDR_BOTH] = "both",
+		[PAIR_GDR_RECV] = "recv", [PAIR_GDR_HOST] = "host",
+	};
+
+	return (unsigned int)g <= PAIR_GDR_HOST ? names[g] : "unknown";
+}
+
+const char *pair_acs_name(enum pair_acs a)
+{
+	static const char *const names[] = {
+		[PAIR_ACS_UNKNOWN] = "unknown", [PAIR_ACS_CLEAR] = "clear",
+		[PAIR_ACS_REDIRECT] = "redirect",
+		[PAIR_ACS_REDIRECT_IOMMU] = "redirect_iommu",
+	};
+
+	return (unsigned int)a <= PAIR_ACS_REDIRECT_IOMMU ? names[a] :
+	       "unknown";
+}

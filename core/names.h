@@ -4,8 +4,9 @@
 
 /*
  * The small vocabularies every layer shares, each as one enum with one name
- * table (core/names.c): statuses, layers, paths, verdicts, subject kinds and
- * the nvidia-smi distance classes. Pure: no other project header.
+ * table (core/names.c): statuses, layers, paths, verdicts, subject kinds,
+ * the nvidia-smi distance classes, NCCL's path types and the typed facts
+ * of a GPU x NIC pair. Pure: no other project header.
  */
 
 enum gdr_status {
@@ -63,11 +64,43 @@ enum topo_class {
 	TOPO_UNKNOWN,
 };
 
+/*
+ * NCCL's path types between a GPU and a NIC by name (their numbers change
+ * between versions), nearest first; NCCL has no NODE (it is PHB there).
+ */
+enum nccl_path {
+	NCCL_LOC = 0,
+	NCCL_PIX,
+	NCCL_PXB,
+	NCCL_PHB,
+	NCCL_SYS,
+	NCCL_UNKNOWN,
+};
+
+/* Whether NCCL uses GPUDirect RDMA for a GPU x NIC pair (topo.nccl). */
+enum pair_gdr {
+	PAIR_GDR_UNKNOWN = 0,	/* not decided: no path, not checked */
+	PAIR_GDR_BOTH,		/* sends and receives */
+	PAIR_GDR_RECV,		/* receives only: GDR read is off */
+	PAIR_GDR_HOST,		/* neither: traffic stages through host memory */
+};
+
+/* ACS on the PCIe path between a GPU and a NIC (platform.acs). */
+enum pair_acs {
+	PAIR_ACS_UNKNOWN = 0,	/* not checked, or unreadable */
+	PAIR_ACS_CLEAR,		/* no bridge redirects peer traffic */
+	PAIR_ACS_REDIRECT,	/* redirected to the root complex */
+	PAIR_ACS_REDIRECT_IOMMU,	/* redirected, and the IOMMU translates */
+};
+
 const char *status_name(enum gdr_status st);
 const char *layer_name(enum gdr_layer l);
 const char *path_name(enum gdr_path p);
 const char *verdict_name(enum verdict v);
 const char *subject_kind_name(enum subject_kind k);
 const char *topo_class_name(enum topo_class c);
+const char *nccl_path_name(enum nccl_path p);
+const char *pair_gdr_name(enum pair_gdr g);
+const char *pair_acs_name(enum pair_acs a);
 
 #endif

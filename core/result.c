@@ -252,6 +252,7 @@ void report_free(struct report *r)
 	free(r->res);
 	free(r->subj);
 	free(r->subj_slots);
+	free(r->facts);
 	for (int p = 0; p < PATH_COUNT; p++) {
 		free(r->path[p].blockers);
 		free(r->path[p].ready);
@@ -316,6 +317,16 @@ static void subject_unique_id(struct report *r, struct subject *s,
 	}
 }
 
+static const struct pair_fact unknown_fact = {
+	.distance = TOPO_UNKNOWN,
+	.nccl_path = NCCL_UNKNOWN,
+	.gdr = PAIR_GDR_UNKNOWN,
+	.acs = PAIR_ACS_UNKNOWN,
+	.distance_result = -1,
+	.gdr_result = -1,
+	.acs_result = -1,
+};
+
 int report_subject(struct report *r, enum subject_kind kind, const char *id,
 		   const char *label, const char *pci, int parent)
 {
@@ -332,6 +343,12 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
 	s->parent = parent;
 	s->pair_gpu = -1;
 	s->pair_nic = -1;
+	s->fact = -1;
+	if (kind == SUBJ_PAIR) {
+		r->facts = grow(r->facts, r->nfacts, sizeof(*r->facts));
+		r->facts[r->nfacts] = unknown_fact;
+		s->fact = (int)r->nfacts++;
+	}
 	*subject_slot(r, s->id) = (int)r->nsubj + 1;
 	return (int)r->nsubj++;
 }
@@ -353,6 +370,7 @@ struct result *report_vadd(struct report *r, const struct gate_desc *gate,
 	res->subject = subject;
 	res->status = st;
 	res->code = code;
+	res->code_index = -1;
 	res->reason = report_vprintf(r, fmt, ap);
 	return res;
 }
@@ -513,6 +531,64 @@ const char *ev_find_str(const struct result *res, const char *key)
 	return NULL;
 }
 
+const struct pair_fact *report_pair_fact(const struct report *r, int subject)
+{
+	if (subject < 0 || (size_t)subject >= r->nsubj ||
+	    r->subj[subject].fact < 0 ||
+	    (size_t)r->subj[subject].fact >= r->nfacts)
+		return &unknown_fact;
+	return &r->facts[r->subj[subject].fact];
+}
+
+/* The writable facts of res's subject; NULL (a bug, said) if no pair. */
+static struct pair_fact *fact_of(struct result *res)
+{
+	const struct subject *s = &res->rep->subj[res->subject];
+
+	if (s->fact < 0) {
+		fprintf(stderr, "gdrcheck: internal error: pair fact on %s, "
+			"not a pair\n", s->id);
+		return NULL;
+	}
+	return &res->rep->facts[s->fact];
+}
+
+static int result_index(const struct result *res)
+{
+	return (int)(res - res->rep->res);
+}
+
+void fact_distance(struct result *res, enum topo_class c, enum nccl_path p)
+{
+	struct pair_fact *f = fact_of(res);
+
+	if (!f)
+		return;
+	f->distance = c;
+	f->nccl_path = p;
+	f->distance_result = result_index(res);
+}
+
+void fact_gdr(struct result *res, enum pair_gdr g)
+{
+	struct pair_fact *f = fact_of(res);
+
+	if (!f)
+		return;
+	f->gdr = g;
+	f->gdr_result = result_index(res);
+}
+
+void fact_acs(struct result *res, enum pair_acs a)
+{
+	struct pair_fact *f = fact_of(res);
+
+	if (!f)
+		return;
+	f->acs = a;
+	f->acs_result = result_index(res);
+}
+
 void pair_grid_build(const struct report *r, struct pair_grid *g)
 {
 	memset(g, 0, sizeof(*g));
@@ -557,4 +633,11 @@ void pair_grid_free(struct pair_grid *g)
 	free(g->gpus);
 	free(g->nics);
 	free(g->pair);
+}
+
+const struct pair_fact *pair_grid_fact(const struct report *r,
+				       const struct pair_grid *g,
+				       size_t row, size_t col)
+{
+	return report_pair_fact(r, g->pair[row * g->nnic + col]);
 }

@@ -22,6 +22,25 @@ struct subject {
 	int parent;		/* port -> its NIC subject; -1 otherwise */
 	int pair_gpu;		/* pair -> its GPU and NIC subjects; -1 */
 	int pair_nic;
+	int fact;		/* pair -> its row of report.facts; -1 */
+};
+
+/*
+ * What the gates found about one GPU x NIC pair, typed, stored once per
+ * pair subject. The probe that owns a fact sets it with fact_*() on the
+ * result that establishes it (topology.c: distance and NCCL's decision,
+ * platform.c: ACS); the policy and the renderers read it with
+ * report_pair_fact(), never from reason text, codes or evidence keys.
+ * A fact nobody set is UNKNOWN and its result -1.
+ */
+struct pair_fact {
+	enum topo_class distance;	/* topo.path: nvidia-smi's class */
+	enum nccl_path nccl_path;	/* topo.path: NCCL's type of it */
+	enum pair_gdr gdr;		/* topo.nccl: does NCCL use GDR */
+	enum pair_acs acs;		/* platform.acs */
+	int distance_result;		/* result index that set each, -1 */
+	int gdr_result;
+	int acs_result;
 };
 
 enum ev_type {
@@ -69,7 +88,13 @@ struct result {
 	unsigned int paths;	/* P_* masks this result can close */
 	int subject;
 	enum gdr_status status;
-	const char *code;	/* static, stable reason code */
+	const char *code;	/* static, stable reason code: its name */
+	/*
+	 * The same code as the catalog's C_* (gate/catalog.h), set by
+	 * emit(); -1 for a result made without the catalog (unit tests).
+	 * Code that decides compares this, never the name.
+	 */
+	int code_index;
 	char *reason;
 	char *remediation;	/* NULL when none */
 	struct evidence *ev;
@@ -147,6 +172,8 @@ struct report {
 	size_t subj_slots_cap;
 	struct result *res;
 	size_t nres;
+	struct pair_fact *facts;	/* one per pair subject (subject.fact) */
+	size_t nfacts;
 	struct path_verdict path[PATH_COUNT];
 	enum verdict overall;
 	int exit_code;
@@ -219,6 +246,19 @@ const char *ev_find_str(const struct result *res, const char *key);
 
 
 /*
+ * Typed pair facts (struct pair_fact): set on res, a result about a pair
+ * subject, which is remembered as the result that established the fact.
+ */
+void fact_distance(struct result *res, enum topo_class c, enum nccl_path p);
+void fact_gdr(struct result *res, enum pair_gdr g);
+void fact_acs(struct result *res, enum pair_acs a);
+/*
+ * The facts of pair subject `subject`; for any other subject (or -1) a
+ * row where everything is unknown. Never NULL.
+ */
+const struct pair_fact *report_pair_fact(const struct report *r, int subject);
+
+/*
  * The GPU x RDMA device grid of a report, indexed once (a 64 x 64 node has
  * 4096 pairs): rows are the GPU subjects, columns the NIC subjects, both
  * in subject order, each cell the pair subject of its GPU and NIC.
@@ -232,6 +272,10 @@ struct pair_grid {
 void pair_grid_build(const struct report *r, struct pair_grid *g);
 /* The pair subject of GPU subject gpu and NIC subject nic, or -1. */
 int pair_grid_find(const struct pair_grid *g, int gpu, int nic);
+/* The facts of the pair in grid row `row`, column `col` (unknown: none). */
+const struct pair_fact *pair_grid_fact(const struct report *r,
+				       const struct pair_grid *g,
+				       size_t row, size_t col);
 void pair_grid_free(struct pair_grid *g);
 
 /* --redact: mask the hostname, GIDs, GUIDs and MACs everywhere. */
@@ -239,7 +283,8 @@ void report_redact(struct report *r);
 
 /* Advice grouped by (gate, text): BLOCKED first, then WARN. */
 struct remedy {
-	const char *gate;
+	const struct gate_desc *gate_desc;	/* what groups them */
+	const char *gate;			/* its id */
 	const char *text;
 	enum gdr_status status;
 	int *subjects;

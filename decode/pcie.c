@@ -151,17 +151,6 @@ void acs_bits_string(uint16_t bits, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-const char *nccl_path_name(enum nccl_path p)
-{
-	static const char *const names[] = {
-		[NCCL_LOC] = "LOC", [NCCL_PIX] = "PIX", [NCCL_PXB] = "PXB",
-		[NCCL_PHB] = "PHB", [NCCL_SYS] = "SYS",
-		[NCCL_UNKNOWN] = "unknown",
-	};
-
-	return (unsigned int)p <= NCCL_UNKNOWN ? names[p] : "unknown";
-}
-
 /* NCCL attaches every host bridge of a NUMA node to the same CPU: NODE is PHB. */
 enum nccl_path nccl_path_of(enum topo_class c)
 {

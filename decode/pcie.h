@@ -59,17 +59,7 @@ int pcie_read_acs(const uint8_t *cfg, size_t len, struct acs_regs *acs);
 /* "ReqRedir+ CmpltRedir+" style list of the set bits (lspci's names). */
 void acs_bits_string(uint16_t bits, char *buf, size_t len);
 
-/* Distance classes, nearest first. nvidia-smi uses all; NCCL has no NODE. */
-/* NCCL's path types by name (their numbers change between versions). */
-enum nccl_path {
-	NCCL_LOC = 0,
-	NCCL_PIX,
-	NCCL_PXB,
-	NCCL_PHB,
-	NCCL_SYS,
-	NCCL_UNKNOWN,
-};
-const char *nccl_path_name(enum nccl_path p);
+/* NCCL's path type of a distance class (enum nccl_path: core/names.h). */
 enum nccl_path nccl_path_of(enum topo_class c);
 
 /*

@@ -36,6 +36,7 @@ struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 	r = report_vadd(ctx->rep, g, g->layer, g->paths, subject, st,
 			code_descs[code].name, fmt, ap);
 	va_end(ap);
+	r->code_index = (int)code;
 	r->duration_ms = now - ctx->mark_ms;
 	r->proof = g->proof;
 	ctx->mark_ms = now;

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "engine/gates.h"
-#include "core/xalloc.h"
 
 static void violation(struct report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -31,56 +30,25 @@ static void violation(struct report *r, const char *fmt, ...)
 }
 
 /*
- * What the policy looks up per ready pair, indexed once: the pair subject
- * of a (GPU, NIC) and the topo.path result of each pair subject.
+ * The distance class of a pair subject, from its typed pair fact (set by
+ * topo.path), and in *res_idx the result that established it (-1 when
+ * the class is unknown).
  */
-struct pair_index {
-	struct pair_grid grid;
-	int *path_result;	/* pair subject -> its topo.path result, -1 */
-};
-
-static void pair_index_build(const struct report *r, struct pair_index *ix)
+static int pair_class(const struct report *r, int pair, int *res_idx)
 {
-	pair_grid_build(r, &ix->grid);
-	ix->path_result = xcalloc(r->nsubj, sizeof(*ix->path_result));
-	for (size_t i = 0; i < r->nsubj; i++)
-		ix->path_result[i] = -1;
-	for (size_t i = 0; i < r->nres; i++)
-		if (ix->path_result[r->res[i].subject] < 0 &&
-		    r->res[i].gate->index == G_TOPO_PATH)
-			ix->path_result[r->res[i].subject] = (int)i;
+	const struct pair_fact *f = report_pair_fact(r, pair);
+
+	*res_idx = f->distance != TOPO_UNKNOWN ? f->distance_result : -1;
+	return f->distance;
 }
 
-static void pair_index_free(struct pair_index *ix)
-{
-	pair_grid_free(&ix->grid);
-	free(ix->path_result);
-}
-
-/* The nvidia-smi class of a pair subject and its topo.path result. */
-static int pair_class(const struct report *r, const struct pair_index *ix,
-		      int pair, int *res_idx)
-{
-	static const char *const names[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
-	int i = ix->path_result[pair];
-	const char *cls = i >= 0 ?
-			  ev_find_str(&r->res[i], "nvidia_smi") : NULL;
-
-	for (int c = 0; cls && c < 5; c++)
-		if (!strcmp(cls, names[c])) {
-			*res_idx = i;
-			return c;
-		}
-	*res_idx = -1;
-	return TOPO_UNKNOWN;
-}
-
-static int pair_of(const struct report *r, const struct pair_index *ix,
+/* The pair subject of a ready (GPU, port or port-less NIC), or -1. */
+static int pair_of(const struct report *r, const struct pair_grid *grid,
 		   int gpu, int port)
 {
 	int nic = r->subj[port].kind == SUBJ_PORT ? r->subj[port].parent : port;
 
-	return nic >= 0 ? pair_grid_find(&ix->grid, gpu, nic) : -1;
+	return nic >= 0 ? pair_grid_find(grid, gpu, nic) : -1;
 }
 
 static void close_path(struct report *r, enum gdr_path p, int decisive,
@@ -94,127 +62,182 @@ static void close_path(struct report *r, enum gdr_path p, int decisive,
 	snprintf(pv->summary, sizeof(pv->summary), "BLOCKED by policy: %s", why);
 }
 
+/*
+ * --max-distance: keep the ready combinations within the class; none left
+ * closes the path at the path result of the first one dropped. Returns
+ * whether the path is still READY.
+ */
+static bool apply_max_distance(struct report *r, enum gdr_path p,
+			       const struct pair_grid *grid, int max_distance)
+{
+	struct path_verdict *pv = &r->path[p];
+	size_t kept = 0;
+	int first_far = -1;
+	char why[160];
+
+	for (size_t i = 0; i < pv->nready; i++) {
+		int idx = -1, pair = pair_of(r, grid, pv->ready[i][0],
+					pv->ready[i][1]);
+		int cls = pair >= 0 ? pair_class(r, pair, &idx) : TOPO_UNKNOWN;
+
+		if (cls <= max_distance) {
+			pv->ready[kept][0] = pv->ready[i][0];
+			pv->ready[kept++][1] = pv->ready[i][1];
+		} else if (first_far < 0) {
+			first_far = idx;
+		}
+	}
+	pv->nready = kept;
+	if (kept) {
+		snprintf(pv->summary, sizeof(pv->summary),
+			 "READY: %s with %s%s (within %s)",
+			 r->subj[pv->ready[0][0]].id,
+			 r->subj[pv->ready[0][1]].id,
+			 kept > 1 ? " and more" : "",
+			 topo_class_name((enum topo_class)max_distance));
+		return true;
+	}
+	snprintf(why, sizeof(why), "no ready GPU-NIC pair within %s "
+		 "(--max-distance)",
+		 topo_class_name((enum topo_class)max_distance));
+	violation(r, "%s: %s", path_name(p), why);
+	close_path(r, p, first_far, why);
+	return false;
+}
+
+/*
+ * GPU subject g's nearest class over all its pairs (TOPO_UNKNOWN: none
+ * known), the path result that set it in *first and that pair in *near.
+ */
+static int nearest_class(const struct report *r, int g, int *first, int *near)
+{
+	int best = TOPO_UNKNOWN, idx;
+
+	*first = -1;
+	*near = -1;
+	for (size_t q = 0; q < r->nsubj; q++) {
+		int c;
+
+		if (r->subj[q].kind != SUBJ_PAIR || r->subj[q].pair_gpu != g)
+			continue;
+		c = pair_class(r, (int)q, &idx);
+		if (c < best) {
+			best = c;
+			*first = idx;
+			*near = (int)q;
+		}
+	}
+	return best;
+}
+
+/* Is GPU subject g on the ready list with a pair no farther than best? */
+static bool ready_within(const struct report *r, enum gdr_path p,
+			 const struct pair_grid *grid, int g, int best)
+{
+	const struct path_verdict *pv = &r->path[p];
+	int idx;
+
+	for (size_t i = 0; i < pv->nready; i++) {
+		int pair = pair_of(r, grid, pv->ready[i][0], pv->ready[i][1]);
+
+		if (pv->ready[i][0] == g && pair >= 0 &&
+		    pair_class(r, pair, &idx) <= best)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The result to name when GPU subject g is not ready with its nearest
+ * pair near: what closed g or that pair on path p, else g's first result,
+ * else fallback (the path result of its nearest pair).
+ */
+static int gpu_closer(const struct report *r, enum gdr_path p, int g,
+		      int near, int fallback)
+{
+	for (size_t i = 0; i < r->nres; i++)
+		if ((r->res[i].subject == g || r->res[i].subject == near) &&
+		    r->res[i].status == ST_BLOCKED &&
+		    (r->res[i].paths & (1u << p)))
+			return (int)i;
+	if (fallback >= 0)
+		return fallback;
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].subject == g)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * --every-gpu: every GPU must be ready with one of its nearest NICs. All
+ * GPUs are judged on the same ready list (one violation each), then the
+ * path closes at what closed the first GPU that failed.
+ */
+static void apply_every_gpu(struct report *r, enum gdr_path p,
+			    const struct pair_grid *grid)
+{
+	struct path_verdict *pv = &r->path[p];
+	int close_at = -2;
+	char why[160];
+
+	for (size_t g = 0; g < r->nsubj; g++) {
+		int best, first, near;
+
+		if (r->subj[g].kind != SUBJ_GPU)
+			continue;
+		best = nearest_class(r, (int)g, &first, &near);
+		if (ready_within(r, p, grid, (int)g, best))
+			continue;
+		snprintf(why, sizeof(why), "%s is not ready with its nearest "
+			 "NIC (--every-gpu)", r->subj[g].id);
+		violation(r, "%s: %s", path_name(p), why);
+		if (close_at == -2) {
+			close_at = gpu_closer(r, p, (int)g, near, first);
+			snprintf(pv->summary, sizeof(pv->summary), "%s", why);
+		}
+	}
+	if (close_at != -2) {
+		snprintf(why, sizeof(why), "%s", pv->summary);
+		close_path(r, p, close_at, why);
+	}
+}
+
+/* --warn-fails: one violation counting the WARN results. */
+static void apply_warn_fails(struct report *r)
+{
+	size_t warns = 0;
+
+	for (size_t i = 0; i < r->nres; i++)
+		warns += r->res[i].status == ST_WARN;
+	if (warns)
+		violation(r, "%zu WARN result(s) (--warn-fails)", warns);
+}
+
 void policy_apply(struct report *r, const struct options *o)
 {
 	struct report_policy *pol = &r->meta.policy;
 	bool by_pair = o->max_distance >= 0 || o->every_gpu;
-	struct pair_index ix;
-	char why[160];
+	struct pair_grid grid;
 
 	pol->every_gpu = o->every_gpu;
 	pol->max_distance = o->max_distance;
 	pol->warn_fails = o->warn_fails;
 	if (by_pair)
-		pair_index_build(r, &ix);
-
-	for (int p = 0; p < PATH_COUNT; p++) {
-		struct path_verdict *pv = &r->path[p];
-		size_t kept = 0;
-		int first_far = -1;
-
-		if (pv->verdict != V_READY)
+		pair_grid_build(r, &grid);
+	for (int p = 0; by_pair && p < PATH_COUNT; p++) {
+		if (r->path[p].verdict != V_READY)
 			continue;
-		if (o->max_distance >= 0) {
-			for (size_t i = 0; i < pv->nready; i++) {
-				int idx, pair = pair_of(r, &ix, pv->ready[i][0],
-							pv->ready[i][1]);
-				int cls = pair >= 0 ?
-					  pair_class(r, &ix, pair, &idx) :
-					  TOPO_UNKNOWN;
-
-				if (cls <= o->max_distance) {
-					pv->ready[kept][0] = pv->ready[i][0];
-					pv->ready[kept++][1] = pv->ready[i][1];
-				} else if (first_far < 0) {
-					first_far = idx;
-				}
-			}
-			pv->nready = kept;
-			if (kept)
-				snprintf(pv->summary, sizeof(pv->summary),
-					 "READY: %s with %s%s (within %s)",
-					 r->subj[pv->ready[0][0]].id,
-					 r->subj[pv->ready[0][1]].id,
-					 kept > 1 ? " and more" : "",
-					 topo_class_name(o->max_distance));
-			if (!kept) {
-				snprintf(why, sizeof(why), "no ready GPU-NIC pair "
-					 "within %s (--max-distance)",
-					 topo_class_name(o->max_distance));
-				violation(r, "%s: %s", path_name(p), why);
-				close_path(r, p, first_far, why);
-				continue;
-			}
-		}
-		if (o->every_gpu) {
-			int close_at = -2;
-
-			/* Judge every GPU on the same ready list, then close. */
-			for (size_t g = 0; g < r->nsubj; g++) {
-				int best = TOPO_UNKNOWN, idx, first = -1, near = -1;
-				bool ok = false;
-
-				if (r->subj[g].kind != SUBJ_GPU)
-					continue;
-				/* Its nearest NICs: the lowest class it has. */
-				for (size_t q = 0; q < r->nsubj; q++)
-					if (r->subj[q].kind == SUBJ_PAIR &&
-					    r->subj[q].pair_gpu == (int)g) {
-						int c = pair_class(r, &ix, (int)q, &idx);
-
-						if (c < best) {
-							best = c;
-							first = idx;
-							near = (int)q;
-						}
-					}
-				for (size_t i = 0; i < pv->nready && !ok; i++) {
-					int pair = pair_of(r, &ix, pv->ready[i][0],
-							   pv->ready[i][1]);
-
-					ok = pv->ready[i][0] == (int)g && pair >= 0 &&
-					     pair_class(r, &ix, pair, &idx) <= best;
-				}
-				if (ok)
-					continue;
-				snprintf(why, sizeof(why), "%s is not ready with "
-					 "its nearest NIC (--every-gpu)",
-					 r->subj[g].id);
-				violation(r, "%s: %s", path_name(p), why);
-				if (close_at == -2) {
-					/* Name what closed the GPU's nearest pair. */
-					for (size_t i = 0; i < r->nres; i++)
-						if ((r->res[i].subject == (int)g ||
-						     r->res[i].subject == near) &&
-						    r->res[i].status == ST_BLOCKED &&
-						    (r->res[i].paths & (1u << p))) {
-							first = (int)i;
-							break;
-						}
-					for (size_t i = 0; i < r->nres && first < 0; i++)
-						if (r->res[i].subject == (int)g)
-							first = (int)i;
-					close_at = first;
-					snprintf(pv->summary, sizeof(pv->summary),
-						 "%s", why);
-				}
-			}
-			if (close_at != -2) {
-				snprintf(why, sizeof(why), "%s", pv->summary);
-				close_path(r, p, close_at, why);
-			}
-		}
+		if (o->max_distance >= 0 &&
+		    !apply_max_distance(r, (enum gdr_path)p, &grid,
+					o->max_distance))
+			continue;
+		if (o->every_gpu)
+			apply_every_gpu(r, (enum gdr_path)p, &grid);
 	}
 	if (by_pair)
-		pair_index_free(&ix);
-	if (o->warn_fails) {
-		size_t warns = 0;
-
-		for (size_t i = 0; i < r->nres; i++)
-			warns += r->res[i].status == ST_WARN;
-		if (warns)
-			violation(r, "%zu WARN result(s) (--warn-fails)", warns);
-	}
+		pair_grid_free(&grid);
+	if (o->warn_fails)
+		apply_warn_fails(r);
 }
 
 /* The overall verdict again, after the policy; WARN can fail it. */

@@ -109,29 +109,38 @@ static void index_free(struct fold_index *ix)
 	free(ix->has_port);
 }
 
-/*
- * A candidate is one GPU with one RDMA port: the host, the GPU, the port,
- * its device and the GPU x device pair must all be open for it to work.
- */
-static void fold_path(struct report *r, enum gdr_path p,
-		      const struct fold_index *ix)
+/* How the candidates of one path came out, gathered by fold_path. */
+struct fold_tally {
+	int decisive;		/* the result that names where it closed, -1 */
+	int error;		/* the first ERROR among the candidates, -1 */
+	int candidates;
+	int blocked;
+	bool ready;
+};
+
+/* Forget the path's previous fold: its blockers and ready pairs. */
+static void path_reset(struct path_verdict *pv)
 {
-	struct path_verdict *pv = &r->path[p];
-	unsigned int mask = 1u << p;
-	struct subject_state *ss, host = { FOLD_OK, -1, -1 };
-	int decisive = -1, error = -1, candidates = 0, blocked = 0;
-	bool ready = false;
-
-	ss = xcalloc(r->nsubj, sizeof(*ss));
-	for (size_t i = 0; i < r->nsubj; i++)
-		ss[i] = (struct subject_state){ FOLD_OK, -1, -1 };
-
 	free(pv->blockers);
 	pv->blockers = NULL;
 	pv->nblockers = 0;
 	free(pv->ready);
 	pv->ready = NULL;
 	pv->nready = 0;
+}
+
+/*
+ * Each subject's state on path p, from the results that can close it;
+ * every BLOCKED one is also listed as a blocker of the path.
+ */
+static void subject_states(struct report *r, enum gdr_path p,
+			   struct subject_state *ss)
+{
+	struct path_verdict *pv = &r->path[p];
+	unsigned int mask = 1u << p;
+
+	for (size_t i = 0; i < r->nsubj; i++)
+		ss[i] = (struct subject_state){ FOLD_OK, -1, -1 };
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
@@ -144,30 +153,77 @@ static void fold_path(struct report *r, enum gdr_path p,
 			pv->blockers[pv->nblockers++] = (int)i;
 		}
 	}
-	for (size_t i = 0; i < r->nsubj; i++)
-		if (r->subj[i].kind == SUBJ_HOST)
-			merge(&host, &ss[i]);
+}
 
+/*
+ * The port (or the RDMA device, when it has no port at all) that subject
+ * q offers as a candidate's NIC side, its device in *nic; false when q is
+ * no candidate. A device without ports can close the path, never open it.
+ */
+static bool candidate_nic(const struct report *r, const struct fold_index *ix,
+			  const struct subject_state *ss, size_t q, int *nic)
+{
+	const struct subject *sq = &r->subj[q];
+
+	if (sq->kind == SUBJ_PORT) {
+		*nic = sq->parent;
+		return true;
+	}
+	if (sq->kind == SUBJ_NIC && !ix->has_port[q] &&
+	    ss[q].state == FOLD_BLOCKED) {
+		*nic = (int)q;
+		return true;
+	}
+	return false;
+}
+
+/* Count one candidate's state into the tally (and the ready list). */
+static void tally_candidate(struct path_verdict *pv,
+			    const struct fold_index *ix, struct fold_tally *t,
+			    const struct subject_state *c, int g, int q)
+{
+	t->candidates++;
+	if (c->state == FOLD_OK) {
+		pv->ready = xrealloc(pv->ready, (pv->nready + 1) *
+				     sizeof(*pv->ready));
+		pv->ready[pv->nready][0] = g;
+		pv->ready[pv->nready][1] = q;
+		pv->nready++;
+		t->ready = true;
+	} else if (c->state == FOLD_BLOCKED) {
+		int rk = ix->rank[c->first_blocked];
+
+		t->blocked++;
+		/* The path closes at the latest gate any candidate still
+		 * passed; the first subject there names it. */
+		if (t->decisive < 0 || rk > ix->rank[t->decisive] ||
+		    (rk == ix->rank[t->decisive] &&
+		     c->first_blocked < t->decisive))
+			t->decisive = c->first_blocked;
+	} else {
+		t->error = min_idx(t->error, c->first_error);
+	}
+}
+
+/*
+ * A candidate is one GPU with one RDMA port: the host, the GPU, the port,
+ * its device and the GPU x device pair must all be open for it to work.
+ */
+static void fold_candidates(struct report *r, enum gdr_path p,
+			    const struct fold_index *ix,
+			    const struct subject_state *ss,
+			    const struct subject_state *host,
+			    struct fold_tally *t)
+{
 	for (size_t g = 0; g < r->nsubj; g++) {
 		if (r->subj[g].kind != SUBJ_GPU)
 			continue;
 		for (size_t q = 0; q < r->nsubj; q++) {
-			const struct subject *sq = &r->subj[q];
-			struct subject_state c = host;
+			struct subject_state c = *host;
 			int nic, pair;
 
-			/* Ports, and RDMA devices that have no port at all. */
-			if (sq->kind == SUBJ_PORT) {
-				nic = sq->parent;
-			} else if (sq->kind == SUBJ_NIC) {
-				/* A device without ports can close the
-				 * path, never open it. */
-				if (ix->has_port[q] || ss[q].state != FOLD_BLOCKED)
-					continue;
-				nic = (int)q;
-			} else {
+			if (!candidate_nic(r, ix, ss, q, &nic))
 				continue;
-			}
 			merge(&c, &ss[g]);
 			merge(&c, &ss[q]);
 			if (nic >= 0 && nic != (int)q)
@@ -175,79 +231,73 @@ static void fold_path(struct report *r, enum gdr_path p,
 			pair = nic >= 0 ? pair_grid_find(&ix->grid, (int)g, nic) : -1;
 			if (pair >= 0)
 				merge(&c, &ss[pair]);
-			candidates++;
-			if (c.state == FOLD_OK) {
-				pv->ready = xrealloc(pv->ready, (pv->nready + 1) *
-						     sizeof(*pv->ready));
-				pv->ready[pv->nready][0] = (int)g;
-				pv->ready[pv->nready][1] = (int)q;
-				pv->nready++;
-				ready = true;
-			} else if (c.state == FOLD_BLOCKED) {
-				int rk = ix->rank[c.first_blocked];
-
-				blocked++;
-				/* The path closes at the latest gate any candidate
-				 * still passed; the first subject there names it. */
-				if (decisive < 0 || rk > ix->rank[decisive] ||
-				    (rk == ix->rank[decisive] &&
-				     c.first_blocked < decisive))
-					decisive = c.first_blocked;
-			} else {
-				error = min_idx(error, c.first_error);
-			}
+			tally_candidate(&r->path[p], ix, t, &c, (int)g, (int)q);
 		}
 	}
-	if (!candidates) {
-		/* No GPU or no port to pair: the path is closed when the host,
-		 * every port or every GPU is. */
-		int port_dec = -1, gpu_dec = -1, nports = 0, ngpus = 0;
-		bool ports_closed = true, gpus_closed = true;
+}
 
-		for (size_t i = 0; i < r->nsubj; i++) {
-			struct subject_state st = ss[i];
+/*
+ * No GPU or no port to pair: the path is closed when the host, every port
+ * or every GPU is. Returns the decisive result, or -1 when it is open.
+ */
+static int fold_without_candidates(const struct report *r,
+				   const struct subject_state *ss,
+				   const struct subject_state *host)
+{
+	int port_dec = -1, gpu_dec = -1, nports = 0, ngpus = 0, decisive = -1;
+	bool ports_closed = true, gpus_closed = true;
 
-			if (r->subj[i].kind == SUBJ_PORT) {
-				if (r->subj[i].parent >= 0)
-					merge(&st, &ss[r->subj[i].parent]);
-				nports++;
-				ports_closed &= st.state == FOLD_BLOCKED;
-				if (st.state == FOLD_BLOCKED)
-					port_dec = min_idx(port_dec, st.first_blocked);
-			} else if (r->subj[i].kind == SUBJ_GPU) {
-				ngpus++;
-				gpus_closed &= st.state == FOLD_BLOCKED;
-				if (st.state == FOLD_BLOCKED)
-					gpu_dec = min_idx(gpu_dec, st.first_blocked);
-			}
+	for (size_t i = 0; i < r->nsubj; i++) {
+		struct subject_state st = ss[i];
+
+		if (r->subj[i].kind == SUBJ_PORT) {
+			if (r->subj[i].parent >= 0)
+				merge(&st, &ss[r->subj[i].parent]);
+			nports++;
+			ports_closed &= st.state == FOLD_BLOCKED;
+			if (st.state == FOLD_BLOCKED)
+				port_dec = min_idx(port_dec, st.first_blocked);
+		} else if (r->subj[i].kind == SUBJ_GPU) {
+			ngpus++;
+			gpus_closed &= st.state == FOLD_BLOCKED;
+			if (st.state == FOLD_BLOCKED)
+				gpu_dec = min_idx(gpu_dec, st.first_blocked);
 		}
-		if (host.state == FOLD_BLOCKED)
-			decisive = host.first_blocked;
-		if (nports && ports_closed)
-			decisive = min_idx(decisive, port_dec);
-		if (ngpus && gpus_closed)
-			decisive = min_idx(decisive, gpu_dec);
-		blocked = decisive >= 0;
 	}
+	if (host->state == FOLD_BLOCKED)
+		decisive = host->first_blocked;
+	if (nports && ports_closed)
+		decisive = min_idx(decisive, port_dec);
+	if (ngpus && gpus_closed)
+		decisive = min_idx(decisive, gpu_dec);
+	return decisive;
+}
 
-	if (ready) {
+/* The path's verdict, decisive result and one-line summary. */
+static void path_conclude(struct report *r, struct path_verdict *pv,
+			  const struct fold_tally *t, int host_error)
+{
+	int error = t->error;
+
+	if (t->ready) {
 		pv->verdict = V_READY;
 		pv->decisive = -1;
 		snprintf(pv->summary, sizeof(pv->summary),
 			 "READY: %s with %s%s", r->subj[pv->ready[0][0]].id,
 			 r->subj[pv->ready[0][1]].id,
 			 pv->nready > 1 ? " (and more: see ready pairs)" : "");
-	} else if (blocked && (blocked == candidates || !candidates)) {
-		const struct result *d = &r->res[decisive];
+	} else if (t->blocked && (t->blocked == t->candidates ||
+				  !t->candidates)) {
+		const struct result *d = &r->res[t->decisive];
 
 		pv->verdict = V_BLOCKED;
-		pv->decisive = decisive;
+		pv->decisive = t->decisive;
 		snprintf(pv->summary, sizeof(pv->summary),
 			 "BLOCKED at %s (%s): %s", d->gate->id,
 			 r->subj[d->subject].id, d->reason);
 	} else {
 		if (error < 0)
-			error = host.first_error;
+			error = host_error;
 		pv->verdict = V_UNKNOWN;
 		pv->decisive = error;
 		if (error >= 0)
@@ -260,6 +310,27 @@ static void fold_path(struct report *r, enum gdr_path p,
 			snprintf(pv->summary, sizeof(pv->summary),
 				 "UNKNOWN: no GPU with an RDMA port was checked");
 	}
+}
+
+static void fold_path(struct report *r, enum gdr_path p,
+		      const struct fold_index *ix)
+{
+	struct path_verdict *pv = &r->path[p];
+	struct subject_state *ss, host = { FOLD_OK, -1, -1 };
+	struct fold_tally t = { -1, -1, 0, 0, false };
+
+	ss = xcalloc(r->nsubj, sizeof(*ss));
+	path_reset(pv);
+	subject_states(r, p, ss);
+	for (size_t i = 0; i < r->nsubj; i++)
+		if (r->subj[i].kind == SUBJ_HOST)
+			merge(&host, &ss[i]);
+	fold_candidates(r, p, ix, ss, &host, &t);
+	if (!t.candidates) {
+		t.decisive = fold_without_candidates(r, ss, &host);
+		t.blocked = t.decisive >= 0;
+	}
+	path_conclude(r, pv, &t, host.first_error);
 	free(ss);
 }
 

@@ -150,37 +150,47 @@ bool cuda_usable(const struct gdr_ctx *ctx)
  * Where what a library printed during a stage is shown: the first result of
  * the first of the stage's gates that ran (one copy, not one per subject).
  */
-static const char *const output_gates[WSTAGE_COUNT][6] = {
-	[WSTAGE_CUDA] = { "gpu.libcuda", "gpu.cuinit", "gpu.devices",
-			  "mech.dmabuf_export", "reg.plan" },
-	[WSTAGE_CUDA_EXPORT] = { "mech.dmabuf_export", "reg.dmabuf" },
-	[WSTAGE_VERBS] = { "nic.libibverbs", "nic.uverbs",
-			   "mech.dmabuf_provider", "reg.host_mr" },
-	[WSTAGE_REGISTRATION] = { "reg.plan", "reg.host_mr", "reg.dmabuf",
-				  "reg.peermem", "data.dmabuf" },
-	[WSTAGE_RELEASE] = { "gpu.cuinit", "gpu.libcuda", "reg.plan",
-			     "mech.dmabuf_export" },
+static const struct {
+	int n;
+	enum gate_index g[5];
+} output_gates[WSTAGE_COUNT] = {
+	[WSTAGE_CUDA] = { 5, { G_GPU_LIBCUDA, G_GPU_CUINIT, G_GPU_DEVICES,
+			       G_MECH_DMABUF_EXPORT, G_REG_PLAN } },
+	[WSTAGE_CUDA_EXPORT] = { 2, { G_MECH_DMABUF_EXPORT, G_REG_DMABUF } },
+	[WSTAGE_VERBS] = { 4, { G_NIC_LIBIBVERBS, G_NIC_UVERBS,
+				G_MECH_DMABUF_PROVIDER, G_REG_HOST_MR } },
+	[WSTAGE_REGISTRATION] = { 5, { G_REG_PLAN, G_REG_HOST_MR, G_REG_DMABUF,
+				       G_REG_PEERMEM, G_DATA_DMABUF } },
+	[WSTAGE_RELEASE] = { 4, { G_GPU_CUINIT, G_GPU_LIBCUDA, G_REG_PLAN,
+				  G_MECH_DMABUF_EXPORT } },
 };
 
-static bool has_output(const struct result *r)
+/* Results that already show a stage's output (one stage's each). */
+struct output_taken {
+	const struct result *r[WSTAGE_COUNT];
+	int n;
+};
+
+static bool taken(const struct output_taken *t, const struct result *r)
 {
-	for (size_t k = 0; k < r->nev; k++)
-		if (!strcmp(r->ev[k].key, "library_output"))
+	for (int i = 0; i < t->n; i++)
+		if (t->r[i] == r)
 			return true;
 	return false;
 }
 
 /* A gate that ran first; one left out by --only/--skip as a last resort. */
-static struct result *output_result(struct report *rep, enum worker_stage s)
+static struct result *output_result(struct report *rep, enum worker_stage s,
+				    const struct output_taken *t)
 {
 	for (int pass = 0; pass < 2; pass++)
-		for (int g = 0; g < 6 && output_gates[s][g]; g++)
+		for (int g = 0; g < output_gates[s].n; g++)
 			for (size_t i = 0; i < rep->nres; i++) {
 				struct result *r = &rep->res[i];
 
-				if (strcmp(r->gate->id, output_gates[s][g]) ||
-				    has_output(r) ||
-				    (!pass && !strcmp(r->code, "EXCLUDED")))
+				if (r->gate->index != (int)output_gates[s].g[g] ||
+				    taken(t, r) ||
+				    (!pass && r->code_index == C_EXCLUDED))
 					continue;
 				return r;
 			}
@@ -189,15 +199,18 @@ static struct result *output_result(struct report *rep, enum worker_stage s)
 
 void stage_output_evidence(struct gdr_ctx *ctx)
 {
+	struct output_taken t = { .n = 0 };
+
 	for (int s = 0; s < WSTAGE_COUNT; s++) {
 		const struct stage_status *st = &ctx->vf->stage[s];
 		struct result *r;
 
 		if (!st->output_bytes)
 			continue;
-		r = output_result(ctx->rep, (enum worker_stage)s);
+		r = output_result(ctx->rep, (enum worker_stage)s, &t);
 		if (!r)
 			continue;	/* none of its gates ran */
+		t.r[t.n++] = r;
 		/* Untrusted bytes: the renderers escape them. */
 		ev_str(r, "library_output", "%s", st->output);
 		ev_int(r, "library_output_bytes", (long long)st->output_bytes);

@@ -278,8 +278,9 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (!p->nbridges) {
-		emit(ctx, pr->subject, ST_PASS, C_NO_BRIDGE_ON_PATH,
-		     "no PCIe bridge between GPU and NIC: nothing to redirect");
+		r = emit(ctx, pr->subject, ST_PASS, C_NO_BRIDGE_ON_PATH,
+			 "no PCIe bridge between GPU and NIC: nothing to redirect");
+		fact_acs(r, PAIR_ACS_CLEAR);
 		return;
 	}
 	for (int i = 0; i < p->nbridges; i++) {
@@ -318,6 +319,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 			 "faults or is blocked" :
 			 " (slower; some root complexes drop it)");
 		remedy_ACS_REDIRECT_IOMMU(r);
+		fact_acs(r, iommu ? PAIR_ACS_REDIRECT_IOMMU : PAIR_ACS_REDIRECT);
 	} else if (unreadable && header_only == unreadable) {
 		/* The kernel shows non-root readers only the 64-byte header. */
 		r = emit(ctx, pr->subject, ST_SKIP, C_ACS_NEEDS_ROOT,
@@ -331,6 +333,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, pr->subject, ST_PASS, C_ACS_NO_REDIRECT,
 			 "no ACS redirect on the %d bridge(s) of the path (%d "
 			 "with an ACS capability)", p->nbridges, with_acs);
+		fact_acs(r, PAIR_ACS_CLEAR);
 	}
 	/* Per-bridge registers are in platform.bridges; here the findings. */
 	ev_int(r, "bridges", p->nbridges);

@@ -247,6 +247,7 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 		 nccl_path_name(nccl_path_of(p->cls)),
 		 p->turn >= 0 ? "turns at " : "through the root complex",
 		 p->turn >= 0 ? ctx->tree.n[p->turn].bdf : "");
+	fact_distance(r, p->cls, nccl_path_of(p->cls));
 	ev_str(r, "nvidia_smi", "%s", topo_class_name(p->cls));
 	ev_str(r, "nccl", "%s", nccl_path_name(nccl_path_of(p->cls)));
 	ev_str(r, "gpu_pci", "%s", gpu->pci);
@@ -330,17 +331,20 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 pol.level_set ? "" : " (default)");
 		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_path_name(d),
 			d == NCCL_SYS ? "CPU interconnect" : "root complex");
+		fact_gdr(r, PAIR_GDR_HOST);
 	} else if (!read_ok) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL uses GDR for receives (distance %s <= %s) but "
 			 "not for sends: %s", nccl_path_name(d),
 			 nccl_path_name(pol.level), read_note);
 		remedy_NCCL_GDR_WRITE_ONLY(r);
+		fact_gdr(r, PAIR_GDR_RECV);
 	} else {
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
 			 "NCCL allows GDR both ways: distance %s <= level %s%s",
 			 nccl_path_name(d), nccl_path_name(pol.level),
 			 pol.level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
+		fact_gdr(r, PAIR_GDR_BOTH);
 	}
 	ev_str(r, "distance", "%s", nccl_path_name(d));
 	ev_str(r, "level", "%s", nccl_path_name(pol.level));

@@ -40,38 +40,51 @@ static void xml_text(FILE *out, const char *s)
 	}
 }
 
-/* "failure", "error" or NULL: what a path verdict's testcase holds. */
-static const char *path_outcome(const struct report *r, int p)
+/* What a testcase holds when the policy fails because of it. */
+enum outcome {
+	OUTCOME_NONE = 0,
+	OUTCOME_FAILURE,
+	OUTCOME_ERROR,
+};
+
+static const char *outcome_name(enum outcome o)
+{
+	return o == OUTCOME_FAILURE ? "failure" : "error";
+}
+
+/* What a path verdict's testcase holds. */
+static enum outcome path_outcome(const struct report *r, int p)
 {
 	unsigned int acc = report_accepted_paths(r);
 
 	if (!r->exit_code || !(acc & (1u << p)) ||
 	    r->path[p].verdict == V_READY)
-		return NULL;
+		return OUTCOME_NONE;
 	for (int q = 0; q < PATH_COUNT; q++)
 		if ((acc & (1u << q)) && r->path[q].verdict == V_READY)
-			return NULL;	/* another accepted path is READY */
-	return r->path[p].verdict == V_BLOCKED ? "failure" : "error";
+			return OUTCOME_NONE;	/* another accepted path is READY */
+	return r->path[p].verdict == V_BLOCKED ? OUTCOME_FAILURE : OUTCOME_ERROR;
 }
 
-static const char *overall_outcome(const struct report *r)
+static enum outcome overall_outcome(const struct report *r)
 {
-	return !r->exit_code ? NULL : r->exit_code == 1 ? "failure" : "error";
+	return !r->exit_code ? OUTCOME_NONE :
+	       r->exit_code == 1 ? OUTCOME_FAILURE : OUTCOME_ERROR;
 }
 
 /* A failing result: BLOCKED or WARN fail, anything else is an error. */
-static const char *result_outcome(const struct result *res, bool fails)
+static enum outcome result_outcome(const struct result *res, bool fails)
 {
 	if (!fails)
-		return NULL;
+		return OUTCOME_NONE;
 	return res->status == ST_BLOCKED || res->status == ST_WARN ||
-	       res->status == ST_PASS ? "failure" : "error";
+	       res->status == ST_PASS ? OUTCOME_FAILURE : OUTCOME_ERROR;
 }
 
 static void result_case(FILE *out, const struct report *r,
 			const struct result *res, bool fails)
 {
-	const char *outcome = result_outcome(res, fails);
+	enum outcome outcome = result_outcome(res, fails);
 
 	fprintf(out, "    <testcase classname=\"gdrcheck.%s\" name=\"",
 		layer_name(res->layer));
@@ -79,8 +92,8 @@ static void result_case(FILE *out, const struct report *r,
 	fputc(' ', out);
 	xml_text(out, r->subj[res->subject].id);
 	fprintf(out, "\" time=\"%.6f\">", res->duration_ms / 1e3);
-	if (outcome) {
-		fprintf(out, "<%s type=\"", outcome);
+	if (outcome != OUTCOME_NONE) {
+		fprintf(out, "<%s type=\"", outcome_name(outcome));
 		xml_text(out, res->code);
 		fputs("\" message=\"", out);
 		xml_text(out, status_name(res->status));
@@ -89,7 +102,7 @@ static void result_case(FILE *out, const struct report *r,
 		fputs("\">", out);
 		if (res->remediation)
 			xml_text(out, res->remediation);
-		fprintf(out, "</%s>", outcome);
+		fprintf(out, "</%s>", outcome_name(outcome));
 	} else if (res->status == ST_SKIP) {
 		fputs("<skipped message=\"", out);
 		xml_text(out, res->reason);
@@ -107,12 +120,12 @@ static void result_case(FILE *out, const struct report *r,
 static void path_case(FILE *out, const struct report *r, int p)
 {
 	const struct path_verdict *pv = &r->path[p];
-	const char *outcome = path_outcome(r, p);
+	enum outcome outcome = path_outcome(r, p);
 
 	fprintf(out, "    <testcase classname=\"gdrcheck.verdict\" "
 		"name=\"%s\">", path_name((enum gdr_path)p));
-	if (outcome) {
-		fprintf(out, "<%s type=\"%s\" message=\"", outcome,
+	if (outcome != OUTCOME_NONE) {
+		fprintf(out, "<%s type=\"%s\" message=\"", outcome_name(outcome),
 			verdict_name(pv->verdict));
 		xml_text(out, pv->summary);
 		fputs("\"/>", out);
@@ -127,12 +140,12 @@ static void path_case(FILE *out, const struct report *r, int p)
 
 static void overall_case(FILE *out, const struct report *r)
 {
-	const char *outcome = overall_outcome(r);
+	enum outcome outcome = overall_outcome(r);
 
 	fputs("    <testcase classname=\"gdrcheck.verdict\" name=\"overall\">",
 	      out);
-	if (outcome)
-		fprintf(out, "<%s type=\"%s\" message=\"", outcome,
+	if (outcome != OUTCOME_NONE)
+		fprintf(out, "<%s type=\"%s\" message=\"", outcome_name(outcome),
 			verdict_name(r->overall));
 	else
 		fputs("<system-out>", out);
@@ -144,7 +157,7 @@ static void overall_case(FILE *out, const struct report *r)
 		fputs("; policy: ", out);
 		xml_text(out, r->meta.policy.violations[i]);
 	}
-	fputs(outcome ? "\"/>" : "</system-out>", out);
+	fputs(outcome != OUTCOME_NONE ? "\"/>" : "</system-out>", out);
 	fputs("</testcase>\n", out);
 }
 
@@ -155,17 +168,17 @@ int render_junit(const struct report *r, FILE *out)
 	size_t failures = 0, errors = 0, skipped = 0;
 
 	for (size_t i = 0; i < r->nres; i++) {
-		const char *o = result_outcome(&r->res[i], fails[i]);
+		enum outcome o = result_outcome(&r->res[i], fails[i]);
 
-		failures += o && !strcmp(o, "failure");
-		errors += o && !strcmp(o, "error");
-		skipped += !o && r->res[i].status == ST_SKIP;
+		failures += o == OUTCOME_FAILURE;
+		errors += o == OUTCOME_ERROR;
+		skipped += o == OUTCOME_NONE && r->res[i].status == ST_SKIP;
 	}
 	for (int p = 0; p < PATH_COUNT; p++) {
-		const char *o = path_outcome(r, p);
+		enum outcome o = path_outcome(r, p);
 
-		failures += o && !strcmp(o, "failure");
-		errors += o && !strcmp(o, "error");
+		failures += o == OUTCOME_FAILURE;
+		errors += o == OUTCOME_ERROR;
 	}
 	failures += r->exit_code == 1;
 	errors += r->exit_code && r->exit_code != 1;

@@ -44,7 +44,7 @@ static void family(FILE *out, const char *name, const char *help)
 
 /* Pair results per gate and status, in the order the gates first came. */
 struct pair_count {
-	const char *gate;
+	const struct gate_desc *gate;
 	enum gdr_layer layer;
 	size_t n[ST_ERROR + 1];
 };
@@ -59,11 +59,11 @@ static size_t count_pairs(const struct report *r, struct pair_count *pc)
 
 		if (r->subj[res->subject].kind != SUBJ_PAIR)
 			continue;
-		for (g = 0; g < ng && strcmp(pc[g].gate, res->gate->id); g++)
+		for (g = 0; g < ng && pc[g].gate != res->gate; g++)
 			;
 		if (g == ng) {
 			memset(&pc[ng], 0, sizeof(pc[ng]));
-			pc[ng].gate = res->gate->id;
+			pc[ng].gate = res->gate;
 			pc[ng++].layer = res->layer;
 		}
 		if ((unsigned int)res->status <= ST_ERROR)
@@ -169,7 +169,7 @@ int render_prometheus(const struct report *r, FILE *out)
 	for (size_t g = 0; g < npc; g++)
 		for (int s = ST_PASS; s <= ST_ERROR; s++) {
 			fputs("gdrcheck_pair_results{gate=\"", out);
-			label(out, pc[g].gate);
+			label(out, pc[g].gate->id);
 			fprintf(out, "\",layer=\"%s\",status=\"%s\"} %zu\n",
 				layer_name(pc[g].layer),
 				status_name((enum gdr_status)s), pc[g].n[s]);

@@ -25,12 +25,13 @@ size_t report_remedies(const struct report *r, struct remedy **out)
 				continue;
 			for (size_t j = 0; j < n; j++)
 				if (v[j].status == res->status &&
-				    !strcmp(v[j].gate, res->gate->id) &&
+				    v[j].gate_desc == res->gate &&
 				    !strcmp(v[j].text, res->remediation))
 					m = &v[j];
 			if (!m) {
 				v = xrealloc(v, (n + 1) * sizeof(*v));
 				m = &v[n++];
+				m->gate_desc = res->gate;
 				m->gate = res->gate->id;
 				m->text = res->remediation;
 				m->status = res->status;

@@ -584,6 +584,232 @@ static void test_require_both_blocked(void **state)
 	expect_overall(&n->r, V_BLOCKED, 1);
 }
 
+/* --- typed pair facts: the policy reads them, not strings ----------- */
+
+/* How a test writes what the gates said besides the typed facts. */
+enum wording {
+	WORDING_AS_SHIPPED,	/* today's codes and evidence keys */
+	WORDING_RENAMED,	/* every key and code text renamed */
+	WORDING_NONE,		/* no evidence at all */
+};
+
+/*
+ * One pair result as its probe records it: the typed fact, and around it
+ * the code name, reason and evidence a renderer shows, worded as asked.
+ */
+static int add_path(struct node *n, int pair, enum topo_class cls,
+		    enum wording w)
+{
+	struct result *res;
+
+	res = report_add(&n->r, gate_find("topo.path"), L_TOPOLOGY, P_NONE,
+			 pair, ST_PASS,
+			 w == WORDING_RENAMED ? "PCIE_ROUTE" : "PCIE_PATH",
+			 "%s", w == WORDING_RENAMED ? "somewhere" :
+			 topo_class_name(cls));
+	res->code_index = C_PCIE_PATH;
+	fact_distance(res, cls, NCCL_UNKNOWN);
+	if (w == WORDING_AS_SHIPPED)
+		ev_str(res, "nvidia_smi", "%s", topo_class_name(cls));
+	else if (w == WORDING_RENAMED)
+		ev_str(res, "distance_class", "%s", "PIX");	/* a lie */
+	return (int)n->r.nres - 1;
+}
+
+/*
+ * GPU0 is PIX from mlx5_0 and SYS from mlx5_1; GPU1 is SYS from mlx5_0
+ * and PHB from mlx5_1, where ACS redirects into the IOMMU (BLOCKED).
+ * Returns that ACS result.
+ */
+static int build_policy_node(struct node *n, enum wording w)
+{
+	static const enum topo_class cls[2][2] = {
+		{ TOPO_PIX, TOPO_SYS }, { TOPO_SYS, TOPO_PHB },
+	};
+	int pair[2][2], acs;
+	struct result *res;
+
+	add_passing(n);
+	add_pairs(n, pair);
+	for (int g = 0; g < 2; g++)
+		for (int d = 0; d < 2; d++)
+			add_path(n, pair[g][d], cls[g][d], w);
+	acs = add(&n->r, "platform.acs", P_BOTH, pair[1][1], ST_BLOCKED,
+		  w == WORDING_RENAMED ? "REDIRECTED" : "ACS_REDIRECT_IOMMU");
+	res = &n->r.res[acs];
+	res->code_index = C_ACS_REDIRECT_IOMMU;
+	fact_acs(res, PAIR_ACS_REDIRECT_IOMMU);
+	return acs;
+}
+
+/* What a policy decided: everything but the wording of the results. */
+struct decision {
+	enum verdict verdict[PATH_COUNT];
+	int decisive[PATH_COUNT];
+	size_t nready[PATH_COUNT];
+	int ready[PATH_COUNT][8][2];
+	char summary[PATH_COUNT][256];
+	int nviolations;
+	char violations[POLICY_MAX_VIOLATIONS][160];
+	enum verdict overall;
+	int exit_code;
+};
+
+static void decide(enum wording w, const struct options *o,
+		   struct decision *d, int *acs)
+{
+	struct node n;
+	int a;
+
+	memset(&n, 0, sizeof(n));
+	memset(d, 0, sizeof(*d));
+	report_init(&n.r);
+	n.r.meta.require = "any";
+	n.host = report_subject(&n.r, SUBJ_HOST, "host", "node", NULL, -1);
+	n.gpu0 = report_subject(&n.r, SUBJ_GPU, "GPU0", "H200", "0000:18:00.0", -1);
+	n.gpu1 = report_subject(&n.r, SUBJ_GPU, "GPU1", "H200", "0000:2a:00.0", -1);
+	n.nic0 = report_subject(&n.r, SUBJ_NIC, "mlx5_0", "CX7", "0000:19:00.0", -1);
+	n.port0 = report_subject(&n.r, SUBJ_PORT, "mlx5_0/1", "port 1",
+				 "0000:19:00.0", n.nic0);
+	n.nic1 = report_subject(&n.r, SUBJ_NIC, "mlx5_1", "CX7", "0000:2b:00.0", -1);
+	n.port1 = report_subject(&n.r, SUBJ_PORT, "mlx5_1/1", "port 1",
+				 "0000:2b:00.0", n.nic1);
+	a = build_policy_node(&n, w);
+	if (acs)
+		*acs = a;
+	verdict_fold(&n.r, REQUIRE_ANY);
+	policy_apply(&n.r, o);
+	policy_overall(&n.r, REQUIRE_ANY, o->warn_fails);
+	for (int p = 0; p < PATH_COUNT; p++) {
+		const struct path_verdict *pv = &n.r.path[p];
+
+		d->verdict[p] = pv->verdict;
+		d->decisive[p] = pv->decisive;
+		d->nready[p] = pv->nready;
+		assert_true(pv->nready <= 8);
+		memcpy(d->ready[p], pv->ready, pv->nready * sizeof(pv->ready[0]));
+		memcpy(d->summary[p], pv->summary, sizeof(d->summary[p]));
+	}
+	d->nviolations = n.r.meta.policy.nviolations;
+	memcpy(d->violations, n.r.meta.policy.violations, sizeof(d->violations));
+	d->overall = n.r.overall;
+	d->exit_code = n.r.exit_code;
+	report_free(&n.r);
+}
+
+static void expect_same(const struct decision *a, const struct decision *b)
+{
+	for (int p = 0; p < PATH_COUNT; p++) {
+		assert_int_equal(a->verdict[p], b->verdict[p]);
+		assert_int_equal(a->decisive[p], b->decisive[p]);
+		assert_int_equal(a->nready[p], b->nready[p]);
+		assert_memory_equal(a->ready[p], b->ready[p],
+				    a->nready[p] * sizeof(a->ready[p][0]));
+		assert_string_equal(a->summary[p], b->summary[p]);
+	}
+	assert_int_equal(a->nviolations, b->nviolations);
+	for (int i = 0; i < a->nviolations; i++)
+		assert_string_equal(a->violations[i], b->violations[i]);
+	assert_int_equal(a->overall, b->overall);
+	assert_int_equal(a->exit_code, b->exit_code);
+}
+
+/*
+ * Renaming an evidence key or a reason code's text (or dropping the
+ * evidence) cannot change what a policy decides: --max-distance and
+ * --every-gpu read the typed pair facts.
+ */
+static void test_policy_reads_facts_not_strings(void **state)
+{
+	struct options o;
+	struct decision shipped, renamed, bare;
+	int acs;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+
+	/* Within PHB: GPU0+mlx5_0 only (GPU1's PHB pair is BLOCKED). */
+	o.max_distance = TOPO_PHB;
+	decide(WORDING_AS_SHIPPED, &o, &shipped, NULL);
+	assert_int_equal(shipped.verdict[PATH_DMABUF], V_READY);
+	assert_int_equal(shipped.nready[PATH_DMABUF], 1);
+	assert_non_null(strstr(shipped.summary[PATH_DMABUF], "(within PHB)"));
+	decide(WORDING_RENAMED, &o, &renamed, NULL);
+	decide(WORDING_NONE, &o, &bare, NULL);
+	expect_same(&shipped, &renamed);
+	expect_same(&shipped, &bare);
+
+	/* GPU1 is not ready with its nearest NIC: closed at its ACS result. */
+	o.every_gpu = true;
+	decide(WORDING_AS_SHIPPED, &o, &shipped, &acs);
+	assert_int_equal(shipped.verdict[PATH_DMABUF], V_BLOCKED);
+	assert_int_equal(shipped.decisive[PATH_DMABUF], acs);
+	assert_int_equal(shipped.exit_code, 1);
+	decide(WORDING_RENAMED, &o, &renamed, NULL);
+	decide(WORDING_NONE, &o, &bare, NULL);
+	expect_same(&shipped, &renamed);
+	expect_same(&shipped, &bare);
+
+	/* Nothing within PIX but GPU0+mlx5_0; every GPU not asked. */
+	o.every_gpu = false;
+	o.max_distance = TOPO_PIX;
+	decide(WORDING_AS_SHIPPED, &o, &shipped, NULL);
+	assert_int_equal(shipped.verdict[PATH_PEERMEM], V_READY);
+	assert_int_equal(shipped.nready[PATH_PEERMEM], 1);
+	decide(WORDING_RENAMED, &o, &renamed, NULL);
+	decide(WORDING_NONE, &o, &bare, NULL);
+	expect_same(&shipped, &renamed);
+	expect_same(&shipped, &bare);
+
+	/* Every GPU alone, no distance limit. */
+	o.every_gpu = true;
+	o.max_distance = -1;
+	decide(WORDING_AS_SHIPPED, &o, &shipped, &acs);
+	assert_int_equal(shipped.decisive[PATH_PEERMEM], acs);
+	decide(WORDING_RENAMED, &o, &renamed, NULL);
+	decide(WORDING_NONE, &o, &bare, NULL);
+	expect_same(&shipped, &renamed);
+	expect_same(&shipped, &bare);
+}
+
+/* Facts live once per pair, remember their result, and default unknown. */
+static void test_pair_facts(void **state)
+{
+	struct node *n = *state;
+	const struct pair_fact *f;
+	int pair[2][2], path, acs;
+
+	add_pairs(n, pair);
+	f = report_pair_fact(&n->r, n->gpu0);	/* not a pair */
+	assert_int_equal(f->distance, TOPO_UNKNOWN);
+	assert_int_equal(f->distance_result, -1);
+	assert_int_equal(report_pair_fact(&n->r, -1)->acs, PAIR_ACS_UNKNOWN);
+	f = report_pair_fact(&n->r, pair[1][0]);
+	assert_int_equal(f->distance, TOPO_UNKNOWN);
+	assert_int_equal(f->nccl_path, NCCL_UNKNOWN);
+	assert_int_equal(f->gdr, PAIR_GDR_UNKNOWN);
+	assert_int_equal(f->acs, PAIR_ACS_UNKNOWN);
+
+	path = add(&n->r, "topo.path", P_NONE, pair[1][0], ST_PASS, "PCIE_PATH");
+	fact_distance(&n->r.res[path], TOPO_NODE, NCCL_PHB);
+	acs = add(&n->r, "platform.acs", P_BOTH, pair[1][0], ST_WARN,
+		  "ACS_REDIRECT");
+	fact_acs(&n->r.res[acs], PAIR_ACS_REDIRECT);
+	fact_gdr(&n->r.res[add(&n->r, "topo.nccl", P_NONE, pair[1][0],
+			       ST_WARN, "NCCL_GDR_WRITE_ONLY")], PAIR_GDR_RECV);
+	f = report_pair_fact(&n->r, pair[1][0]);
+	assert_int_equal(f->distance, TOPO_NODE);
+	assert_int_equal(f->nccl_path, NCCL_PHB);
+	assert_int_equal(f->distance_result, path);
+	assert_int_equal(f->acs, PAIR_ACS_REDIRECT);
+	assert_int_equal(f->acs_result, acs);
+	assert_int_equal(f->gdr, PAIR_GDR_RECV);
+	assert_int_equal(f->gdr_result, acs + 1);
+	/* The other pairs are untouched. */
+	assert_int_equal(report_pair_fact(&n->r, pair[0][0])->distance,
+			 TOPO_UNKNOWN);
+}
+
 #define EMPTY_TEST(f) \
 	cmocka_unit_test_setup_teardown(f, empty_setup, empty_teardown)
 #define NODE_TEST(f) \
@@ -617,6 +843,8 @@ int main(void)
 		NODE_TEST(test_require_unknown_and_blocked),
 		NODE_TEST(test_require_both_unknown),
 		NODE_TEST(test_require_both_blocked),
+		NODE_TEST(test_pair_facts),
+		EMPTY_TEST(test_policy_reads_facts_not_strings),
 	};
 
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
