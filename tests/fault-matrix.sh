@@ -175,6 +175,14 @@ cuMemAlloc_v2                  c   2          mech.dmabuf_export,reg.dmabuf     
 cuMemFree_v2                   c   700        -                                   0        -                                          reg.dmabuf                  3         mem
 cuMemGetHandleForAddressRange  c   801,1      mech.dmabuf_export,reg.dmabuf       1        cuMemGetHandleForAddressRange.*CUDA_ERROR  mech.dmabuf_export          3         -
 cuPointerGetAttribute          c   1          -                                   0        -                                          mech.dmabuf_export          3         -
+cuMemGetAllocationGranularity  c   1          reg.vmm_dmabuf,data.vmm_dmabuf      0        cuMemGetAllocationGranularity.returned     reg.vmm_dmabuf              3         -
+cuMemCreate                    c   2,1        reg.vmm_dmabuf,data.vmm_dmabuf      0        cuMemCreate.returned.CUDA_ERROR            reg.vmm_dmabuf              3         -
+cuMemAddressReserve            c   2          reg.vmm_dmabuf,data.vmm_dmabuf      0        cuMemAddressReserve.returned               reg.vmm_dmabuf              3         -
+cuMemMap                       c   2          reg.vmm_dmabuf,data.vmm_dmabuf      0        cuMemMap.returned                          reg.vmm_dmabuf              3         -
+cuMemSetAccess                 c   1          reg.vmm_dmabuf,data.vmm_dmabuf      0        cuMemSetAccess.returned                    reg.vmm_dmabuf              3         -
+cuMemUnmap                     c   1          -                                   0        -                                          reg.vmm_dmabuf              3         map,va
+cuMemRelease                   c   1          -                                   0        -                                          reg.vmm_dmabuf              3         vmm
+cuMemAddressFree               c   1          -                                   0        -                                          reg.vmm_dmabuf              3         va
 cuMemcpyHtoD_v2                c   700        data.dmabuf                         3        cuMemcpyHtoD                               data.dmabuf                 3         -
 cuMemcpyDtoH_v2                c   700        data.dmabuf                         3        cuMemcpyDtoH                               data.dmabuf                 3         -
 ibv_get_device_list            v   38,1       nic.uverbs                          1,3      ibv_get_device_list                        mech.dmabuf_provider        3         -
