@@ -524,10 +524,16 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (pp->vmm_export_call.rc != CUDA_SUCCESS) {
+		same = pp->export_call.called &&
+		       pp->export_call.rc == pp->vmm_export_call.rc;
 		r = emit(ctx, pr->subject, ST_BLOCKED, C_VMM_EXPORT_FAILED,
 			 "cuMemGetHandleForAddressRange(DMA_BUF_FD) on the VMM "
-			 "buffer failed: %s", pp->vmm_export_call.name);
-		remedy_VMM_EXPORT_FAILED(r);
+			 "buffer failed: %s%s", pp->vmm_export_call.name,
+			 same ? " (as on cuMemAlloc memory, see reg.dmabuf)" :
+			 "");
+		/* The same failure as reg.dmabuf's has its fix there. */
+		if (!same)
+			remedy_VMM_EXPORT_FAILED(r);
 		ev_str(r, "error", "%s", pp->vmm_export_call.name);
 		ev_bool(r, "cumemalloc_exported",
 			pp->export_call.called &&
