@@ -39,6 +39,16 @@ static const struct sym_entry cuda_syms[] = {
 	SYM("cuPointerGetAttribute", pointer_get_attribute, false),
 	SYM("cuMemcpyHtoD_v2", memcpy_htod, false),
 	SYM("cuMemcpyDtoH_v2", memcpy_dtoh, false),
+	/* VMM, as NCCL allocates (access/reg.c); optional like the export. */
+	SYM("cuMemGetAllocationGranularity", mem_get_allocation_granularity,
+	    false),
+	SYM("cuMemCreate", mem_create, false),
+	SYM("cuMemRelease", mem_release, false),
+	SYM("cuMemAddressReserve", mem_address_reserve, false),
+	SYM("cuMemAddressFree", mem_address_free, false),
+	SYM("cuMemMap", mem_map, false),
+	SYM("cuMemUnmap", mem_unmap, false),
+	SYM("cuMemSetAccess", mem_set_access, false),
 };
 
 static void record(struct cu_call *c, int rc, double t0);

@@ -30,6 +30,15 @@ struct cuda_table {
 	cuPointerGetAttribute_fn pointer_get_attribute;
 	cuMemcpyHtoD_fn memcpy_htod;
 	cuMemcpyDtoH_fn memcpy_dtoh;
+	/* VMM (optional: a driver without them gets no VMM proof). */
+	cuMemGetAllocationGranularity_fn mem_get_allocation_granularity;
+	cuMemCreate_fn mem_create;
+	cuMemRelease_fn mem_release;
+	cuMemAddressReserve_fn mem_address_reserve;
+	cuMemAddressFree_fn mem_address_free;
+	cuMemMap_fn mem_map;
+	cuMemUnmap_fn mem_unmap;
+	cuMemSetAccess_fn mem_set_access;
 };
 
 /* Worker stages (run inside the isolated worker process). */

@@ -58,7 +58,8 @@ struct content {
 };
 
 /* What a transfer moves: the pattern key is derived from all of it. */
-enum dp_path { DPP_PEERMEM = 1, DPP_DMABUF = 2 };
+enum dp_path { DPP_PEERMEM = 1, DPP_DMABUF = 2, DPP_VMM_PEERMEM = 3,
+	       DPP_VMM_DMABUF = 4 };
 enum dp_dir { DPD_WRITE = 1, DPD_READ = 2, DPD_GPU_TO_GPU = 3 };
 
 struct gpu_buf {
@@ -66,6 +67,10 @@ struct gpu_buf {
 	CUcontext ctx;
 	CUdeviceptr ptr;
 	bool allocated;
+	/* A VMM buffer (vmm_setup): what of it is held, for vmm_release. */
+	CUmemGenericAllocationHandle handle;
+	size_t vsize;
+	bool created, reserved, mapped;
 	/* What this run put into the buffer, newest last (a ring). */
 	struct content history[GPU_HISTORY];
 	int nhistory;
@@ -800,9 +805,13 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
 	snprintf(pp->skip, sizeof(pp->skip), "no ACTIVE port");
 }
 
-/* DMA-BUF: export the page-aligned range holding the buffer, register it. */
+/*
+ * DMA-BUF: export the page-aligned range holding the buffer, register it.
+ * The export is recorded in *exp, the registration in *m.
+ */
 static struct ibv_mr *reg_dmabuf(const struct reg_run *rr, struct nic_res *nr,
-				 const struct gpu_buf *gb, struct reg_pair *pp)
+				 const struct gpu_buf *gb, struct cu_call *exp,
+				 struct mr_result *m)
 {
 	CUdeviceptr base = gb->ptr & ~(CUdeviceptr)(PAGE - 1);
 	size_t span = (size_t)((gb->ptr + rr->bytes - base + PAGE - 1) &
@@ -817,11 +826,11 @@ static struct ibv_mr *reg_dmabuf(const struct reg_run *rr, struct nic_res *nr,
 	t0 = now_ms();
 	rc = rr->cu->mem_get_handle_for_address_range(&fd, base, span,
 			CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
-	cuda_call_record(&pp->export_call, rc, t0);
+	cuda_call_record(exp, rc, t0);
 	if (rc != CUDA_SUCCESS || fd < 0)
 		return NULL;
 	mr = reg_timed(rr, nr->pd, (void *)(uintptr_t)gb->ptr, rr->bytes, fd,
-		       (uint64_t)(gb->ptr - base), &pp->dmabuf);
+		       (uint64_t)(gb->ptr - base), m);
 	/* The MR holds its own reference: the fd can go now. */
 	close(fd);
 	return mr;
@@ -901,6 +910,245 @@ copy_failed:
 		 "cuMemcpyDtoH_v2", cc.name);
 out:
 	loopback_destroy(rr, &lb);
+}
+
+/* --- NCCL-style VMM buffers --------------------------------------------- */
+
+static void vmm_release(const struct reg_run *rr, struct gpu_buf *vb)
+{
+	if (!vb->created && !vb->reserved)
+		return;
+	enter(rr->st, "cuCtxSetCurrent");
+	rr->cu->ctx_set_current(vb->ctx);
+	/* ncclCuMemFree's order: unmap, release the handle, free the VA. */
+	if (vb->mapped) {
+		enter(rr->st, "cuMemUnmap");
+		rr->cu->mem_unmap(vb->ptr, vb->vsize);
+	}
+	if (vb->created) {
+		enter(rr->st, "cuMemRelease");
+		rr->cu->mem_release(vb->handle);
+	}
+	if (vb->reserved) {
+		enter(rr->st, "cuMemAddressFree");
+		rr->cu->mem_address_free(vb->ptr, vb->vsize);
+	}
+	vb->mapped = vb->created = vb->reserved = vb->allocated = false;
+	enter(rr->st, "cuCtxSetCurrent");
+	rr->cu->ctx_set_current(NULL);
+}
+
+/* The VMM entry points this libcuda lacks, space separated, into @out. */
+static bool vmm_missing(const struct cuda_table *cu, char *out, size_t len)
+{
+	const struct {
+		const char *name;
+		bool have;
+	} fns[] = {
+		{ "cuMemGetAllocationGranularity",
+		  cu->mem_get_allocation_granularity },
+		{ "cuMemCreate", cu->mem_create },
+		{ "cuMemAddressReserve", cu->mem_address_reserve },
+		{ "cuMemMap", cu->mem_map },
+		{ "cuMemSetAccess", cu->mem_set_access },
+		{ "cuMemUnmap", cu->mem_unmap },
+		{ "cuMemAddressFree", cu->mem_address_free },
+		{ "cuMemRelease", cu->mem_release },
+	};
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		int n;
+
+		if (fns[i].have)
+			continue;
+		n = snprintf(out + used, len - used, "%s%s", used ? " " : "",
+			     fns[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+	return out[0] != '\0';
+}
+
+/* One device attribute for the VMM set-up; false (recorded) on failure. */
+static bool vmm_attr(const struct reg_run *rr, CUdevice dev, int attr,
+		     int *val, struct reg_vmm_gpu *v)
+{
+	double t0 = now_ms();
+	int rc;
+
+	enter(rr->st, "cuDeviceGetAttribute");
+	*val = 0;
+	rc = rr->cu->device_get_attribute(val, attr, dev);
+	if (rc == CUDA_SUCCESS)
+		return true;
+	cuda_call_record(&v->attr_call, rc, t0);
+	v->attr = attr;
+	v->skip = VMMS_ATTR_FAILED;
+	return false;
+}
+
+/* A failed cuMem* call of the set-up: name it, keep its result. */
+static int vmm_fail(const struct reg_run *rr, struct reg_vmm_gpu *v, int rc,
+		    double t0)
+{
+	snprintf(v->fail_fn, sizeof(v->fail_fn), "%s", rr->st->call);
+	cuda_call_record(&v->fail, rc, t0);
+	return -1;
+}
+
+/*
+ * A GPU buffer allocated as NCCL allocates its own since 2.19.1 whenever
+ * the driver supports it (src/misc/cudawrap.cc ncclCuMemEnable, the
+ * NCCL_CUMEM_ENABLE auto default): src/include/alloc.h ncclCuMemAlloc
+ * (NCCL v2.18.1 to v2.30.7) asks cuDeviceGetAttribute(
+ * GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED), builds a CUmemAllocationProp
+ * {PINNED, DEVICE id, requestedHandleTypes = ncclCuMemHandleType
+ * (POSIX_FILE_DESCRIPTOR, cudawrap.cc), allocFlags.gpuDirectRDMACapable =
+ * 1 when that attribute is set}, rounds the size up to
+ * cuMemGetAllocationGranularity(MINIMUM), then cuMemCreate,
+ * cuMemAddressReserve(size, alignment = granularity), and
+ * ncclCuMemMapAndSetAccess: cuMemMap(offset 0) and cuMemSetAccess(DEVICE,
+ * PROT_READWRITE). ncclIsCuMemSupported (cudawrap.cc) also wants
+ * VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED. Everything taken is given back on
+ * every failure (vmm_release). 0, or -1 with v saying why.
+ */
+static int vmm_setup(const struct reg_run *rr, struct gpu_buf *vb,
+		     const struct gpu_buf *gb, struct reg_vmm_gpu *v)
+{
+	struct content fresh = poison(POISON_GPU);
+	CUmemAllocationProp prop;
+	CUmemAccessDesc access;
+	size_t gran = 0;
+	CUdevice dev;
+	double t0;
+	int rc, vmm = 0, flag = 0;
+
+	vb->ordinal = gb->ordinal;
+	vb->ctx = gb->ctx;
+	if (vmm_missing(rr->cu, v->missing, sizeof(v->missing))) {
+		v->skip = VMMS_NO_API;
+		return -1;
+	}
+	enter(rr->st, "cuCtxSetCurrent");
+	t0 = now_ms();
+	rc = rr->cu->ctx_set_current(vb->ctx);
+	if (rc != CUDA_SUCCESS)
+		return vmm_fail(rr, v, rc, t0);
+	enter(rr->st, "cuDeviceGet");
+	t0 = now_ms();
+	rc = rr->cu->device_get(&dev, vb->ordinal);
+	if (rc != CUDA_SUCCESS)
+		return vmm_fail(rr, v, rc, t0);
+	if (!vmm_attr(rr, dev,
+		      CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+		      &vmm, v))
+		return -1;
+	if (vmm <= 0) {
+		v->skip = VMMS_UNSUPPORTED;
+		return -1;
+	}
+	if (!vmm_attr(rr, dev,
+		      CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+		      &flag, v))
+		return -1;
+	/*
+	 * Without it NCCL still allocates (no gpuDirectRDMACapable), but the
+	 * driver says RDMA cannot reach such memory: nothing to prove.
+	 */
+	if (flag <= 0) {
+		v->skip = VMMS_GDR_UNSUPPORTED;
+		return -1;
+	}
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	prop.location.id = dev;
+	if (flag)
+		prop.allocFlags.gpuDirectRDMACapable = 1;
+	v->gdr_capable_flag = prop.allocFlags.gpuDirectRDMACapable;
+	enter(rr->st, "cuMemGetAllocationGranularity");
+	t0 = now_ms();
+	rc = rr->cu->mem_get_allocation_granularity(&gran, &prop,
+			CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	if (rc != CUDA_SUCCESS)
+		return vmm_fail(rr, v, rc, t0);
+	if (!gran) {
+		/* No granularity is no answer; cuMemCreate would divide by it. */
+		snprintf(v->fail_fn, sizeof(v->fail_fn),
+			 "cuMemGetAllocationGranularity");
+		cuda_call_record(&v->fail, CUDA_ERROR_INVALID_VALUE, t0);
+		return -1;
+	}
+	v->granularity = gran;
+	vb->vsize = (rr->bytes + gran - 1) / gran * gran;
+	v->size = vb->vsize;
+	enter(rr->st, "cuMemCreate");
+	t0 = now_ms();
+	rc = rr->cu->mem_create(&vb->handle, vb->vsize, &prop, 0);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	vb->created = true;
+	enter(rr->st, "cuMemAddressReserve");
+	t0 = now_ms();
+	rc = rr->cu->mem_address_reserve(&vb->ptr, vb->vsize, gran, 0, 0);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	vb->reserved = true;
+	enter(rr->st, "cuMemMap");
+	t0 = now_ms();
+	rc = rr->cu->mem_map(vb->ptr, vb->vsize, 0, vb->handle, 0);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	vb->mapped = true;
+	memset(&access, 0, sizeof(access));
+	access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	access.location.id = dev;
+	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	enter(rr->st, "cuMemSetAccess");
+	t0 = now_ms();
+	rc = rr->cu->mem_set_access(vb->ptr, vb->vsize, &access, 1);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	vb->allocated = true;
+	v->ok = true;
+	if (rr->cu->memcpy_htod && rr->expect)
+		(void)gpu_load(rr, vb, &fresh, NULL);
+	return 0;
+fail:
+	vmm_fail(rr, v, rc, t0);
+	vmm_release(rr, vb);
+	return -1;
+}
+
+/*
+ * The cuMemAlloc proof again on the GPU's VMM buffer: ibv_reg_mr on the
+ * pointer (peermem), the dma-buf export of the range + ibv_reg_dmabuf_mr,
+ * and the verified loopback transfer through each MR.
+ */
+static void vmm_pair(const struct reg_run *rr, struct nic_res *nr,
+		     struct reg_pair *pp, struct gpu_buf *vb, int nic)
+{
+	struct ibv_mr *pmr, *dmr;
+
+	enter(rr->st, "cuCtxSetCurrent");
+	rr->cu->ctx_set_current(vb->ctx);
+	pmr = reg_timed(rr, nr->pd, (void *)(uintptr_t)vb->ptr, rr->bytes, -1,
+			0, &pp->vmm_peermem);
+	dmr = reg_dmabuf(rr, nr, vb, &pp->vmm_export_call, &pp->vmm_dmabuf);
+	if (pp->port && nr->host_mr && !rr->opt->no_datapath) {
+		if (pmr)
+			datapath(rr, nr, pp, vb, pmr, nic, DPP_VMM_PEERMEM,
+				 &pp->dp_vmm_peermem);
+		if (dmr)
+			datapath(rr, nr, pp, vb, dmr, nic, DPP_VMM_DMABUF,
+				 &pp->dp_vmm_dmabuf);
+	}
+	dereg(rr, pmr);
+	dereg(rr, dmr);
 }
 
 /* --- kernel log window --------------------------------------------------- */
@@ -985,8 +1233,9 @@ static void kmsg_collect(struct reg_facts *rf, int fd)
 
 /* --- the stage ----------------------------------------------------------- */
 
-static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
-		      struct ibv_device **list, int ndev)
+static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
+		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
+		      int ndev)
 {
 	struct reg_facts *rf = rr->rf;
 
@@ -1016,6 +1265,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 			pp->gid_index = -1;
 			pp->dp_peermem.wc_status = -1;
 			pp->dp_dmabuf.wc_status = -1;
+			pp->dp_vmm_peermem.wc_status = -1;
+			pp->dp_vmm_dmabuf.wc_status = -1;
 			if (!gbufs[g].allocated) {
 				snprintf(pp->skip, sizeof(pp->skip),
 					 "no GPU buffer (%s failed: %s)",
@@ -1034,7 +1285,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 			rr->cu->ctx_set_current(gbufs[g].ctx);
 			pmr = reg_timed(rr, nr.pd, (void *)(uintptr_t)gbufs[g].ptr,
 					rr->bytes, -1, 0, &pp->peermem);
-			dmr = reg_dmabuf(rr, &nr, &gbufs[g], pp);
+			dmr = reg_dmabuf(rr, &nr, &gbufs[g], &pp->export_call,
+					 &pp->dmabuf);
 			if (pp->port && nr.host_mr && !rr->opt->no_datapath) {
 				if (pmr)
 					datapath(rr, &nr, pp, &gbufs[g], pmr, d,
@@ -1043,6 +1295,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs, int ngpu,
 					datapath(rr, &nr, pp, &gbufs[g], dmr, d,
 						 DPP_DMABUF, &pp->dp_dmabuf);
 			}
+			if (vbufs[g].allocated)
+				vmm_pair(rr, &nr, pp, &vbufs[g], d);
 			/* Keep one MR each of two GPUs for GPU-to-GPU. */
 			if (kept < 2 && (dmr || pmr) && pp->port) {
 				keep_path[kept] = dmr ? DPP_DMABUF : DPP_PEERMEM;
@@ -1076,7 +1330,7 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 		.opt = opt, .rf = &vf->reg, .st = st,
 		.bytes = opt->reg_bytes ? opt->reg_bytes : REG_DEFAULT_BYTES,
 	};
-	struct gpu_buf *gbufs = NULL;
+	struct gpu_buf *gbufs = NULL, *vbufs = NULL;
 	struct ibv_device **list = NULL;
 	int ngpu = 0, ndev = 0, kfd;
 
@@ -1097,25 +1351,35 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 
 	ngpu = rr.cu ? vf->cuda.gpus_recorded : 0;
 	gbufs = calloc(ngpu ? (size_t)ngpu : 1, sizeof(*gbufs));
-	if (!gbufs)
+	vbufs = calloc(ngpu ? (size_t)ngpu : 1, sizeof(*vbufs));
+	if (!gbufs || !vbufs)
 		goto out;
 	for (int g = 0; g < ngpu; g++) {
-		if (gpu_setup(&rr, &gbufs[g], vf->cuda.gpus[g].ordinal) == 0)
+		struct reg_vmm_gpu *v = &rr.rf->vmm[g];
+
+		v->skip = VMMS_NOT_RUN;
+		if (gpu_setup(&rr, &gbufs[g], vf->cuda.gpus[g].ordinal) == 0) {
 			rr.rf->gpus_allocated++;
+			v->skip = VMMS_TRIED;
+			(void)vmm_setup(&rr, &vbufs[g], &gbufs[g], v);
+		}
 		enter(st, "cuCtxSetCurrent");
 		rr.cu->ctx_set_current(NULL);
 	}
 	enter(st, "ibv_get_device_list");
 	list = rr.ibv->get_device_list(&ndev);
 	if (list)
-		run_pairs(&rr, gbufs, ngpu, list, ndev);
+		run_pairs(&rr, gbufs, vbufs, ngpu, list, ndev);
 out:
 	if (list) {
 		enter(st, "ibv_free_device_list");
 		rr.ibv->free_device_list(list);
 	}
+	for (int g = 0; vbufs && g < ngpu; g++)
+		vmm_release(&rr, &vbufs[g]);
 	for (int g = 0; gbufs && g < ngpu; g++)
 		gpu_release(&rr, &gbufs[g]);
+	free(vbufs);
 	free(gbufs);
 	free(rr.expect);
 	free(rr.got);

@@ -218,6 +218,39 @@ struct reg_pair {
 	struct mr_result dmabuf;	/* ibv_reg_dmabuf_mr on the fd */
 	struct dp_result dp_peermem;
 	struct dp_result dp_dmabuf;
+	/* The same on the GPU's VMM buffer (reg_vmm_gpu), when it has one. */
+	struct cu_call vmm_export_call;
+	struct mr_result vmm_peermem;
+	struct mr_result vmm_dmabuf;
+	struct dp_result dp_vmm_peermem;
+	struct dp_result dp_vmm_dmabuf;
+};
+
+/* Why a GPU has no VMM buffer (reg_vmm_gpu.skip). */
+enum vmm_skip {
+	VMMS_NOT_RUN = 0,	/* no GPU context or buffer (see reg.plan) */
+	VMMS_TRIED,		/* set-up ran: see fail_fn / ok */
+	VMMS_NO_API,		/* libcuda lacks a cuMem* VMM entry point */
+	VMMS_ATTR_FAILED,	/* cuDeviceGetAttribute failed (attr_call) */
+	VMMS_UNSUPPORTED,	/* VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0 */
+	VMMS_GDR_UNSUPPORTED,	/* GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 0 */
+};
+
+/*
+ * A GPU's NCCL-style VMM buffer (cuMemCreate + cuMemMap + cuMemSetAccess,
+ * access/reg.c vmm_setup).
+ */
+struct reg_vmm_gpu {
+	int skip;			/* enum vmm_skip */
+	char missing[VF_TEXT];		/* VMM_NO_API: the absent symbols */
+	int attr;			/* VMM_ATTR_FAILED: which attribute */
+	struct cu_call attr_call;
+	bool ok;			/* mapped with access set */
+	char fail_fn[VF_NAME];		/* the cuMem* call that failed */
+	struct cu_call fail;
+	unsigned long long granularity;
+	unsigned long long size;	/* bytes created and mapped */
+	bool gdr_capable_flag;		/* allocFlags.gpuDirectRDMACapable */
 };
 
 struct reg_nic {
@@ -244,6 +277,8 @@ struct reg_facts {
 	struct reg_pair pairs[REG_MAX_PAIRS];
 	int nnics;
 	struct reg_nic nics[VF_MAX_NICS];
+	/* Per CUDA ordinal (< cuda.gpus_recorded). */
+	struct reg_vmm_gpu vmm[VF_MAX_GPUS];
 	bool kmsg_readable;
 	int kmsg_errno;
 	int kmsg_count;			/* new lines of interest */

@@ -660,6 +660,23 @@ static void terminate_strings(struct vendor_facts *vf)
 		TERMINATE(p->dp_peermem.dtoh.name);
 		TERMINATE(p->dp_dmabuf.step);
 		TERMINATE(p->dp_dmabuf.dtoh.name);
+		TERMINATE(p->vmm_export_call.name);
+		TERMINATE(p->vmm_peermem.call);
+		TERMINATE(p->vmm_dmabuf.call);
+		TERMINATE(p->dp_vmm_peermem.step);
+		TERMINATE(p->dp_vmm_peermem.dtoh.name);
+		TERMINATE(p->dp_vmm_peermem.htod.name);
+		TERMINATE(p->dp_vmm_dmabuf.step);
+		TERMINATE(p->dp_vmm_dmabuf.dtoh.name);
+		TERMINATE(p->dp_vmm_dmabuf.htod.name);
+	}
+	for (int i = 0; i < VF_MAX_GPUS; i++) {
+		struct reg_vmm_gpu *v = &vf->reg.vmm[i];
+
+		TERMINATE(v->missing);
+		TERMINATE(v->attr_call.name);
+		TERMINATE(v->fail_fn);
+		TERMINATE(v->fail.name);
 	}
 	for (int i = 0; i < VF_MAX_NICS; i++) {
 		TERMINATE(vf->reg.nics[i].nic);

@@ -33,6 +33,7 @@ typedef unsigned long long CUdeviceptr;
 /* CUdevice_attribute */
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR			75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR			76
+#define CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED		102
 #define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED	110
 #define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED			116
 #define CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS	117
@@ -53,6 +54,45 @@ typedef unsigned long long CUdeviceptr;
 
 /* CUpointer_attribute */
 #define CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE 15
+
+/*
+ * Virtual memory management (cuMemCreate and friends, CUDA >= 10.2), laid
+ * out as cuda.h declares it: NCCL allocates its buffers so (see
+ * access/reg.c).
+ */
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+/* CUmemAllocationType, CUmemLocationType, CUmemAllocationHandleType */
+#define CU_MEM_ALLOCATION_TYPE_PINNED			0x1
+#define CU_MEM_LOCATION_TYPE_DEVICE			0x1
+#define CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR	0x1
+/* CUmemAllocationGranularity_flags */
+#define CU_MEM_ALLOC_GRANULARITY_MINIMUM		0x0
+/* CUmemAccess_flags */
+#define CU_MEM_ACCESS_FLAGS_PROT_READWRITE		0x3
+
+typedef struct {
+	int type;			/* CUmemLocationType */
+	int id;
+} CUmemLocation;
+
+typedef struct {
+	int type;			/* CUmemAllocationType */
+	int requestedHandleTypes;	/* CUmemAllocationHandleType */
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+
+typedef struct {
+	CUmemLocation location;
+	int flags;			/* CUmemAccess_flags */
+} CUmemAccessDesc;
 
 /* cuMemGetHandleForAddressRange appeared in CUDA 11.7. */
 #define CUDA_DRIVER_MIN_DMABUF 11070
@@ -79,5 +119,19 @@ typedef CUresult (*cuPointerGetAttribute_fn)(void *data, int attr,
 typedef CUresult (*cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src,
 		size_t bytes);
 typedef CUresult (*cuMemcpyDtoH_fn)(void *dst, CUdeviceptr src, size_t bytes);
+typedef CUresult (*cuMemGetAllocationGranularity_fn)(size_t *granularity,
+		const CUmemAllocationProp *prop, int option);
+typedef CUresult (*cuMemCreate_fn)(CUmemGenericAllocationHandle *handle,
+		size_t size, const CUmemAllocationProp *prop,
+		unsigned long long flags);
+typedef CUresult (*cuMemRelease_fn)(CUmemGenericAllocationHandle handle);
+typedef CUresult (*cuMemAddressReserve_fn)(CUdeviceptr *ptr, size_t size,
+		size_t alignment, CUdeviceptr addr, unsigned long long flags);
+typedef CUresult (*cuMemAddressFree_fn)(CUdeviceptr ptr, size_t size);
+typedef CUresult (*cuMemMap_fn)(CUdeviceptr ptr, size_t size, size_t offset,
+		CUmemGenericAllocationHandle handle, unsigned long long flags);
+typedef CUresult (*cuMemUnmap_fn)(CUdeviceptr ptr, size_t size);
+typedef CUresult (*cuMemSetAccess_fn)(CUdeviceptr ptr, size_t size,
+		const CUmemAccessDesc *desc, size_t count);
 
 #endif

@@ -61,7 +61,25 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t);
 void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t);
 void gate_data_peermem(struct gdr_ctx *ctx, const struct target *t);
 void gate_data_dmabuf(struct gdr_ctx *ctx, const struct target *t);
+void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t);
+void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_vmm_peermem(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t);
 void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t);
+
+/*
+ * The NCCL model's question: was an NCCL-style VMM buffer (cuMemCreate,
+ * gpuDirectRDMACapable) of inventory pair @pair registered through @path
+ * and proven by a verified loopback transfer? Read from the worker's
+ * facts, so it answers the same before and after the gates ran.
+ */
+enum vmm_path { VMM_PATH_PEERMEM, VMM_PATH_DMABUF };
+enum vmm_proof_state {
+	VMM_NOT_TRIED = 0,	/* no VMM buffer, no port, --no-datapath... */
+	VMM_PROVEN,		/* registered, transfer verified */
+	VMM_FAILED,		/* a registration or the transfer failed */
+};
+int vmm_proof(const struct gdr_ctx *ctx, int pair, enum vmm_path path);
 void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t);
 
 /* Shared helpers (probes/common.c). */

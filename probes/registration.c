@@ -117,10 +117,77 @@ static void mr_evidence(struct result *r, const struct mr_result *m,
 	}
 }
 
+/* "; and a VMM buffer of 2 MiB on 1 GPU(s)", or "" without any. */
+static const char *vmm_plan_note(const struct gdr_ctx *ctx, char *buf,
+				 size_t len)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	int n = ctx->vf->cuda.gpus_recorded, ok = 0;
+	unsigned long long bytes = 0;
+	char human[32];
+
+	if (n > VF_MAX_GPUS)
+		n = VF_MAX_GPUS;
+	for (int g = 0; g < n; g++)
+		if (rf->vmm[g].ok) {
+			ok++;
+			bytes = rf->vmm[g].size;
+		}
+	buf[0] = '\0';
+	if (!ok)
+		return buf;
+	format_bytes(bytes, human, sizeof(human));
+	snprintf(buf, len, "; and an NCCL-style VMM buffer of %s on %d GPU(s)",
+		 human, ok);
+	return buf;
+}
+
+/*
+ * The NCCL-style VMM buffers beside the cuMemAlloc ones: how many GPUs got
+ * one, and the first GPU's reason when one did not (a node without RDMA
+ * devices shows it only here).
+ */
+static void vmm_plan_evidence(const struct gdr_ctx *ctx, struct result *r)
+{
+	static const char *const why[] = {
+		[VMMS_NOT_RUN] = "not_run", [VMMS_TRIED] = "alloc_failed",
+		[VMMS_NO_API] = "no_api", [VMMS_ATTR_FAILED] = "attr_failed",
+		[VMMS_UNSUPPORTED] = "vmm_unsupported",
+		[VMMS_GDR_UNSUPPORTED] = "gdr_unsupported",
+	};
+	const struct reg_facts *rf = &ctx->vf->reg;
+	int n = ctx->vf->cuda.gpus_recorded, ok = 0, first = -1;
+
+	if (n > VF_MAX_GPUS)
+		n = VF_MAX_GPUS;
+	for (int g = 0; g < n; g++) {
+		if (rf->vmm[g].ok)
+			ok++;
+		else if (first < 0 && rf->vmm[g].skip != VMMS_NOT_RUN)
+			first = g;
+	}
+	ev_int(r, "vmm_gpus", ok);
+	if (ok)
+		for (int g = 0; g < n; g++)
+			if (rf->vmm[g].ok) {
+				ev_int(r, "vmm_granularity",
+				       (long long)rf->vmm[g].granularity);
+				break;
+			}
+	if (first < 0)
+		return;
+	ev_int(r, "vmm_first_missing_cuda", first);
+	if (rf->vmm[first].skip >= 0 && rf->vmm[first].skip <= VMMS_GDR_UNSUPPORTED)
+		ev_str(r, "vmm_missing_why", "%s", why[rf->vmm[first].skip]);
+	if (rf->vmm[first].fail.called)
+		ev_str(r, "vmm_failed_call", "%s: %s", rf->vmm[first].fail_fn,
+		       rf->vmm[first].fail.name);
+}
+
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct reg_facts *rf = &ctx->vf->reg;
-	char per[32], all[32];
+	char per[32], all[32], vmm[96];
 	struct result *r;
 
 	if (stage_missing(ctx, ctx->host, "registration"))
@@ -137,12 +204,14 @@ void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t)
 	} else {
 		r = emit(ctx, ctx->host, ST_PASS, C_REG_PLAN,
 			 "%s of GPU memory per GPU on %d GPU(s) (%s in all, freed "
-			 "again), %d GPU x RDMA device pair(s)%s", per,
+			 "again), %d GPU x RDMA device pair(s)%s%s", per,
 			 rf->gpus_allocated, all, rf->npairs,
-			 rf->pairs_truncated ? " (more were not tried)" : "");
+			 rf->pairs_truncated ? " (more were not tried)" : "",
+			 vmm_plan_note(ctx, vmm, sizeof(vmm)));
 	}
 	ev_int(r, "bytes_per_gpu", (long long)rf->bytes);
 	ev_int(r, "gpus", rf->gpus_allocated);
+	vmm_plan_evidence(ctx, r);
 	ev_int(r, "pairs", rf->npairs);
 	ev_bool(r, "pairs_truncated", rf->pairs_truncated);
 }
@@ -271,6 +340,259 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "errno", pp->dmabuf.err);
 }
 
+/* --- NCCL-style VMM buffers (access/reg.c vmm_setup) ------------------- */
+
+static const struct reg_vmm_gpu *vmm_of(const struct gdr_ctx *ctx,
+					const struct inv_pair *pr)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
+
+	if (!g || g->ordinal < 0 || g->ordinal >= VF_MAX_GPUS ||
+	    g->ordinal >= ctx->vf->cuda.gpus_recorded)
+		return NULL;
+	return &ctx->vf->reg.vmm[g->ordinal];
+}
+
+/*
+ * The GPU of this pair has no VMM buffer: say why (once per gate and
+ * pair) and return true.
+ */
+static bool vmm_no_buffer(struct gdr_ctx *ctx, int subject,
+			  const struct reg_vmm_gpu *v)
+{
+	struct result *r;
+
+	if (!v || v->skip == VMMS_NOT_RUN) {
+		emit(ctx, subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
+		     "not tried: no GPU buffer or context (see reg.plan)");
+		return true;
+	}
+	switch (v->skip) {
+	case VMMS_NO_API:
+		emit(ctx, subject, ST_SKIP, C_VMM_NO_API,
+		     "VMM not tried: libcuda lacks %s (a driver older than "
+		     "CUDA 10.2)", v->missing);
+		return true;
+	case VMMS_ATTR_FAILED:
+		r = emit(ctx, subject, ST_ERROR, C_VMM_ATTR_FAILED,
+			 "VMM not tried: cuDeviceGetAttribute(%d) failed: %s",
+			 v->attr, v->attr_call.name);
+		ev_int(r, "attribute", v->attr);
+		return true;
+	case VMMS_UNSUPPORTED:
+		emit(ctx, subject, ST_SKIP, C_VMM_UNSUPPORTED,
+		     "VMM not tried: the driver says "
+		     "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0 (NCCL does not "
+		     "use cuMem here)");
+		return true;
+	case VMMS_GDR_UNSUPPORTED:
+		r = emit(ctx, subject, ST_SKIP, C_VMM_GDR_UNSUPPORTED,
+			 "VMM not tried: the driver says "
+			 "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 0 (no RDMA "
+			 "to cuMemCreate memory)");
+		remedy_VMM_GDR_UNSUPPORTED(r);
+		return true;
+	default:
+		break;
+	}
+	if (v->ok)
+		return false;
+	r = emit(ctx, subject, ST_ERROR, C_VMM_ALLOC_FAILED,
+		 "NCCL-style VMM allocation failed: %s returned %s",
+		 v->fail_fn[0] ? v->fail_fn : "the set-up",
+		 v->fail.called ? v->fail.name : "nothing (not finished)");
+	remedy_VMM_ALLOC_FAILED(r);
+	ev_str(r, "call", "%s", v->fail_fn);
+	return true;
+}
+
+static void vmm_evidence(struct result *r, const struct reg_vmm_gpu *v)
+{
+	ev_int(r, "vmm_granularity", (long long)v->granularity);
+	ev_int(r, "vmm_bytes", (long long)v->size);
+	ev_bool(r, "gpu_direct_rdma_capable_flag", v->gdr_capable_flag);
+}
+
+/*
+ * The pair and its GPU's VMM buffer, or NULL after emitting why there is
+ * nothing to judge.
+ */
+static const struct reg_pair *vmm_pair_or_skip(struct gdr_ctx *ctx,
+					       const struct inv_pair *pr,
+					       const char *what,
+					       const struct reg_vmm_gpu **vp)
+{
+	const struct reg_pair *pp;
+
+	if (stage_missing(ctx, pr->subject, what) ||
+	    nic_ambiguous(ctx, pr->subject, pr->nic))
+		return NULL;
+	pp = reg_pair_of(ctx, pr);
+	*vp = vmm_of(ctx, pr);
+	if (!pp) {
+		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
+		     "not tried: GPU or RDMA device not usable (see earlier "
+		     "layers)");
+		return NULL;
+	}
+	/* The pair's own reason first, as reg.peermem gives it. */
+	if (pp->skip[0]) {
+		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
+		     "not tried: %s", pp->skip);
+		return NULL;
+	}
+	if (vmm_no_buffer(ctx, pr->subject, *vp))
+		return NULL;
+	return pp;
+}
+
+void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct reg_vmm_gpu *v = NULL;
+	const struct reg_pair *pp;
+	struct classified c;
+	struct result *r;
+
+	pp = vmm_pair_or_skip(ctx, pr, "ibv_reg_mr on a VMM buffer", &v);
+	if (!pp)
+		return;
+	if (!pp->vmm_peermem.tried) {
+		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
+		     "not tried: GPU or RDMA device not usable (see earlier "
+		     "layers)");
+		return;
+	}
+	if (pp->vmm_peermem.ok) {
+		r = emit(ctx, pr->subject, ST_PASS, C_VMM_PEERMEM_MR_OK,
+			 "%s accepted the VMM buffer (cuMemCreate, "
+			 "gpuDirectRDMACapable): lkey/rkey issued",
+			 pp->vmm_peermem.relaxed_ordering ? "ibv_reg_mr_iova2" :
+			 "ibv_reg_mr");
+		mr_evidence(r, &pp->vmm_peermem, ctx->vf->reg.bytes,
+			    ctx->opt->verbose);
+		vmm_evidence(r, v);
+		return;
+	}
+	if (pp->vmm_peermem.err == EFAULT && pp->peermem.ok) {
+		/* uccl-project/mKernel#26: cuMemAlloc pins, VMM faults. */
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_VMM_PEERMEM_EFAULT,
+			 "EFAULT on the VMM buffer while cuMemAlloc memory "
+			 "registers: the peer-memory client does not take "
+			 "cuMemCreate memory");
+		remedy_VMM_PEERMEM_EFAULT(r);
+	} else {
+		bool same = pp->peermem.tried && !pp->peermem.ok &&
+			    pp->peermem.err == pp->vmm_peermem.err;
+
+		c = classify_reg_errno(pp->vmm_peermem.err, false);
+		r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
+			 "%s on the VMM buffer: %s%s", pp->vmm_peermem.call,
+			 c.meaning, same ? " (as on cuMemAlloc memory, see "
+			 "reg.peermem)" : "");
+		/* The same failure as reg.peermem's has its fix there. */
+		if (same)
+			;
+		else if (pp->vmm_peermem.err == EFAULT)
+			remedy_NO_PEER_MEMORY_CLIENT(r);
+		else if (pp->vmm_peermem.err == ENOMEM)
+			remedy_PIN_LIMIT(r);
+	}
+	ev_int(r, "errno", pp->vmm_peermem.err);
+	ev_str(r, "call", "%s", pp->vmm_peermem.call);
+	ev_bool(r, "cumemalloc_registered", pp->peermem.ok);
+	vmm_evidence(r, v);
+}
+
+void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const struct reg_vmm_gpu *v = NULL;
+	const struct reg_pair *pp;
+	struct classified c;
+	struct result *r;
+	bool same;
+
+	pp = vmm_pair_or_skip(ctx, pr, "ibv_reg_dmabuf_mr on a VMM buffer",
+			      &v);
+	if (!pp)
+		return;
+	if (!pp->vmm_export_call.called) {
+		emit(ctx, pr->subject, ST_SKIP, C_NO_DMABUF_API,
+		     "not tried: libcuda lacks the export or libibverbs lacks "
+		     "ibv_reg_dmabuf_mr (see mech.dmabuf_verbs)");
+		return;
+	}
+	if (pp->vmm_export_call.rc != CUDA_SUCCESS) {
+		same = pp->export_call.called &&
+		       pp->export_call.rc == pp->vmm_export_call.rc;
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_VMM_EXPORT_FAILED,
+			 "cuMemGetHandleForAddressRange(DMA_BUF_FD) on the VMM "
+			 "buffer failed: %s%s", pp->vmm_export_call.name,
+			 same ? " (as on cuMemAlloc memory, see reg.dmabuf)" :
+			 "");
+		/* The same failure as reg.dmabuf's has its fix there. */
+		if (!same)
+			remedy_VMM_EXPORT_FAILED(r);
+		ev_str(r, "error", "%s", pp->vmm_export_call.name);
+		ev_bool(r, "cumemalloc_exported",
+			pp->export_call.called &&
+			pp->export_call.rc == CUDA_SUCCESS);
+		vmm_evidence(r, v);
+		return;
+	}
+	if (pp->vmm_dmabuf.ok) {
+		r = emit(ctx, pr->subject, ST_PASS, C_VMM_DMABUF_MR_OK,
+			 "ibv_reg_dmabuf_mr accepted the VMM buffer's dma-buf: "
+			 "lkey/rkey issued");
+		mr_evidence(r, &pp->vmm_dmabuf, ctx->vf->reg.bytes,
+			    ctx->opt->verbose);
+		vmm_evidence(r, v);
+		return;
+	}
+	same = pp->dmabuf.tried && !pp->dmabuf.ok &&
+	       pp->dmabuf.err == pp->vmm_dmabuf.err;
+	c = classify_reg_errno(pp->vmm_dmabuf.err, true);
+	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
+		 "ibv_reg_dmabuf_mr on the VMM buffer: %s%s", c.meaning,
+		 same ? " (as on cuMemAlloc memory, see reg.dmabuf)" : "");
+	/* The same failure as reg.dmabuf's has its fix there. */
+	if (!same && pp->vmm_dmabuf.err == EOPNOTSUPP)
+		remedy_PROVIDER_LACKS_DMABUF_MR(r);
+	ev_int(r, "errno", pp->vmm_dmabuf.err);
+	vmm_evidence(r, v);
+}
+
+int vmm_proof(const struct gdr_ctx *ctx, int pair, enum vmm_path path)
+{
+	const struct reg_pair *pp;
+	const struct mr_result *m;
+	const struct dp_result *d;
+	const struct reg_vmm_gpu *v;
+
+	if (pair < 0 || (size_t)pair >= ctx->inv.npair)
+		return VMM_NOT_TRIED;
+	pp = reg_pair_of(ctx, &ctx->inv.pair[pair]);
+	v = vmm_of(ctx, &ctx->inv.pair[pair]);
+	if (!pp || !v)
+		return VMM_NOT_TRIED;
+	/* A GPU that supports VMM and could not allocate: NCCL fails too. */
+	if (v->skip == VMMS_TRIED && !v->ok && v->fail.called)
+		return VMM_FAILED;
+	if (!v->ok)
+		return VMM_NOT_TRIED;
+	m = path == VMM_PATH_DMABUF ? &pp->vmm_dmabuf : &pp->vmm_peermem;
+	d = path == VMM_PATH_DMABUF ? &pp->dp_vmm_dmabuf : &pp->dp_vmm_peermem;
+	if (path == VMM_PATH_DMABUF && pp->vmm_export_call.called &&
+	    pp->vmm_export_call.rc != CUDA_SUCCESS)
+		return VMM_FAILED;
+	if (m->tried && !m->ok)
+		return VMM_FAILED;
+	if (d->tried)
+		return d->ok ? VMM_PROVEN : VMM_FAILED;
+	return VMM_NOT_TRIED;
+}
+
 /* A data check's finding, as evidence and in a reason. */
 static const char *fault_word(int f)
 {
@@ -388,7 +710,8 @@ static struct result *data_fault(struct gdr_ctx *ctx, int subject,
 	return r;
 }
 
-static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
+static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
+		      bool vmm)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct reg_pair *pp;
@@ -404,12 +727,23 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 		r->waived = true;
 		return;
 	}
-	if (stage_missing(ctx, pr->subject, "the loopback transfer") ||
-	    nic_ambiguous(ctx, pr->subject, pr->nic))
-		return;
-	pp = reg_pair_of(ctx, pr);
-	d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
-	m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
+	if (vmm) {
+		const struct reg_vmm_gpu *v = NULL;
+
+		pp = vmm_pair_or_skip(ctx, pr, "the loopback transfer on a "
+				      "VMM buffer", &v);
+		if (!pp)
+			return;
+		d = dmabuf ? &pp->dp_vmm_dmabuf : &pp->dp_vmm_peermem;
+		m = dmabuf ? &pp->vmm_dmabuf : &pp->vmm_peermem;
+	} else {
+		if (stage_missing(ctx, pr->subject, "the loopback transfer") ||
+		    nic_ambiguous(ctx, pr->subject, pr->nic))
+			return;
+		pp = reg_pair_of(ctx, pr);
+		d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
+		m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
+	}
 	if (!d || !d->tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_NOT_REGISTERED,
 		     "no transfer: %s", pp && pp->skip[0] ? pp->skip :
@@ -473,12 +807,22 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf)
 
 void gate_data_peermem(struct gdr_ctx *ctx, const struct target *t)
 {
-	data_gate(ctx, t, false);
+	data_gate(ctx, t, false, false);
 }
 
 void gate_data_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 {
-	data_gate(ctx, t, true);
+	data_gate(ctx, t, true, false);
+}
+
+void gate_data_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
+{
+	data_gate(ctx, t, false, true);
+}
+
+void gate_data_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
+{
+	data_gate(ctx, t, true, true);
 }
 
 void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)

@@ -39,11 +39,25 @@
  *                         PROT_NONE reservation (every access EFAULTs)
  *   export [0]            CUresult of cuMemGetHandleForAddressRange once
  *                         its arguments passed validation
+ *   vmm.mem [mem]         host|unmapped for VMM mappings (cuMemMap +
+ *                         cuMemSetAccess), so peermem can fault on VMM
+ *                         memory only (uccl-project/mKernel#26)
+ *   vmm.export [export]   the same as export, for a range of a VMM mapping
+ *   vmm.granularity [2097152]   cuMemGetAllocationGranularity's answer
+ * VMM (cuMemCreate/AddressReserve/Map/SetAccess/Unmap/AddressFree/Release):
+ * a handle is a memfd; a reservation is PROT_NONE address space; cuMemMap
+ * maps the handle's memfd there, inaccessible until cuMemSetAccess (then
+ * read-write, or still PROT_NONE with vmm.mem = unmapped, copies going
+ * through a hidden mapping). A mapping is an allocation like cuMemAlloc's
+ * for export, copies and cuPointerGetAttribute; cuMemFree refuses it.
+ * Attribute 102 (VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) defaults to 1.
  * Fault keys (fake_scenario.h): fail/hang/crash/exit.NAME[.I]; I is the
  * device argument, or the current context's device for calls without one.
  * Ledger rows: ctx (primary retain/release), mem, fd (exported dma-buf
  * stand-ins; counted released once the caller has closed them, which the
- * double notices at its next cuMemFree/cuCtxSetCurrent/ctx release).
+ * double notices at its next cuMemFree/cuCtxSetCurrent/ctx release), vmm
+ * (cuMemCreate/cuMemRelease), va (cuMemAddressReserve/cuMemAddressFree),
+ * map (cuMemMap/cuMemUnmap).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,10 +101,24 @@ EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr);
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity,
+		const CUmemAllocationProp *prop, int option);
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		const CUmemAllocationProp *prop, unsigned long long flags);
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size,
+		size_t alignment, CUdeviceptr addr, unsigned long long flags);
+EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		CUmemGenericAllocationHandle handle, unsigned long long flags);
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+		const CUmemAccessDesc *desc, size_t count);
 
-static const char *const ledger_rows[] = { "ctx", "mem", "fd" };
+static const char *const ledger_rows[] = { "ctx", "mem", "fd", "vmm", "va",
+					   "map" };
 
-enum { L_CTX, L_MEM, L_FD };
+enum { L_CTX, L_MEM, L_FD, L_VMM, L_VA, L_MAP };
 
 /* Exported fds still believed open: (fd, inode) identifies one. */
 #define FAKE_MAX_FDS 256
@@ -148,12 +176,15 @@ struct alloc {
 	} seg[MAX_SEGS];	/* sub-range exports */
 	int nseg;
 	int dev;
+	bool vmm;		/* a cuMemMap mapping, not cuMemAlloc's */
+	bool access;		/* VMM: cuMemSetAccess done */
 	struct alloc *next;
 };
 
 static bool inited;
 static int ndev;
 static bool mem_unmapped;
+static bool vmm_unmapped;
 static struct CUctx_st ctxs[FAKE_MAX_GPUS];
 static __thread struct CUctx_st *cur;	/* current context is per thread */
 static struct alloc *allocs;
@@ -163,7 +194,7 @@ static void __attribute__((constructor)) fake_cuda_init(void)
 	const char *mem;
 
 	fake_scenario_load("FAKE_CUDA_SCENARIO");
-	fake_ledger_init("cuda", ledger_rows, 3);
+	fake_ledger_init("cuda", ledger_rows, 6);
 	ndev = (int)fake_get_ll("device_count", 0);
 	if (ndev < 0 || ndev > FAKE_MAX_GPUS) {
 		fprintf(stderr, "fake libcuda: device_count %d not modelled\n",
@@ -179,6 +210,13 @@ static void __attribute__((constructor)) fake_cuda_init(void)
 		abort();
 	}
 	mem_unmapped = mem && !strcmp(mem, "unmapped");
+	mem = fake_get("vmm.mem");
+	if (mem && strcmp(mem, "host") && strcmp(mem, "unmapped")) {
+		fprintf(stderr, "fake libcuda: vmm.mem = '%s': want "
+			"host|unmapped\n", mem);
+		abort();
+	}
+	vmm_unmapped = mem ? !strcmp(mem, "unmapped") : mem_unmapped;
 }
 
 /* Entry of every call: injected fault first, then the init gate. */
@@ -304,6 +342,7 @@ static int attr_default(CUdevice dev, int attr)
 	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
 		return 1;
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
 		return CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
@@ -569,7 +608,7 @@ CUresult cuMemFree_v2(CUdeviceptr ptr)
 	for (pp = &allocs; (a = *pp); pp = &a->next)
 		if (a->ptr == ptr)
 			break;
-	if (!a)
+	if (!a || a->vmm)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pp = a->next;
 	munmap((void *)(uintptr_t)a->ptr, a->span);
@@ -652,6 +691,8 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	if (!a)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = fake_get_ll("export", CUDA_SUCCESS);
+	if (a->vmm)
+		rc = fake_get_ll("vmm.export", rc);
 	if (rc != CUDA_SUCCESS)
 		return (CUresult)rc;
 	/* Release closed exports first: a dup may reuse their number. */
@@ -697,7 +738,7 @@ static CUresult copy(CUdeviceptr dptr, size_t n, void *to_host,
 	if (!have_ctx())
 		return CUDA_ERROR_INVALID_CONTEXT;
 	a = find_alloc(dptr, n);
-	if (!a)
+	if (!a || (a->vmm && !a->access))
 		return CUDA_ERROR_INVALID_VALUE;
 	d = a->backing + (dptr - a->ptr);
 	if (from_host)
@@ -717,4 +758,247 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
 	ENTER("cuMemcpyDtoH_v2", cur_dev());
 	return copy(src, n, dst, NULL);
+}
+
+/* --- virtual memory management ------------------------------------------- */
+
+#define FAKE_MAX_HANDLES 256
+#define FAKE_MAX_RES	 256
+
+static struct {
+	bool live;
+	int memfd;
+	size_t size;
+	int dev;
+} handles[FAKE_MAX_HANDLES];
+
+static struct {
+	CUdeviceptr ptr;
+	size_t size;
+} resv[FAKE_MAX_RES];
+static int nresv;
+
+static size_t vmm_gran(void)
+{
+	return (size_t)fake_get_ll("vmm.granularity", (long long)GRAN);
+}
+
+/* What NCCL's ncclCuMemAlloc asks for, and nothing else is modelled. */
+static bool prop_ok(const CUmemAllocationProp *prop)
+{
+	return prop && prop->type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+	       prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	       !bad_dev(prop->location.id) &&
+	       (prop->requestedHandleTypes == 0 ||
+		prop->requestedHandleTypes ==
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+}
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity,
+		const CUmemAllocationProp *prop, int option)
+{
+	ENTER("cuMemGetAllocationGranularity", prop ? prop->location.id : -1);
+	if (!granularity || !prop_ok(prop) ||
+	    option != CU_MEM_ALLOC_GRANULARITY_MINIMUM)
+		return CUDA_ERROR_INVALID_VALUE;
+	*granularity = vmm_gran();
+	return CUDA_SUCCESS;
+}
+
+static int handle_index(CUmemGenericAllocationHandle h)
+{
+	if (h < 1 || h > FAKE_MAX_HANDLES || !handles[h - 1].live)
+		return -1;
+	return (int)(h - 1);
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	int i, fd;
+
+	ENTER("cuMemCreate", prop ? prop->location.id : -1);
+	if (!handle || !prop_ok(prop) || flags || !size || size % vmm_gran())
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < FAKE_MAX_HANDLES && handles[i].live; i++)
+		;
+	if (i == FAKE_MAX_HANDLES)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fd = new_memfd(size);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	handles[i].live = true;
+	handles[i].memfd = fd;
+	handles[i].size = size;
+	handles[i].dev = prop->location.id;
+	*handle = (CUmemGenericAllocationHandle)i + 1;
+	fake_ledger_acquire(L_VMM);
+	return CUDA_SUCCESS;
+}
+
+/* Mappings keep their own reference to the storage, as the driver does. */
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	int i = handle_index(handle);
+
+	ENTER("cuMemRelease", i >= 0 ? handles[i].dev : -1);
+	if (i < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	close(handles[i].memfd);
+	handles[i].live = false;
+	fake_ledger_release(L_VMM);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+			     CUdeviceptr addr, unsigned long long flags)
+{
+	void *p;
+
+	ENTER("cuMemAddressReserve", cur_dev());
+	if (!ptr || !size || size % vmm_gran() || addr || flags ||
+	    (alignment && (alignment & (alignment - 1))) || alignment > GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nresv == FAKE_MAX_RES)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p = map_aligned(size, PROT_NONE);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	resv[nresv].ptr = (CUdeviceptr)(uintptr_t)p;
+	resv[nresv].size = size;
+	nresv++;
+	*ptr = (CUdeviceptr)(uintptr_t)p;
+	fake_ledger_acquire(L_VA);
+	return CUDA_SUCCESS;
+}
+
+static bool mapped_within(CUdeviceptr ptr, size_t size)
+{
+	for (struct alloc *a = allocs; a; a = a->next)
+		if (a->vmm && a->ptr < ptr + size && ptr < a->ptr + a->size)
+			return true;
+	return false;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+	int i;
+
+	ENTER("cuMemAddressFree", cur_dev());
+	for (i = 0; i < nresv; i++)
+		if (resv[i].ptr == ptr && resv[i].size == size)
+			break;
+	/* Still mapped: the caller skipped cuMemUnmap; refuse, it shows. */
+	if (i == nresv || mapped_within(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	munmap((void *)(uintptr_t)ptr, size);
+	resv[i] = resv[--nresv];
+	fake_ledger_release(L_VA);
+	return CUDA_SUCCESS;
+}
+
+static bool reserved(CUdeviceptr ptr, size_t size)
+{
+	for (int i = 0; i < nresv; i++)
+		if (ptr >= resv[i].ptr && size <= resv[i].size &&
+		    ptr - resv[i].ptr <= resv[i].size - size)
+			return true;
+	return false;
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+	int i = handle_index(handle);
+	struct alloc *a;
+
+	ENTER("cuMemMap", i >= 0 ? handles[i].dev : -1);
+	if (i < 0 || offset || flags || !size || size != handles[i].size ||
+	    ptr % vmm_gran() || !reserved(ptr, size) || mapped_within(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a->ptr = ptr;
+	a->size = a->span = a->mlen = size;
+	a->vmm = true;
+	a->dev = handles[i].dev;
+	a->memfd = dup(handles[i].memfd);
+	if (a->memfd < 0)
+		goto oom;
+	/* Mapped, not accessible: cuMemSetAccess opens it. */
+	if (mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED,
+		 a->memfd, 0) == MAP_FAILED)
+		goto oom_fd;
+	a->backing = (char *)(uintptr_t)ptr;
+	if (vmm_unmapped) {
+		a->backing = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  a->memfd, 0);
+		if (a->backing == MAP_FAILED)
+			goto oom_unmap;
+		a->backing_len = size;
+	}
+	a->next = allocs;
+	allocs = a;
+	fake_ledger_acquire(L_MAP);
+	return CUDA_SUCCESS;
+oom_unmap:
+	mmap((void *)(uintptr_t)ptr, size, PROT_NONE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+oom_fd:
+	close(a->memfd);
+oom:
+	free(a);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static struct alloc *vmm_mapping(CUdeviceptr ptr, size_t size)
+{
+	for (struct alloc *a = allocs; a; a = a->next)
+		if (a->vmm && a->ptr == ptr && a->size == size)
+			return a;
+	return NULL;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+			const CUmemAccessDesc *desc, size_t count)
+{
+	struct alloc *a = vmm_mapping(ptr, size);
+
+	ENTER("cuMemSetAccess", a ? a->dev : cur_dev());
+	if (!a || !desc || count != 1 ||
+	    desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    bad_dev(desc->location.id) ||
+	    desc->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vmm_unmapped &&
+	    mprotect((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE))
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	a->access = true;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	struct alloc **pp, *a;
+
+	ENTER("cuMemUnmap", cur_dev());
+	sweep_fds();
+	for (pp = &allocs; (a = *pp); pp = &a->next)
+		if (a->vmm && a->ptr == ptr && a->size == size)
+			break;
+	if (!a)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = a->next;
+	/* The address range stays reserved. */
+	mmap((void *)(uintptr_t)ptr, size, PROT_NONE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	if (a->backing_len)
+		munmap(a->backing, a->backing_len);
+	close(a->memfd);
+	for (int i = 0; i < a->nseg; i++)
+		close(a->seg[i].fd);
+	free(a);
+	fake_ledger_release(L_MAP);
+	return CUDA_SUCCESS;
 }
