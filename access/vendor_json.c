@@ -145,7 +145,19 @@ static const struct field t_pair[] = {
 	S(struct reg_pair, skip), O(struct reg_pair, export_call, t_call),
 	O(struct reg_pair, peermem, t_mr), O(struct reg_pair, dmabuf, t_mr),
 	O(struct reg_pair, dp_peermem, t_dp), O(struct reg_pair, dp_dmabuf, t_dp),
-	END
+	O(struct reg_pair, vmm_export_call, t_call),
+	O(struct reg_pair, vmm_peermem, t_mr), O(struct reg_pair, vmm_dmabuf, t_mr),
+	O(struct reg_pair, dp_vmm_peermem, t_dp),
+	O(struct reg_pair, dp_vmm_dmabuf, t_dp), END
+};
+
+static const struct field t_vmm[] = {
+	I(struct reg_vmm_gpu, skip), S(struct reg_vmm_gpu, missing),
+	I(struct reg_vmm_gpu, attr), O(struct reg_vmm_gpu, attr_call, t_call),
+	B(struct reg_vmm_gpu, ok), S(struct reg_vmm_gpu, fail_fn),
+	O(struct reg_vmm_gpu, fail, t_call),
+	ULL(struct reg_vmm_gpu, granularity), ULL(struct reg_vmm_gpu, size),
+	B(struct reg_vmm_gpu, gdr_capable_flag), END
 };
 
 static const struct field t_rnic[] = {
@@ -163,6 +175,7 @@ static const struct field t_reg[] = {
 	I(struct reg_facts, npairs), B(struct reg_facts, pairs_truncated),
 	A(struct reg_facts, pairs, t_pair, npairs), I(struct reg_facts, nnics),
 	A(struct reg_facts, nics, t_rnic, nnics),
+	AF(struct reg_facts, vmm, t_vmm),
 	B(struct reg_facts, kmsg_readable), I(struct reg_facts, kmsg_errno),
 	I(struct reg_facts, kmsg_count), LINES(struct reg_facts, kmsg), END
 };
