@@ -135,7 +135,9 @@ def generate(n, nnic=None):
     for i, g in enumerate(gpus):
         cuda += [f"gpu{i}.name = NVIDIA H100 80GB HBM3", f"gpu{i}.pci = {g}",
                  f"gpu{i}.total_mem = 85029158912"]
-    verbs = [f"device_count = {nnic}"]
+    # No nvidia_peermem in the spec: ibv_reg_mr on GPU memory faults, as
+    # on a real node (the peermem path is BLOCKED, consistently).
+    verbs = ["mem = unmapped", f"device_count = {nnic}"]
     for i in range(nnic):
         verbs += [f"dev{i}.name = mlx5_{i}", f"dev{i}.dmabuf_errno = 9"]
     return lines, cuda, verbs
