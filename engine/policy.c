@@ -112,7 +112,7 @@ void policy_apply(struct report *r, const struct options *o)
 		size_t kept = 0;
 		int first_far = -1;
 
-		if (pv->verdict != V_READY)
+		if (pv->verdict != V_READY && pv->verdict != V_READY_UNPROVEN)
 			continue;
 		if (o->max_distance >= 0) {
 			for (size_t i = 0; i < pv->nready; i++) {
@@ -229,17 +229,21 @@ void policy_overall(struct report *r, enum require_policy req, bool warn_fails)
 		r->overall = p;
 	else if (d == V_READY || p == V_READY)
 		r->overall = V_READY;
+	else if (d == V_READY_UNPROVEN || p == V_READY_UNPROVEN)
+		r->overall = V_READY_UNPROVEN;
 	else if (d == V_BLOCKED && p == V_BLOCKED)
 		r->overall = V_BLOCKED;
 	else
 		r->overall = V_UNKNOWN;
-	if (warn_fails && r->overall == V_READY) {
+	if (warn_fails && (r->overall == V_READY ||
+			   r->overall == V_READY_UNPROVEN)) {
 		for (size_t i = 0; i < r->nres; i++)
 			if (r->res[i].status == ST_WARN) {
 				r->overall = V_BLOCKED;
 				break;
 			}
 	}
-	r->exit_code = r->overall == V_READY ? 0 :
+	r->exit_code = r->overall == V_READY ||
+		       r->overall == V_READY_UNPROVEN ? 0 :
 		       r->overall == V_BLOCKED ? 1 : 3;
 }

@@ -18,6 +18,7 @@
 
 enum fold {
 	FOLD_OK = 0,
+	FOLD_UNPROVEN,		/* only proofs skipped by --no-alloc */
 	FOLD_ERROR,
 	FOLD_BLOCKED,
 };
@@ -33,6 +34,12 @@ static void state_add(struct subject_state *s, const struct result *r, int idx)
 	/* An unproven proof gate leaves the path undecided. */
 	bool unproven = r->proof && r->status == ST_SKIP && !r->waived;
 
+	if (unproven && r->code && !strcmp(r->code, "NO_ALLOC")) {
+		/* The user chose not to allocate: not a fault, not a proof. */
+		if (s->state == FOLD_OK)
+			s->state = FOLD_UNPROVEN;
+		return;
+	}
 	if (unproven) {
 		if (s->first_error < 0)
 			s->first_error = idx;
@@ -120,7 +127,7 @@ static void fold_path(struct report *r, enum gdr_path p,
 	unsigned int mask = 1u << p;
 	struct subject_state *ss, host = { FOLD_OK, -1, -1 };
 	int decisive = -1, error = -1, candidates = 0, blocked = 0;
-	bool ready = false;
+	bool ready = false, unproven = false;
 
 	ss = xcalloc(r->nsubj, sizeof(*ss));
 	for (size_t i = 0; i < r->nsubj; i++)
@@ -176,13 +183,21 @@ static void fold_path(struct report *r, enum gdr_path p,
 			if (pair >= 0)
 				merge(&c, &ss[pair]);
 			candidates++;
-			if (c.state == FOLD_OK) {
+			if (c.state == FOLD_OK ||
+			    (c.state == FOLD_UNPROVEN && !ready)) {
+				if (c.state == FOLD_OK && !ready) {
+					/* Proven pairs replace unproven ones. */
+					pv->nready = 0;
+				}
 				pv->ready = xrealloc(pv->ready, (pv->nready + 1) *
 						     sizeof(*pv->ready));
 				pv->ready[pv->nready][0] = (int)g;
 				pv->ready[pv->nready][1] = (int)q;
 				pv->nready++;
-				ready = true;
+				if (c.state == FOLD_OK)
+					ready = true;
+				else
+					unproven = true;
 			} else if (c.state == FOLD_BLOCKED) {
 				int rk = ix->rank[c.first_blocked];
 
@@ -230,7 +245,15 @@ static void fold_path(struct report *r, enum gdr_path p,
 		blocked = decisive >= 0;
 	}
 
-	if (ready) {
+	if (!ready && unproven) {
+		pv->verdict = V_READY_UNPROVEN;
+		pv->decisive = -1;
+		snprintf(pv->summary, sizeof(pv->summary),
+			 "READY-UNPROVEN: %s with %s passes every gate; the "
+			 "registration proof was not attempted (--no-alloc)",
+			 r->subj[pv->ready[0][0]].id,
+			 r->subj[pv->ready[0][1]].id);
+	} else if (ready) {
 		pv->verdict = V_READY;
 		pv->decisive = -1;
 		snprintf(pv->summary, sizeof(pv->summary),

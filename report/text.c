@@ -49,7 +49,7 @@ const char *text_verdict_color(const struct text_ctx *t, enum verdict v)
 	if (!t->o->color)
 		return "";
 	return v == V_READY ? "\033[1;32m" : v == V_BLOCKED ? "\033[1;31m" :
-	       "\033[1;35m";
+	       v == V_READY_UNPROVEN ? "\033[1;36m" : "\033[1;35m";
 }
 
 /*
@@ -190,7 +190,8 @@ int render_text(const struct report *r, const struct render_opts *o,
 	t.width = o->width >= 40 ? o->width : 80;
 	t.failing = report_failing(r);
 	for (int p = 0; p < PATH_COUNT; p++)
-		if ((accepted & (1u << p)) && r->path[p].verdict == V_READY)
+		if ((accepted & (1u << p)) && (r->path[p].verdict == V_READY ||
+		    r->path[p].verdict == V_READY_UNPROVEN))
 			ready |= 1u << p;
 	/* A READY path the policy accepts: the others are not needed. */
 	t.required = ready ? ready : accepted;

@@ -30,8 +30,13 @@ bool text_is_problem(const struct text_ctx *t, size_t i)
 	case ST_WARN:
 		return !res->paths || (res->paths & t->required) != 0;
 	case ST_SKIP:
-		/* An unproven proof leaves a needed path undecided. */
+		/*
+		 * An unproven proof leaves a needed path undecided; one the
+		 * user declined (--no-alloc) is said by the verdict word,
+		 * READY-UNPROVEN.
+		 */
 		return res->proof && !res->waived &&
+		       strcmp(res->code, "NO_ALLOC") &&
 		       (res->paths & t->required) != 0;
 	default:
 		return false;
