@@ -131,13 +131,13 @@ def generate(n, nnic=None):
         lines.append(f'port mlx5_{i} 1 state=ACTIVE link=Ethernet '
                      f'rate="400 Gb/sec (4X NDR)" '
                      f'gids=v1:ens{i}np0,v2:ens{i}np0,v1:ens{i}np0,v2:ens{i}np0,zero')
-    cuda = ["driver_version = 12040", f"device_count = {n}"]
+    # No nvidia_peermem in the spec: ibv_reg_mr on GPU memory faults, as
+    # on a real node (the peermem path is BLOCKED, consistently).
+    cuda = ["driver_version = 12040", f"device_count = {n}", "mem = unmapped"]
     for i, g in enumerate(gpus):
         cuda += [f"gpu{i}.name = NVIDIA H100 80GB HBM3", f"gpu{i}.pci = {g}",
                  f"gpu{i}.total_mem = 85029158912"]
-    # No nvidia_peermem in the spec: ibv_reg_mr on GPU memory faults, as
-    # on a real node (the peermem path is BLOCKED, consistently).
-    verbs = ["mem = unmapped", f"device_count = {nnic}"]
+    verbs = [f"device_count = {nnic}"]
     for i in range(nnic):
         verbs += [f"dev{i}.name = mlx5_{i}", f"dev{i}.dmabuf_errno = 9"]
     return lines, cuda, verbs

@@ -40,7 +40,9 @@ void text_summary(const struct text_ctx *t)
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
-		if (strcmp(res->gate->id, "topo.nccl"))
+		/* Per pair only: "no pair to check" on the host is no pair. */
+		if (strcmp(res->gate->id, "topo.nccl") ||
+		    r->subj[res->subject].kind != SUBJ_PAIR)
 			continue;
 		if (res->status == ST_PASS)
 			gdr++;
