@@ -38,7 +38,9 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
-	    report/remedy.c report/text.c report/json.c report/json_out.c \
+	    report/remedy.c report/text.c report/text_summary.c \
+	    report/text_table.c report/text_problems.c report/text_list.c \
+	    report/json.c report/json_out.c \
 	    report/junit.c report/prometheus.c report/redact.c report/failing.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
@@ -135,7 +137,8 @@ FUZZ_SRCS_fuzz_pcie    = decode/pcie.c core/names.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
-			 report/json.c report/json_out.c report/junit.c \
+			 report/text_summary.c report/text_table.c report/text_problems.c \
+			 report/text_list.c report/json.c report/json_out.c report/junit.c \
 			 report/prometheus.c report/failing.c core/xalloc.c \
 			 gate/catalog.c
 FUZZ_OBJS = $(addprefix $(FUZZ_DIR)/obj/,$(patsubst %.c,%.o,\

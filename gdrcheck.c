@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -589,9 +590,32 @@ static void fill_meta(struct report *r, struct sysroot *sr,
 		     o->require == REQUIRE_PEERMEM ? "peermem" : "any";
 }
 
+/*
+ * The text report's width: GDRCHECK_WIDTH (40 to 1000 columns), else the
+ * terminal's when the report goes to one, else 80.
+ */
+static int text_width(FILE *out)
+{
+	const char *env = getenv("GDRCHECK_WIDTH");
+	struct winsize ws;
+	char *end;
+	long w;
+
+	if (env && *env) {
+		errno = 0;
+		w = strtol(env, &end, 10);
+		if (!errno && !*end && w >= 40 && w <= 1000)
+			return (int)w;
+	}
+	if (isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) &&
+	    ws.ws_col >= 40)
+		return ws.ws_col;
+	return 80;
+}
+
 static int render(const struct report *r, const struct options *o, FILE *out)
 {
-	struct render_opts ro = { .verbose = o->verbose };
+	struct render_opts ro = { .verbose = o->verbose, .width = text_width(out) };
 
 	if (o->color == 1)
 		ro.color = true;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Synthetic DGX-like sysroot with N GPUs and N RDMA NICs, for bench/run.
 
-  bench/gen-sysroot.py N OUTDIR
+  bench/gen-sysroot.py N OUTDIR [NICS]
 
 Writes OUTDIR/sysroot.spec (mksysroot.py's spec language, see
 tests/scenarios/mksysroot.py), builds OUTDIR/sysroot from it, and writes
@@ -13,6 +13,8 @@ Layout: two sockets (NUMA 0 and 1), the pairs split between them. Per
 socket, one root port per L1 switch; an L1 switch (upstream + downstream
 ports) holds up to 8 L2 switches; each L2 (leaf) switch holds one GPU
 (H100, 128 GiB BAR1) and one ConnectX-7 (RoCE, port ACTIVE, RoCE v2 GIDs).
+With NICS > N (a Dell XE9680 has 8 GPUs and 12 NICs), the extra NICs sit
+one more per leaf switch, from the first leaf on, beside its GPU and NIC.
 Every switch level is a real PCIe bridge with config space (PCI Express
 capability, AER, ACS with redirection off), IOMMU groups in identity mode,
 and one NVMe per socket off every GPU-NIC path. Sockets share PCI domain
@@ -30,17 +32,25 @@ MKSYSROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
 SW = 'class=0x060400 vendor=0x1000 device=0xc030 speed="32.0 GT/s PCIe" width=16'
 
 
-def socket_buses(pairs):
+def socket_buses(pairs, extra=0):
     l1 = math.ceil(pairs / L2_PER_L1)
-    # root bus, per L1: upstream + downstream bus, per leaf: 4 buses; NVMe: 1
-    return 1 + 2 * l1 + 4 * pairs + 1
+    # root bus, per L1: upstream + downstream bus, per leaf: 4 buses (one
+    # more per extra NIC); NVMe: 1
+    return 1 + 2 * l1 + 4 * pairs + extra + 1
 
 
-def generate(n):
+def generate(n, nnic=None):
+    nnic = n if nnic is None else nnic
     pairs = [n - n // 2, n // 2]           # socket 0 gets the odd one
-    shared = all(socket_buses(p) <= 0x80 for p in pairs)
+    # extra[leaf]: NICs beyond the leaf's own, leaves in global order
+    extra = [0] * n
+    for k in range(nnic - n):
+        extra[k % n] += 1
+    xs = [sum(extra[:pairs[0]]), sum(extra[pairs[0]:])]
+    shared = all(socket_buses(p, x) <= 0x80 for p, x in zip(pairs, xs))
+    leaf = 0
     lines = [
-        f"# gen-sysroot.py {n}: {n} GPUs x {n} NICs, two sockets, two switch levels",
+        f"# gen-sysroot.py {n} {nnic}: {n} GPUs x {nnic} NICs, two sockets, two switch levels",
         "kernel 6.5.0-35-generic",
         "hostname bench-node",
         "self uid=0 memlock=unlimited",
@@ -84,22 +94,27 @@ def generate(n):
                 l2u = bdf(nxt)
                 p_l2u = p_dn + [l2u]
                 pci(l2u, p_l2u, SW)
-                g_dn, n_dn = bdf(nxt + 1, 0), bdf(nxt + 1, 1)
+                g_dn = bdf(nxt + 1, 0)
                 pci(g_dn, p_l2u + [g_dn], f"{SW} acs=0x0000")
-                pci(n_dn, p_l2u + [n_dn], f"{SW} acs=0x0000")
-                gpu, nic = bdf(nxt + 2), bdf(nxt + 3)
-                nxt += 4
+                gpu = bdf(nxt + 2)
                 pci(gpu, p_l2u + [g_dn, gpu],
                     'vendor=0x10de device=0x2330 class=0x030200 '
                     'bars=64:16M,64:128G,64:32M speed="32.0 GT/s PCIe" '
                     f'width=16 iommu={group}:identity')
-                pci(nic, p_l2u + [n_dn, nic],
-                    'vendor=0x15b3 device=0x1021 class=0x020000 bars=64:32M '
-                    'speed="32.0 GT/s PCIe" width=16 driver=mlx5_core '
-                    f'iommu={group + 1}:identity')
-                group += 2
+                group += 1
                 gpus.append(gpu)
-                nics.append(nic)
+                for x in range(1 + extra[leaf]):
+                    n_dn = bdf(nxt + 1, 1 + x)
+                    pci(n_dn, p_l2u + [n_dn], f"{SW} acs=0x0000")
+                    nic = bdf(nxt + 3 + x)
+                    pci(nic, p_l2u + [n_dn, nic],
+                        'vendor=0x15b3 device=0x1021 class=0x020000 bars=64:32M '
+                        'speed="32.0 GT/s PCIe" width=16 driver=mlx5_core '
+                        f'iommu={group}:identity')
+                    group += 1
+                    nics.append(nic)
+                nxt += 4 + extra[leaf]
+                leaf += 1
             left -= min(L2_PER_L1, left)
         # An NVMe behind its own root port, off every GPU-NIC path.
         rp = bdf(base, 0x1f)
@@ -116,23 +131,27 @@ def generate(n):
         lines.append(f'port mlx5_{i} 1 state=ACTIVE link=Ethernet '
                      f'rate="400 Gb/sec (4X NDR)" '
                      f'gids=v1:ens{i}np0,v2:ens{i}np0,v1:ens{i}np0,v2:ens{i}np0,zero')
-    cuda = ["driver_version = 12040", f"device_count = {n}"]
+    # No nvidia_peermem in the spec: ibv_reg_mr on GPU memory faults, as
+    # on a real node (the peermem path is BLOCKED, consistently).
+    cuda = ["driver_version = 12040", f"device_count = {n}", "mem = unmapped"]
     for i, g in enumerate(gpus):
         cuda += [f"gpu{i}.name = NVIDIA H100 80GB HBM3", f"gpu{i}.pci = {g}",
                  f"gpu{i}.total_mem = 85029158912"]
-    verbs = [f"device_count = {n}"]
-    for i in range(n):
+    verbs = [f"device_count = {nnic}"]
+    for i in range(nnic):
         verbs += [f"dev{i}.name = mlx5_{i}", f"dev{i}.dmabuf_errno = 9"]
     return lines, cuda, verbs
 
 
 def main():
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: gen-sysroot.py N OUTDIR")
+    if len(sys.argv) not in (3, 4):
+        raise SystemExit("usage: gen-sysroot.py N OUTDIR [NICS]")
     n, out = int(sys.argv[1]), sys.argv[2]
-    if not 1 <= n <= 64:
-        raise SystemExit("gen-sysroot.py: N must be 1..64 (the CUDA double's limit)")
-    spec, cuda, verbs = generate(n)
+    nnic = int(sys.argv[3]) if len(sys.argv) == 4 else n
+    if not 1 <= n <= 64 or not n <= nnic <= 64:
+        raise SystemExit("gen-sysroot.py: N must be 1..64 (the CUDA double's "
+                         "limit), NICS N..64")
+    spec, cuda, verbs = generate(n, nnic)
     os.makedirs(out, exist_ok=True)
     for name, body in (("sysroot.spec", spec), ("cuda.conf", cuda),
                        ("verbs.conf", verbs)):

@@ -33,7 +33,8 @@ const char *path_name(enum gdr_path p)
 
 const char *verdict_name(enum verdict v)
 {
-	return v == V_READY ? "READY" : v == V_BLOCKED ? "BLOCKED" : "UNKNOWN";
+	return v == V_READY ? "READY" : v == V_BLOCKED ? "BLOCKED" :
+	       v == V_READY_UNPROVEN ? "READY-UNPROVEN" : "UNKNOWN";
 }
 
 const char *subject_kind_name(enum subject_kind k)

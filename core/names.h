@@ -52,6 +52,11 @@ enum verdict {
 	V_READY = 0,
 	V_BLOCKED,
 	V_UNKNOWN,
+	/*
+	 * Every gate passes but the proof was not attempted (--no-alloc,
+	 * health checks on busy nodes): exit 0, said as READY-UNPROVEN.
+	 */
+	V_READY_UNPROVEN,
 };
 
 /* nvidia-smi topo -m distance classes (PIX..SYS), nearest first. */

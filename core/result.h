@@ -305,6 +305,7 @@ unsigned int report_accepted_paths(const struct report *r);
 struct render_opts {
 	bool color;
 	bool verbose;
+	int width;	/* text columns; 0: 80 */
 };
 int render_text(const struct report *r, const struct render_opts *o,
 		FILE *out);

@@ -225,7 +225,8 @@ void policy_apply(struct report *r, const struct options *o)
 	if (by_pair)
 		pair_grid_build(r, &grid);
 	for (int p = 0; by_pair && p < PATH_COUNT; p++) {
-		if (r->path[p].verdict != V_READY)
+		if (r->path[p].verdict != V_READY &&
+		    r->path[p].verdict != V_READY_UNPROVEN)
 			continue;
 		if (o->max_distance >= 0 &&
 		    !apply_max_distance(r, (enum gdr_path)p, &grid,
@@ -252,17 +253,21 @@ void policy_overall(struct report *r, enum require_policy req, bool warn_fails)
 		r->overall = p;
 	else if (d == V_READY || p == V_READY)
 		r->overall = V_READY;
+	else if (d == V_READY_UNPROVEN || p == V_READY_UNPROVEN)
+		r->overall = V_READY_UNPROVEN;
 	else if (d == V_BLOCKED && p == V_BLOCKED)
 		r->overall = V_BLOCKED;
 	else
 		r->overall = V_UNKNOWN;
-	if (warn_fails && r->overall == V_READY) {
+	if (warn_fails && (r->overall == V_READY ||
+			   r->overall == V_READY_UNPROVEN)) {
 		for (size_t i = 0; i < r->nres; i++)
 			if (r->res[i].status == ST_WARN) {
 				r->overall = V_BLOCKED;
 				break;
 			}
 	}
-	r->exit_code = r->overall == V_READY ? 0 :
+	r->exit_code = r->overall == V_READY ||
+		       r->overall == V_READY_UNPROVEN ? 0 :
 		       r->overall == V_BLOCKED ? 1 : 3;
 }

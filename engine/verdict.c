@@ -18,6 +18,7 @@
 
 enum fold {
 	FOLD_OK = 0,
+	FOLD_UNPROVEN,		/* only proofs skipped by --no-alloc */
 	FOLD_ERROR,
 	FOLD_BLOCKED,
 };
@@ -33,6 +34,12 @@ static void state_add(struct subject_state *s, const struct result *r, int idx)
 	/* An unproven proof gate leaves the path undecided. */
 	bool unproven = r->proof && r->status == ST_SKIP && !r->waived;
 
+	if (unproven && r->code_index == C_NO_ALLOC) {
+		/* The user chose not to allocate: not a fault, not a proof. */
+		if (s->state == FOLD_OK)
+			s->state = FOLD_UNPROVEN;
+		return;
+	}
 	if (unproven) {
 		if (s->first_error < 0)
 			s->first_error = idx;
@@ -116,6 +123,7 @@ struct fold_tally {
 	int candidates;
 	int blocked;
 	bool ready;
+	bool unproven;		/* a pair passes all but the --no-alloc proofs */
 };
 
 /* Forget the path's previous fold: its blockers and ready pairs. */
@@ -183,13 +191,18 @@ static void tally_candidate(struct path_verdict *pv,
 			    const struct subject_state *c, int g, int q)
 {
 	t->candidates++;
-	if (c->state == FOLD_OK) {
+	if (c->state == FOLD_OK || (c->state == FOLD_UNPROVEN && !t->ready)) {
+		if (c->state == FOLD_OK && !t->ready)
+			pv->nready = 0;	/* proven pairs replace unproven ones */
 		pv->ready = xrealloc(pv->ready, (pv->nready + 1) *
 				     sizeof(*pv->ready));
 		pv->ready[pv->nready][0] = g;
 		pv->ready[pv->nready][1] = q;
 		pv->nready++;
-		t->ready = true;
+		if (c->state == FOLD_OK)
+			t->ready = true;
+		else
+			t->unproven = true;
 	} else if (c->state == FOLD_BLOCKED) {
 		int rk = ix->rank[c->first_blocked];
 
@@ -279,7 +292,15 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 {
 	int error = t->error;
 
-	if (t->ready) {
+	if (!t->ready && t->unproven) {
+		pv->verdict = V_READY_UNPROVEN;
+		pv->decisive = -1;
+		snprintf(pv->summary, sizeof(pv->summary),
+			 "READY-UNPROVEN: %s with %s passes every gate; the "
+			 "registration proof was not attempted (--no-alloc)",
+			 r->subj[pv->ready[0][0]].id,
+			 r->subj[pv->ready[0][1]].id);
+	} else if (t->ready) {
 		pv->verdict = V_READY;
 		pv->decisive = -1;
 		snprintf(pv->summary, sizeof(pv->summary),
@@ -317,7 +338,7 @@ static void fold_path(struct report *r, enum gdr_path p,
 {
 	struct path_verdict *pv = &r->path[p];
 	struct subject_state *ss, host = { FOLD_OK, -1, -1 };
-	struct fold_tally t = { -1, -1, 0, 0, false };
+	struct fold_tally t = { .decisive = -1, .error = -1 };
 
 	ss = xcalloc(r->nsubj, sizeof(*ss));
 	path_reset(pv);

@@ -83,6 +83,33 @@ const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu)
 	return &ctx->vf->cuda.gpus[i];
 }
 
+const struct result *ctx_result_of(const struct gdr_ctx *ctx,
+				   const char *gate, int subject)
+{
+	const struct report *r = ctx->rep;
+
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].subject == subject &&
+		    !strcmp(r->res[i].gate->id, gate))
+			return &r->res[i];
+	return NULL;
+}
+
+const struct reg_pair *ctx_reg_pair(const struct gdr_ctx *ctx,
+				   const struct inv_pair *pr)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
+
+	if (!g)
+		return NULL;
+	for (int i = 0; i < rf->npairs; i++)
+		if (rf->pairs[i].gpu == g->ordinal &&
+		    !strcmp(rf->pairs[i].nic, ctx->inv.nic[pr->nic].name))
+			return &rf->pairs[i];
+	return NULL;
+}
+
 const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
 {
 	int i = ctx->inv.nic[nic].verbs;

@@ -255,10 +255,12 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct pcipath *p = &pr->path;
-	char redir[512] = "", bad[512] = "", key[64];
+	char redir[512] = "", bad[512] = "", key[64], bdfs[512] = "";
 	int redirect = 0, header_only = 0, unreadable = 0, with_acs = 0;
-	size_t used = 0, bused = 0;
+	size_t used = 0, bused = 0, dused = 0;
+	const struct reg_pair *pp;
 	struct result *r;
+	bool proven;
 
 	if (!p->known) {
 		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
@@ -306,9 +308,30 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 						 "%s%s (%s)", used ? ", " : "",
 						 n->bdf,
 						 pcie_port_type_name(n->port_type));
+			/* The kernel's list: pci=disable_acs_redir=a;b */
+			if (dused < sizeof(bdfs))
+				dused += (size_t)snprintf(bdfs + dused,
+					sizeof(bdfs) - dused, "%s%s",
+					dused ? ";" : "", n->bdf);
 		}
 	}
-	if (redirect) {
+	pp = ctx_reg_pair(ctx, pr);
+	proven = pp && ((pp->dp_dmabuf.tried && pp->dp_dmabuf.ok) ||
+			(pp->dp_peermem.tried && pp->dp_peermem.ok));
+	if (redirect && proven) {
+		/*
+		 * A proof outranks an inference: a transfer verified on this
+		 * very pair (data.dmabuf, data.peermem) shows the redirected
+		 * DMA arrives; what is left is its cost.
+		 */
+		r = emit(ctx, pr->subject, ST_WARN, C_ACS_REDIRECT,
+			 "ACS redirect on %s: peer traffic forced up to the root "
+			 "complex%s; a verified transfer on this pair shows DMA "
+			 "works, at a cost in performance", redir,
+			 pair_translated(ctx, pr) ? ", where the IOMMU "
+			 "translates it" : "");
+		remedy_ACS_REDIRECT_IOMMU(r, bdfs);
+	} else if (redirect) {
 		bool iommu = pair_translated(ctx, pr);
 
 		r = emit(ctx, pr->subject, iommu ? ST_BLOCKED : ST_WARN,
@@ -318,7 +341,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 			 iommu ? ", where the IOMMU translates it: GPU-NIC DMA "
 			 "faults or is blocked" :
 			 " (slower; some root complexes drop it)");
-		remedy_ACS_REDIRECT_IOMMU(r);
+		remedy_ACS_REDIRECT_IOMMU(r, bdfs);
 		fact_acs(r, iommu ? PAIR_ACS_REDIRECT_IOMMU : PAIR_ACS_REDIRECT);
 	} else if (unreadable && header_only == unreadable) {
 		/* The kernel shows non-root readers only the 64-byte header. */

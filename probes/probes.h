@@ -100,6 +100,18 @@ void stage_output_evidence(struct gdr_ctx *ctx);
 
 /* The CUDA facts for an inventory GPU, or NULL if CUDA does not see it. */
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
+/*
+ * The result an earlier gate recorded about subject, or NULL: one fact has
+ * one owner, and later gates cite it instead of deriving it again.
+ */
+const struct result *ctx_result_of(const struct gdr_ctx *ctx,
+				   const char *gate, int subject);
+/*
+ * What the registration stage did for an inventory pair, or NULL: later
+ * gates' proof, which earlier gates cite instead of contradicting it.
+ */
+const struct reg_pair *ctx_reg_pair(const struct gdr_ctx *ctx,
+				   const struct inv_pair *pr);
 /* The verbs facts for an inventory NIC, or NULL if verbs does not list it. */
 const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic);
 

@@ -46,21 +46,6 @@ static const struct reg_nic *reg_nic_of(const struct gdr_ctx *ctx, int nic)
 	return NULL;
 }
 
-static const struct reg_pair *reg_pair_of(const struct gdr_ctx *ctx,
-					  const struct inv_pair *pr)
-{
-	const struct reg_facts *rf = &ctx->vf->reg;
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
-
-	if (!g)
-		return NULL;
-	for (int i = 0; i < rf->npairs; i++)
-		if (rf->pairs[i].gpu == g->ordinal &&
-		    !strcmp(rf->pairs[i].nic, ctx->inv.nic[pr->nic].name))
-			return &rf->pairs[i];
-	return NULL;
-}
-
 /*
  * Why the registration stage has nothing for this subject: a SKIP (the
  * user's choice or an earlier gate), or an ERROR when the stage itself
@@ -220,6 +205,7 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
 	const struct reg_nic *rn;
+	const struct result *memlock;
 	struct classified c;
 	struct result *r;
 
@@ -242,7 +228,16 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	c = classify_reg_errno(rn->host.err, false);
-	if (rn->host.err == ENOMEM) {
+	memlock = ctx_result_of(ctx, "host.memlock", ctx->host);
+	if (rn->host.err == ENOMEM && memlock && memlock->status == ST_PASS) {
+		/* host.memlock owns the limit, and it allows this. */
+		r = emit(ctx, nic->subject, ST_BLOCKED, C_PIN_LIMIT,
+			 "%s of %llu bytes of host memory failed with ENOMEM "
+			 "although RLIMIT_MEMLOCK allows it (host.memlock: %s): "
+			 "the kernel could not pin the pages", rn->host.call,
+			 2 * ctx->vf->reg.bytes, memlock->reason);
+		remedy_PIN_LIMIT(r);
+	} else if (rn->host.err == ENOMEM) {
 		r = emit(ctx, nic->subject, ST_BLOCKED, C_MEMLOCK_TOO_SMALL,
 			 "%s of %llu bytes of host memory failed with ENOMEM: "
 			 "RLIMIT_MEMLOCK is too small", rn->host.call,
@@ -261,12 +256,13 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct reg_pair *pp;
 	struct classified c;
+	const struct result *owner;
 	struct result *r;
 
 	if (stage_missing(ctx, pr->subject, "ibv_reg_mr on GPU memory") ||
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
-	pp = reg_pair_of(ctx, pr);
+	pp = ctx_reg_pair(ctx, pr);
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
@@ -283,6 +279,19 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	c = classify_reg_errno(pp->peermem.err, false);
+	owner = ctx_result_of(ctx, "mech.peermem", ctx->host);
+	if (pp->peermem.err == EFAULT && owner &&
+	    (owner->status == ST_PASS || owner->status == ST_WARN)) {
+		/* mech.peermem owns "loaded": EFAULT is not "not loaded". */
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_PEER_CLIENT_NOT_CLAIMING,
+			 "%s on GPU memory: EFAULT although a peer-memory client "
+			 "is loaded (mech.peermem): it did not claim the GPU "
+			 "addresses", pp->peermem.call);
+		remedy_PEER_CLIENT_NOT_CLAIMING(r);
+		ev_int(r, "errno", pp->peermem.err);
+		ev_str(r, "call", "%s", pp->peermem.call);
+		return;
+	}
 	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
 		 "%s on GPU memory: %s", pp->peermem.call, c.meaning);
 	if (pp->peermem.err == EFAULT)
@@ -298,13 +307,14 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct reg_pair *pp;
 	struct classified c;
+	const struct result *owner;
 	struct result *r;
 
 	if (stage_missing(ctx, pr->subject,
 			  "ibv_reg_dmabuf_mr on GPU memory") ||
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
-	pp = reg_pair_of(ctx, pr);
+	pp = ctx_reg_pair(ctx, pr);
 	if (!pp || pp->skip[0]) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
@@ -333,6 +343,19 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	c = classify_reg_errno(pp->dmabuf.err, true);
+	owner = ctx_result_of(ctx, "mech.dmabuf_provider",
+			      ctx->inv.nic[pr->nic].subject);
+	if (pp->dmabuf.err == EOPNOTSUPP && owner && owner->status == ST_PASS) {
+		/* The provider's support is mech.dmabuf_provider's fact. */
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_DMABUF_MR_REFUSED,
+			 "ibv_reg_dmabuf_mr: EOPNOTSUPP for this dma-buf, "
+			 "although the provider implements dma-buf MRs "
+			 "(mech.dmabuf_provider): the kernel or the driver "
+			 "refused this memory");
+		remedy_DMABUF_MR_REFUSED(r);
+		ev_int(r, "errno", pp->dmabuf.err);
+		return;
+	}
 	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
 		 "ibv_reg_dmabuf_mr: %s", c.meaning);
 	if (pp->dmabuf.err == EOPNOTSUPP)
@@ -427,7 +450,7 @@ static const struct reg_pair *vmm_pair_or_skip(struct gdr_ctx *ctx,
 	if (stage_missing(ctx, pr->subject, what) ||
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return NULL;
-	pp = reg_pair_of(ctx, pr);
+	pp = ctx_reg_pair(ctx, pr);
 	*vp = vmm_of(ctx, pr);
 	if (!pp) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
@@ -572,7 +595,7 @@ int vmm_proof(const struct gdr_ctx *ctx, int pair, enum vmm_path path)
 
 	if (pair < 0 || (size_t)pair >= ctx->inv.npair)
 		return VMM_NOT_TRIED;
-	pp = reg_pair_of(ctx, &ctx->inv.pair[pair]);
+	pp = ctx_reg_pair(ctx, &ctx->inv.pair[pair]);
 	v = vmm_of(ctx, &ctx->inv.pair[pair]);
 	if (!pp || !v)
 		return VMM_NOT_TRIED;
@@ -740,7 +763,7 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 		if (stage_missing(ctx, pr->subject, "the loopback transfer") ||
 		    nic_ambiguous(ctx, pr->subject, pr->nic))
 			return;
-		pp = reg_pair_of(ctx, pr);
+		pp = ctx_reg_pair(ctx, pr);
 		d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
 		m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
 	}

@@ -58,7 +58,8 @@ static enum outcome path_outcome(const struct report *r, int p)
 	unsigned int acc = report_accepted_paths(r);
 
 	if (!r->exit_code || !(acc & (1u << p)) ||
-	    r->path[p].verdict == V_READY)
+	    r->path[p].verdict == V_READY ||
+	    r->path[p].verdict == V_READY_UNPROVEN)
 		return OUTCOME_NONE;
 	for (int q = 0; q < PATH_COUNT; q++)
 		if ((acc & (1u << q)) && r->path[q].verdict == V_READY)

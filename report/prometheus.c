@@ -86,11 +86,11 @@ int render_prometheus(const struct report *r, FILE *out)
 	fputs("\"} 1\n", out);
 	family(out, "gdrcheck_ready", "1 when the node is READY under the "
 	       "policy (exit status 0).");
-	fprintf(out, "gdrcheck_ready %d\n", r->overall == V_READY &&
-		!r->exit_code);
+	fprintf(out, "gdrcheck_ready %d\n", !r->exit_code &&
+		(r->overall == V_READY || r->overall == V_READY_UNPROVEN));
 	family(out, "gdrcheck_verdict", "The node's verdict under the "
 	       "policy, one series per possible value (1 for the current).");
-	for (int v = V_READY; v <= V_UNKNOWN; v++)
+	for (int v = V_READY; v <= V_READY_UNPROVEN; v++)
 		fprintf(out, "gdrcheck_verdict{verdict=\"%s\"} %d\n",
 			verdict_name((enum verdict)v),
 			r->overall == (enum verdict)v);

@@ -4,6 +4,7 @@
 #   1. unit      cmocka tests of parsers, classification, verdict folding
 #   2. doubles   self-test of the libcuda/libibverbs test doubles
 #   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
+#      consistency  no two results of one report contradict each other
 #   4. docs      every option and gate is in the man page
 #      layers    every #include points down the folders (check-layers.sh)
 #      examples  committed real reports still match the schema
@@ -74,6 +75,8 @@ done
 suite layers sh -c 'if tests/check-layers.sh; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi'
 suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
+# No two results of a scenario's report disagree on a shared fact.
+suite consistency python3 tests/check-consistency.py --scenarios
 suite docs tests/check-docs.sh
 # Every vendor call x fail/hang/crash/exit; bad and good command lines.
 suite fault-matrix tests/fault-matrix.sh

@@ -59,7 +59,7 @@ run_case() {
 	args=""
 	[ -f "$dir/args" ] && args=$(sed "s|@DOUBLES@|$doubles|g" "$dir/args")
 	# Only the case's own NCCL settings reach the tool.
-	unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ
+	unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ GDRCHECK_WIDTH
 	caseenv=""
 	[ -f "$dir/env" ] && caseenv=$(grep -v '^#' "$dir/env")
 	cuda_conf=/dev/null verbs_conf=/dev/null

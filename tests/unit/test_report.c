@@ -15,6 +15,7 @@
 #include "engine/gates.h"
 #include "core/result.h"
 #include "gate/catalog.h"
+#include "report/text.h"
 
 /* --- the model ----------------------------------------------------------- */
 
@@ -467,12 +468,24 @@ static void test_text_plain(void **state)
 	assert_non_null(strstr(t, "\n  peermem  BLOCKED at mech.peermem (host): "
 			       "nvidia_peermem is not loaded\n"));
 	assert_non_null(strstr(t, "\n  overall  READY (--require any, exit 0)\n"));
-	assert_non_null(strstr(t, "[BLOCKED] mech.peermem (host): "
+	/*
+	 * READY by DMA-BUF under --require any: the peermem fix is optional,
+	 * nothing is "to fix", and peermem's BLOCKED is not a problem.
+	 */
+	assert_non_null(strstr(t, "\noptional (not needed for the verdict)\n"
+			       "  1. [BLOCKED] mech.peermem (host): "
 			       "modprobe nvidia-peermem"));
+	assert_null(strstr(t, "\nto fix\n"));
+	assert_null(strstr(t, "  BLOCKED  mech.peermem"));
+	/* Summary first: the verdict comes before the layers and problems. */
+	assert_true(strstr(t, "\nverdict\n") < strstr(t, "\nlayers\n"));
+	assert_true(strstr(t, "\nlayers\n") < strstr(t, "\nproblems\n"));
 	/* Sysroot "/" is not worth a line; ports are not listed as subjects. */
 	assert_null(strstr(t, "sysroot"));
-	assert_non_null(strstr(t, "  GPU0  "));
+	assert_non_null(strstr(t, "\nGPUs     GPU0"));
 	assert_null(strstr(t, "mlx5_0 port 1"));
+	/* No PASS line per item without -v. */
+	assert_null(strstr(t, "  PASS     "));
 	/* Evidence only when verbose. */
 	assert_null(strstr(t, "bar1_bytes="));
 	free(t);
@@ -505,6 +518,68 @@ static void test_text_color(void **state)
 	assert_non_null(strstr(t, "\033[1;31mBLOCKED\033[0m at mech.peermem"));
 	assert_non_null(strstr(t, "\033[1;32mREADY\033[0m (--require any, exit 0)"));
 	free(t);
+}
+
+/* Subject lists: runs of numbers compress, gaps and other names do not. */
+static void test_text_subject_list(void **state)
+{
+	struct report r;
+	int g[8], n[4], p[4], pairs[6], k = 0;
+	char buf[256], small[12];
+
+	(void)state;
+	report_init(&r);
+	report_subject(&r, SUBJ_HOST, "host", "host", "", -1);
+	for (int i = 0; i < 8; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "GPU%d", i);
+		g[i] = report_subject(&r, SUBJ_GPU, id, id, "", -1);
+	}
+	/* Natural order: mlx5_10 after mlx5_2, whatever the input order. */
+	n[0] = report_subject(&r, SUBJ_NIC, "mlx5_10", "x", "", -1);
+	n[1] = report_subject(&r, SUBJ_NIC, "mlx5_2", "x", "", -1);
+	n[2] = report_subject(&r, SUBJ_NIC, "mlx5_11", "x", "", -1);
+	n[3] = report_subject(&r, SUBJ_NIC, "mlx5_3", "x", "", -1);
+	for (int i = 0; i < 4; i++) {
+		char id[96];
+
+		snprintf(id, sizeof(id), "%s/1", r.subj[n[i]].id);
+		p[i] = report_subject(&r, SUBJ_PORT, id, id, "", n[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++) {
+			char id[176];
+			int s;
+
+			snprintf(id, sizeof(id), "%s~%s", r.subj[g[i]].id,
+				 r.subj[n[j == 0 ? 1 : 3]].id);
+			s = report_subject(&r, SUBJ_PAIR, id, id, "", -1);
+			r.subj[s].pair_gpu = g[i];
+			r.subj[s].pair_nic = n[j == 0 ? 1 : 3];
+			pairs[k++] = s;
+		}
+	text_subject_list(&r, g, 8, buf, sizeof(buf));
+	assert_string_equal(buf, "GPU0-7");
+	g[3] = g[7];
+	text_subject_list(&r, g, 4, buf, sizeof(buf));
+	assert_string_equal(buf, "GPU0-2,GPU7");
+	text_subject_list(&r, n, 4, buf, sizeof(buf));
+	assert_string_equal(buf, "mlx5_2-3,mlx5_10-11");
+	text_subject_list(&r, p, 4, buf, sizeof(buf));
+	assert_string_equal(buf, "mlx5_2-3/1,mlx5_10-11/1");
+	text_subject_list(&r, pairs, 6, buf, sizeof(buf));
+	assert_string_equal(buf, "GPU0-2 x mlx5_2-3");
+	/* GPU2 with one NIC only: its own group. */
+	text_subject_list(&r, pairs, 5, buf, sizeof(buf));
+	assert_string_equal(buf, "GPU0-1 x mlx5_2-3, GPU2 x mlx5_2");
+	/* Cut with "..." rather than overflowing. */
+	text_subject_list(&r, pairs, 5, small, sizeof(small));
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_string_equal(small + sizeof(small) - 4, "...");
+	assert_true(text_natcmp("mlx5_2", "mlx5_10") < 0);
+	assert_true(text_natcmp("GPU10", "GPU9") > 0);
+	report_free(&r);
 }
 
 /* A full disk must show in the return value, not vanish. */
@@ -802,7 +877,7 @@ static void test_text_hostile(void **state)
 	assert_int_equal(render_text(&f->r, &o, m), 0);
 	fclose(m);
 	assert_clean_lines(buf);
-	assert_non_null(strstr(buf, "capture /tmp/\\x1B[2J\\x1B]0;x\\x07.tgz"));
+	assert_non_null(strstr(buf, "capture  /tmp/\\x1B[2J\\x1B]0;x\\x07.tgz"));
 	assert_non_null(strstr(buf, "policy   cut \\xE2\\x82\n"));
 	free(buf);
 }
@@ -826,6 +901,7 @@ int main(void)
 		FIX_TEST(test_text_plain),
 		FIX_TEST(test_text_verbose),
 		FIX_TEST(test_text_color),
+		cmocka_unit_test(test_text_subject_list),
 		FIX_TEST(test_render_write_failure),
 		cmocka_unit_test(test_clean_rule),
 		cmocka_unit_test(test_model_cleans),

@@ -79,6 +79,9 @@ static int add(struct report *r, const char *gate, unsigned int paths,
 {
 	report_add(r, gate_find(gate), L_HOST, paths, subject, st, code, "%s says %s",
 		   gate, status_name(st));
+	/* As emit() does for a catalog code: the fold reads the enum. */
+	if (!strcmp(code, "NO_ALLOC"))
+		r->res[r->nres - 1].code_index = C_NO_ALLOC;
 	return (int)r->nres - 1;
 }
 
@@ -369,6 +372,67 @@ static void test_error_without_blocked_is_unknown(void **state)
 	assert_non_null(strstr(n->r.path[PATH_DMABUF].summary, "gpu.cuinit"));
 	assert_int_equal(n->r.path[PATH_DMABUF].nblockers, 0);
 	expect_overall(&n->r, V_UNKNOWN, 3);
+}
+
+/*
+ * --no-alloc: the proof gates SKIP by the user's choice. A node that
+ * passes every other gate is READY-UNPROVEN (exit 0); a fault anywhere
+ * still makes it UNKNOWN (exit 3); a real proof makes it READY.
+ */
+static void add_no_alloc(struct node *n, unsigned int paths, const char *gate)
+{
+	int i = add(&n->r, gate, paths, n->gpu0, ST_SKIP, "NO_ALLOC");
+
+	n->r.res[i].proof = true;
+	i = add(&n->r, gate, paths, n->gpu1, ST_SKIP, "NO_ALLOC");
+	n->r.res[i].proof = true;
+}
+
+static void test_no_alloc_ready_unproven(void **state)
+{
+	struct node *n = *state;
+
+	add_passing(n);
+	add_no_alloc(n, P_DMABUF, "reg.dmabuf");
+	add_no_alloc(n, P_PEERMEM, "reg.peermem");
+	verdict_fold(&n->r, REQUIRE_ANY);
+	expect_path(&n->r, PATH_DMABUF, V_READY_UNPROVEN, -1);
+	assert_true(n->r.path[PATH_DMABUF].nready > 0);
+	assert_non_null(strstr(n->r.path[PATH_DMABUF].summary, "--no-alloc"));
+	expect_overall(&n->r, V_READY_UNPROVEN, 0);
+	assert_string_equal(verdict_name(V_READY_UNPROVEN), "READY-UNPROVEN");
+}
+
+static void test_no_alloc_fault_still_unknown(void **state)
+{
+	struct node *n = *state;
+	int e;
+
+	add_passing(n);
+	add_no_alloc(n, P_DMABUF, "reg.dmabuf");
+	add_no_alloc(n, P_PEERMEM, "reg.peermem");
+	e = add(&n->r, "gpu.cuinit", P_BOTH, n->host, ST_ERROR, "CUINIT_FAILED");
+	verdict_fold(&n->r, REQUIRE_ANY);
+	expect_path(&n->r, PATH_DMABUF, V_UNKNOWN, e);
+	expect_overall(&n->r, V_UNKNOWN, 3);
+}
+
+static void test_no_alloc_proof_elsewhere_is_ready(void **state)
+{
+	struct node *n = *state;
+	int i;
+
+	add_passing(n);
+	/* GPU0 unproven, GPU1 proven: the proven pair makes it READY. */
+	i = add(&n->r, "reg.dmabuf", P_DMABUF, n->gpu0, ST_SKIP, "NO_ALLOC");
+	n->r.res[i].proof = true;
+	i = add(&n->r, "reg.dmabuf", P_DMABUF, n->gpu1, ST_PASS, "DMABUF_MR_OK");
+	n->r.res[i].proof = true;
+	verdict_fold(&n->r, REQUIRE_DMABUF);
+	expect_path(&n->r, PATH_DMABUF, V_READY, -1);
+	for (size_t k = 0; k < n->r.path[PATH_DMABUF].nready; k++)
+		assert_int_equal(n->r.path[PATH_DMABUF].ready[k][0], n->gpu1);
+	expect_overall(&n->r, V_READY, 0);
 }
 
 static void test_error_on_every_gpu_is_unknown(void **state)
@@ -830,6 +894,9 @@ int main(void)
 		NODE_TEST(test_port_closed_by_blocked_nic),
 		NODE_TEST(test_ports_blocked_and_device_blocked),
 		NODE_TEST(test_error_without_blocked_is_unknown),
+		NODE_TEST(test_no_alloc_ready_unproven),
+		NODE_TEST(test_no_alloc_fault_still_unknown),
+		NODE_TEST(test_no_alloc_proof_elsewhere_is_ready),
 		NODE_TEST(test_error_on_every_gpu_is_unknown),
 		NODE_TEST(test_blocked_beats_error),
 		NODE_TEST(test_skip_never_closes),

@@ -23,7 +23,9 @@ for r in d["results"]:
         print(r["subject"], r["status"], r["reason_code"], json.dumps(r["evidence"], sort_keys=True))' \
 		"$WORK/$f.json" >"$WORK/$f.acs"
 done
-grep -q 'GPU0~mlx5_0 BLOCKED ACS_REDIRECT_IOMMU' "$WORK/dump.acs" ||
+# The redirect is seen either way; the doubles' transfer on the pair is
+# verified, and that proof makes it a WARN about performance (ACS_REDIRECT).
+grep -Eq 'GPU0~mlx5_0 (BLOCKED ACS_REDIRECT_IOMMU|WARN ACS_REDIRECT) .*"acs_0000:04:00.0": "ctl 0x000c' "$WORK/dump.acs" ||
 	{ echo "--pci-dump run lost the redirect:"; cat "$WORK/dump.acs"; exit 1; }
 diff -u "$WORK/sysfs.acs" "$WORK/dump.acs"
 

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the operator has to act on: the problems (BLOCKED, WARN and ERROR
+ * results that matter for the verdict, grouped by gate, status and reason
+ * code with compressed subject lists), then the fixes grouped by fix.
+ *
+ * A result matters when it makes the policy fail (report_failing), or
+ * when it is on a path the policy needs: the READY paths it accepts, or
+ * every path it accepts while none is READY. A BLOCKED result on a path
+ * the policy does not need (peermem on a node READY by DMA-BUF under
+ * --require any) is not a problem; -v shows it, its fix is "optional".
+ * "To fix" lists only the fixes of results that make the policy fail.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/xalloc.h"
+#include "report/text.h"
+
+bool text_is_problem(const struct text_ctx *t, size_t i)
+{
+	const struct result *res = &t->r->res[i];
+
+	if (t->failing[i])
+		return true;
+	switch (res->status) {
+	case ST_BLOCKED:
+	case ST_ERROR:
+		return (res->paths & t->required) != 0;
+	case ST_WARN:
+		return !res->paths || (res->paths & t->required) != 0;
+	case ST_SKIP:
+		/*
+		 * An unproven proof leaves a needed path undecided; one the
+		 * user declined (--no-alloc) is said by the verdict word,
+		 * READY-UNPROVEN.
+		 */
+		return res->proof && !res->waived &&
+		       strcmp(res->code, "NO_ALLOC") &&
+		       (res->paths & t->required) != 0;
+	default:
+		return false;
+	}
+}
+
+struct group {
+	size_t first;		/* result index */
+	int *subj;
+	size_t n;
+	bool alike;		/* every reason equal to the first's */
+};
+
+void text_problems(const struct text_ctx *t)
+{
+	const struct report *r = t->r;
+	struct group *g = NULL;
+	size_t ng = 0, hidden = 0, optional = 0;
+	int gw = 4;
+	char list[1024];
+
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		struct group *m = NULL;
+
+		if (!text_is_problem(t, i)) {
+			hidden++;
+			optional += res->status == ST_BLOCKED;
+			continue;
+		}
+		for (size_t k = 0; k < ng && !m; k++) {
+			const struct result *f = &r->res[g[k].first];
+
+			if (f->gate == res->gate && f->status == res->status &&
+			    !strcmp(f->code, res->code))
+				m = &g[k];
+		}
+		if (!m) {
+			g = xrealloc(g, (ng + 1) * sizeof(*g));
+			m = &g[ng++];
+			*m = (struct group){ i, NULL, 0, true };
+			if ((int)strlen(res->gate->id) > gw)
+				gw = (int)strlen(res->gate->id);
+		}
+		m->subj = xrealloc(m->subj, (m->n + 1) * sizeof(*m->subj));
+		m->subj[m->n++] = res->subject;
+		if (strcmp(res->reason, r->res[m->first].reason))
+			m->alike = false;
+	}
+	fprintf(t->out, "\n%sproblems%s\n", text_bold(t), text_reset(t));
+	if (!ng)
+		fputs("  none that matter for the verdict\n", t->out);
+	for (size_t k = 0; k < ng; k++) {
+		const struct result *f = &r->res[g[k].first];
+
+		int len;
+
+		text_subject_list(r, g[k].subj, g[k].n, list, sizeof(list));
+		fprintf(t->out, "  %s%-7s%s  %-*s  ", text_status_color(t, f->status),
+			status_name(f->status), text_reset(t), gw, f->gate->id);
+		text_put_clean(list, t->out);
+		/* The reason on a line of its own when it would not fit. */
+		len = 13 + gw + (int)strlen(list) + 2 + (g[k].alike ? 0 : 5) +
+		      (int)strlen(f->reason);
+		fprintf(t->out, "%s%s%s\n", len > t->width ? "\n      " : ": ",
+			g[k].alike ? "" : "e.g. ", f->reason);
+		free(g[k].subj);
+	}
+	free(g);
+	if (optional)
+		fprintf(t->out, "  (%zu BLOCKED result(s) on paths the policy does "
+			"not need; -v lists every result)\n", optional);
+	else if (hidden && !t->o->verbose)
+		fprintf(t->out, "  (-v lists every result)\n");
+}
+
+/* One fix, the gates and subjects it is for. */
+struct fix {
+	const char *text;
+	enum gdr_status status;	/* the worst of its results */
+	struct {
+		const char *gate;
+		int *subj;
+		size_t n;
+	} *by;
+	size_t nby;
+};
+
+static int severity(enum gdr_status st)
+{
+	return st == ST_BLOCKED ? 3 : st == ST_ERROR ? 2 : st == ST_WARN ? 1 : 0;
+}
+
+static size_t collect(const struct text_ctx *t, bool required, struct fix **out)
+{
+	const struct report *r = t->r;
+	struct fix *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		struct fix *m = NULL;
+		size_t b;
+
+		if (!res->remediation || res->status == ST_PASS ||
+		    t->failing[i] != required)
+			continue;
+		for (size_t k = 0; k < n && !m; k++)
+			if (!strcmp(v[k].text, res->remediation))
+				m = &v[k];
+		if (!m) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			m = &v[n++];
+			*m = (struct fix){ res->remediation, res->status, NULL, 0 };
+		}
+		if (severity(res->status) > severity(m->status))
+			m->status = res->status;
+		for (b = 0; b < m->nby && strcmp(m->by[b].gate, res->gate->id); b++)
+			;
+		if (b == m->nby) {
+			m->by = xrealloc(m->by, (m->nby + 1) * sizeof(*m->by));
+			m->by[b].gate = res->gate->id;
+			m->by[b].subj = NULL;
+			m->by[b].n = 0;
+			m->nby++;
+		}
+		m->by[b].subj = xrealloc(m->by[b].subj,
+					 (m->by[b].n + 1) * sizeof(int));
+		m->by[b].subj[m->by[b].n++] = res->subject;
+	}
+	*out = v;
+	return n;
+}
+
+static void print_fixes(const struct text_ctx *t, const char *title,
+			struct fix *v, size_t n)
+{
+	char list[1024];
+	int k = 0;
+
+	if (!n)
+		return;
+	fprintf(t->out, "\n%s%s%s\n", text_bold(t), title, text_reset(t));
+	/* Worst first, chain order within. */
+	for (int sev = 3; sev >= 0; sev--)
+		for (size_t i = 0; i < n; i++) {
+			if (severity(v[i].status) != sev)
+				continue;
+			fprintf(t->out, "  %d. [%s] ", ++k, status_name(v[i].status));
+			for (size_t b = 0; b < v[i].nby; b++) {
+				text_subject_list(t->r, v[i].by[b].subj, v[i].by[b].n,
+						  list, sizeof(list));
+				fprintf(t->out, "%s%s (", b ? "; " : "",
+					v[i].by[b].gate);
+				text_put_clean(list, t->out);
+				fputc(')', t->out);
+			}
+			fprintf(t->out, ": %s\n", v[i].text);
+		}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t b = 0; b < v[i].nby; b++)
+			free(v[i].by[b].subj);
+		free(v[i].by);
+	}
+	free(v);
+}
+
+void text_fixes(const struct text_ctx *t)
+{
+	struct fix *v;
+	size_t n;
+
+	n = collect(t, true, &v);
+	print_fixes(t, "to fix", v, n);
+	n = collect(t, false, &v);
+	print_fixes(t, "optional (not needed for the verdict)", v, n);
+}

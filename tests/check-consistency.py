@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""No two results of one report may disagree on a shared fact.
+
+  tests/check-consistency.py REPORT.json...
+  tests/check-consistency.py --scenarios [NAME...]
+
+Each rule below reads a fact from one result (the peermem state, the
+memlock limit, a provider's DMA-BUF support, whether DMA between a GPU and
+a NIC works) with the value that result states; the fact's key is the
+subject it is about (the host, a NIC, a GPU x NIC pair). A report fails
+when two results state different values for one key: the report contradicts
+itself (peermem "loaded" in one gate and "not loaded" in the next, memlock
+PASS "unlimited" beside "RLIMIT_MEMLOCK is too small", ACS "DMA faults"
+beside a verified transfer). With --scenarios, every scenario's report
+from tests/out/scenarios/<name>/out.json (tests/run-scenarios.sh writes
+them) is checked. Ends with "consistency: N passed, N failed".
+"""
+import glob
+import json
+import os
+import sys
+
+
+def nic_of(subject):
+    """The NIC of a pair ("GPU0~mlx5_0") or port ("mlx5_0/1")."""
+    if "~" in subject:
+        subject = subject.split("~", 1)[1]
+    return subject.split("/", 1)[0]
+
+
+# (gate, predicate(result) -> value or None, fact, key(subject))
+# Values: True/False. None: the result says nothing about the fact.
+def status_is(*codes_true, codes_false=(), pass_true=False):
+    def f(r):
+        if r["reason_code"] in codes_true or (pass_true and r["status"] == "PASS"):
+            return True
+        if r["reason_code"] in codes_false:
+            return False
+        return None
+    return f
+
+
+HOST = lambda s: "host"
+NIC = nic_of
+PAIR = lambda s: s
+
+RULES = [
+    # Is a GPU peer-memory client loaded (can ibv_reg_mr take GPU memory)?
+    ("mech.peermem", status_is("PEERMEM_REGISTERED", "PEERMEM_MODULE_ONLY",
+                               codes_false=("PEERMEM_NOT_LOADED",)),
+     "peer-memory client loaded", HOST),
+    ("reg.peermem", status_is(pass_true=True,
+                              codes_false=("NO_PEER_MEMORY_CLIENT",)),
+     "peer-memory client loaded", HOST),
+    ("data.peermem", lambda r: True if r["status"] == "PASS" else None,
+     "peer-memory client loaded", HOST),
+    # Is the memlock limit enough for the registrations?
+    ("host.memlock", status_is("MEMLOCK_UNLIMITED", "MEMLOCK_CAP_IPC_LOCK"),
+     "memlock limit sufficient", HOST),
+    ("reg.host_mr", status_is("HOST_MR_OK", codes_false=("MEMLOCK_TOO_SMALL",)),
+     "memlock limit sufficient", HOST),
+    # Does the NIC's provider implement dma-buf MRs?
+    ("mech.dmabuf_provider", status_is("PROVIDER_DMABUF_OK",
+                                       codes_false=("PROVIDER_LACKS_DMABUF",)),
+     "provider supports DMA-BUF", NIC),
+    ("reg.dmabuf", status_is("DMABUF_MR_OK",
+                             codes_false=("PROVIDER_LACKS_DMABUF",
+                                          "REG_NOT_SUPPORTED")),
+     "provider supports DMA-BUF", NIC),
+    # Can the NIC DMA into this GPU's memory? (a proof outranks ACS)
+    ("platform.acs", lambda r: False if r["status"] == "BLOCKED" else None,
+     "GPU-NIC DMA works", PAIR),
+    ("data.dmabuf", lambda r: True if r["status"] == "PASS" else None,
+     "GPU-NIC DMA works", PAIR),
+    ("data.peermem", lambda r: True if r["status"] == "PASS" else None,
+     "GPU-NIC DMA works", PAIR),
+]
+
+
+def check(doc):
+    """The contradictions of one report, as strings."""
+    facts = {}
+    for r in doc.get("results", []):
+        for gate, pred, fact, key in RULES:
+            if r["gate"] != gate:
+                continue
+            v = pred(r)
+            if v is None:
+                continue
+            k = (fact, key(r["subject"]))
+            facts.setdefault(k, {}).setdefault(v, []).append(r)
+    bad = []
+    for (fact, subj), by in sorted(facts.items(), key=lambda x: x[0]):
+        if len(by) < 2:
+            continue
+        t, f = by[True][0], by[False][0]
+        bad.append(f"{subj}: '{fact}' yes per {t['gate']} ({t['subject']}: "
+                   f"{t['reason_code']}), no per {f['gate']} "
+                   f"({f['subject']}: {f['reason_code']})")
+    return bad
+
+
+def self_test():
+    """The checker must be able to fail: one synthetic report per rule kind."""
+    def res(gate, subject, status, code):
+        return {"gate": gate, "subject": subject, "status": status,
+                "reason_code": code}
+    bad = {"results": [
+        res("mech.peermem", "host", "BLOCKED", "PEERMEM_NOT_LOADED"),
+        res("reg.peermem", "GPU0~mlx5_0", "PASS", "PEERMEM_MR_OK"),
+        res("host.memlock", "host", "PASS", "MEMLOCK_UNLIMITED"),
+        res("reg.host_mr", "mlx5_0", "BLOCKED", "MEMLOCK_TOO_SMALL"),
+        res("mech.dmabuf_provider", "mlx5_0", "BLOCKED", "PROVIDER_LACKS_DMABUF"),
+        res("reg.dmabuf", "GPU0~mlx5_0", "PASS", "DMABUF_MR_OK"),
+        res("platform.acs", "GPU0~mlx5_0", "BLOCKED", "ACS_REDIRECT_IOMMU"),
+        res("data.dmabuf", "GPU0~mlx5_0", "PASS", "DATA_OK"),
+    ]}
+    good = {"results": [r for r in bad["results"]
+                        if r["status"] == "PASS" and r["gate"] != "reg.peermem"]}
+    found = check(bad)
+    assert len(found) == 4, found
+    assert not check(good), check(good)
+    # A different NIC or pair is a different subject: no contradiction.
+    other = {"results": [
+        res("mech.dmabuf_provider", "mlx5_1", "BLOCKED", "PROVIDER_LACKS_DMABUF"),
+        res("reg.dmabuf", "GPU0~mlx5_0", "PASS", "DMABUF_MR_OK"),
+        res("platform.acs", "GPU1~mlx5_0", "BLOCKED", "ACS_REDIRECT_IOMMU"),
+        res("data.dmabuf", "GPU0~mlx5_0", "PASS", "DATA_OK"),
+    ]}
+    assert not check(other), check(other)
+
+
+def main(argv):
+    self_test()
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if argv and argv[0] == "--scenarios":
+        names = argv[1:] or sorted(
+            os.path.basename(d) for d in glob.glob(f"{top}/tests/scenarios/*")
+            if os.path.isfile(f"{d}/sysroot.spec"))
+        files = [(n, f"{top}/tests/out/scenarios/{n}/out.json") for n in names]
+    else:
+        files = [(f, f) for f in argv]
+    if not files:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    passed = failed = 0
+    for name, path in files:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"FAIL {name}: no report ({e}); run tests/run-scenarios.sh first")
+            failed += 1
+            continue
+        bad = check(doc)
+        if bad:
+            failed += 1
+            print(f"FAIL {name}: {len(bad)} contradiction(s)")
+            for b in bad[:10]:
+                print(f"  {b}")
+            if len(bad) > 10:
+                print(f"  ... and {len(bad) - 10} more")
+        else:
+            passed += 1
+    print(f"consistency: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
