@@ -39,7 +39,7 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
 	    report/remedy.c report/text.c report/json.c report/json_writer.c \
-	    report/junit.c report/prometheus.c report/redact.c report/failing.c
+	    report/junit.c report/prometheus.c report/redact.c report/failing.c report/codes.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
@@ -48,7 +48,7 @@ DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json_writer tests/unit/test_nccl tests/unit/test_catalog
 
-.PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
+.PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 
 all: gdrcheck
 
@@ -96,6 +96,12 @@ check test: gdrcheck doubles unit
 
 # ASan + UBSan build in build/asan/ (the main build stays as it is).
 sanitize: sanitize-check
+
+# The man page's REASON CODES section and the schema's reason_code enum,
+# rewritten from the catalog (gdrcheck --list-codes --json); make check
+# fails on drift (tests/check-catalog.sh).
+catalog-docs: gdrcheck
+	tests/check-catalog.sh --update
 
 install: gdrcheck
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)

@@ -26,6 +26,7 @@
 #include "access/vendor.h"
 #include "engine/gates.h"
 #include "probes/probes.h"
+#include "report/codes.h"
 
 #define EXIT_USAGE 2
 #define EXIT_UNDECIDED 3
@@ -39,6 +40,7 @@ enum {
 	OPT_LIBIBVERBS,
 	OPT_COLOR,
 	OPT_NO_COLOR,
+	OPT_LIST_CODES,
 	OPT_NO_ALLOC,
 	OPT_LIBPCI,
 	OPT_PCI_DUMP,
@@ -82,6 +84,7 @@ static const struct option long_opts[] = {
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "list-gates", no_argument, NULL, 'L' },
+	{ "list-codes", no_argument, NULL, OPT_LIST_CODES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -133,6 +136,8 @@ static void usage(FILE *out)
 	      "      --no-color           same as --color=never\n"
 	      "  -v, --verbose            show the evidence under each result\n"
 	      "  -L, --list-gates         list the gates in chain order and exit\n"
+	      "      --list-codes         list every gate's reason codes, meanings and\n"
+	      "                           remedies (with --json: as JSON) and exit\n"
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
 	      "\n"
@@ -407,6 +412,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'L':
 			o->list_gates = true;
 			break;
+		case OPT_LIST_CODES:
+			o->list_codes = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -600,6 +608,9 @@ int main(int argc, char **argv)
 		gates_list(stdout);
 		return 0;
 	}
+	if (opt.list_codes)
+		return catalog_print(stdout, opt.format == FMT_JSON) ?
+		       EXIT_UNDECIDED : 0;
 
 	catch_signals();
 	if (opt.capture)
@@ -622,15 +633,7 @@ int main(int argc, char **argv)
 	vo.run_started_ms = t0;
 	vo.run_deadline_ms = t0 + opt.deadline * 1e3;
 	vo.no_alloc = opt.no_alloc;
-	/* Call into a vendor library only for the layers that need it. */
-	vo.skip_cuda |= !layers_selected(&opt, 1u << L_GPU | 1u << L_MECHANISM |
-					1u << L_TOPOLOGY | 1u << L_PLATFORM |
-					1u << L_REGISTRATION | 1u << L_DATAPATH);
-	vo.skip_export = !layers_selected(&opt, 1u << L_MECHANISM);
-	vo.skip_verbs |= !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
-					 1u << L_REGISTRATION | 1u << L_DATAPATH);
-	vo.skip_registration = !layers_selected(&opt, 1u << L_REGISTRATION |
-						1u << L_DATAPATH);
+	gates_vendor_skips(&opt, &vo);	/* the selected gates' stages */
 	vo.no_datapath = opt.no_datapath;
 	vo.reg_bytes = opt.reg_bytes;
 	vendor_collect(&vo, vf);

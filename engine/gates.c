@@ -90,13 +90,24 @@ const char *gates_check_list(const char *list)
 	return NULL;
 }
 
-bool layers_selected(const struct options *o, unsigned int mask)
+unsigned int gates_stages(const struct options *o)
 {
+	unsigned int st = 0;
+
 	for (int i = 0; i < G_COUNT; i++)
-		if ((mask & (1u << gate_descs[i].layer)) &&
-		    gate_selected(o, &gate_descs[i]))
-			return true;
-	return false;
+		if (gate_selected(o, &gate_descs[i]))
+			st |= gate_descs[i].stages;
+	return st;
+}
+
+void gates_vendor_skips(const struct options *o, struct vendor_options *vo)
+{
+	unsigned int st = gates_stages(o);
+
+	vo->skip_cuda |= !(st & STG(CUDA));
+	vo->skip_export |= !(st & STG(CUDA_EXPORT));
+	vo->skip_verbs |= !(st & STG(VERBS));
+	vo->skip_registration |= !(st & STG(REGISTRATION));
 }
 
 static void skip_no_subject(struct gdr_ctx *ctx, const struct gate_desc *g)

@@ -16,8 +16,14 @@ extern const gate_fn gate_run[G_COUNT];
  */
 bool gate_selected(const struct options *o, const struct gate_desc *g);
 const char *gates_check_list(const char *list);
-/* Does any selected gate belong to one of the layers in mask (1 << L_*)? */
-bool layers_selected(const struct options *o, unsigned int mask);
+
+/*
+ * The worker stages (1 << WSTAGE_*) the selected gates read: the union of
+ * their catalog stages column. gates_vendor_skips() turns it into the
+ * worker's skip_* switches (only ever setting them: a replay's skips stay).
+ */
+unsigned int gates_stages(const struct options *o);
+void gates_vendor_skips(const struct options *o, struct vendor_options *vo);
 
 /* Run every gate in order over its subjects. */
 void gates_run(struct gdr_ctx *ctx);

@@ -144,16 +144,17 @@ bool cuda_usable(const struct gdr_ctx *ctx)
  * Where what a library printed during a stage is shown: the first result of
  * the first of the stage's gates that ran (one copy, not one per subject).
  */
-static const char *const output_gates[WSTAGE_COUNT][6] = {
-	[WSTAGE_CUDA] = { "gpu.libcuda", "gpu.cuinit", "gpu.devices",
-			  "mech.dmabuf_export", "reg.plan" },
-	[WSTAGE_CUDA_EXPORT] = { "mech.dmabuf_export", "reg.dmabuf" },
-	[WSTAGE_VERBS] = { "nic.libibverbs", "nic.uverbs",
-			   "mech.dmabuf_provider", "reg.host_mr" },
-	[WSTAGE_REGISTRATION] = { "reg.plan", "reg.host_mr", "reg.dmabuf",
-				  "reg.peermem", "data.dmabuf" },
-	[WSTAGE_RELEASE] = { "gpu.cuinit", "gpu.libcuda", "reg.plan",
-			     "mech.dmabuf_export" },
+#define OG(g) (G_##g + 1)		/* 0 ends a row */
+static const int output_gates[WSTAGE_COUNT][6] = {
+	[WSTAGE_CUDA] = { OG(GPU_LIBCUDA), OG(GPU_CUINIT), OG(GPU_DEVICES),
+			  OG(MECH_DMABUF_EXPORT), OG(REG_PLAN) },
+	[WSTAGE_CUDA_EXPORT] = { OG(MECH_DMABUF_EXPORT), OG(REG_DMABUF) },
+	[WSTAGE_VERBS] = { OG(NIC_LIBIBVERBS), OG(NIC_UVERBS),
+			   OG(MECH_DMABUF_PROVIDER), OG(REG_HOST_MR) },
+	[WSTAGE_REGISTRATION] = { OG(REG_PLAN), OG(REG_HOST_MR), OG(REG_DMABUF),
+				  OG(REG_PEERMEM), OG(DATA_DMABUF) },
+	[WSTAGE_RELEASE] = { OG(GPU_CUINIT), OG(GPU_LIBCUDA), OG(REG_PLAN),
+			     OG(MECH_DMABUF_EXPORT) },
 };
 
 static bool has_output(const struct result *r)
@@ -172,9 +173,9 @@ static struct result *output_result(struct report *rep, enum worker_stage s)
 			for (size_t i = 0; i < rep->nres; i++) {
 				struct result *r = &rep->res[i];
 
-				if (strcmp(r->gate->id, output_gates[s][g]) ||
+				if (r->gate->index != output_gates[s][g] - 1 ||
 				    has_output(r) ||
-				    (!pass && !strcmp(r->code, "EXCLUDED")))
+				    (!pass && !strcmp(r->code, code_descs[C_EXCLUDED].name)))
 					continue;
 				return r;
 			}

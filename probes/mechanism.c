@@ -141,6 +141,7 @@ void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
 	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
 	const struct verbs_facts *v = &ctx->vf->verbs;
+	enum reason_code code;
 	char why[256];
 	struct classified c;
 	struct result *r;
@@ -178,13 +179,14 @@ void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	c = classify_dmabuf_probe(vn->probe_errno);
-	r = emit(ctx, nic->subject, c.status, code_by_name(c.code),
+	code = code_by_name(c.code);
+	r = emit(ctx, nic->subject, c.status, code,
 		 "ibv_reg_dmabuf_mr(fd=-1) -> %s: %s",
 		 vn->probe_errno ? strerrorname_np(vn->probe_errno) : "0",
 		 c.meaning);
-	if (!strcmp(c.code, "PROVIDER_LACKS_DMABUF"))
+	if (code == C_PROVIDER_LACKS_DMABUF)
 		remedy_PROVIDER_LACKS_DMABUF(r);
-	else if (!strcmp(c.code, "KERNEL_LACKS_DMABUF"))
+	else if (code == C_KERNEL_LACKS_DMABUF)
 		remedy_KERNEL_LACKS_DMABUF(r);
 	ev_int(r, "errno", vn->probe_errno);
 }

@@ -6,6 +6,7 @@
 
 #include "core/result.h"
 #include "core/xalloc.h"
+#include "gate/catalog.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -87,9 +88,9 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
  * results.
  */
 enum { CELL_PATH, CELL_NCCL, CELL_ACS, CELL_GATES };
-static const char *const cell_gates[CELL_GATES] = {
-	[CELL_PATH] = "topo.path", [CELL_NCCL] = "topo.nccl",
-	[CELL_ACS] = "platform.acs",
+static const int cell_gates[CELL_GATES] = {
+	[CELL_PATH] = G_TOPO_PATH, [CELL_NCCL] = G_TOPO_NCCL,
+	[CELL_ACS] = G_PLATFORM_ACS,
 };
 
 struct matrix {
@@ -108,7 +109,7 @@ static void matrix_build(const struct report *r, struct matrix *m)
 			continue;
 		for (int c = 0; c < CELL_GATES; c++)
 			if (!m->cell[res->subject][c] &&
-			    !strcmp(res->gate->id, cell_gates[c]))
+			    res->gate->index == cell_gates[c])
 				m->cell[res->subject][c] = res;
 	}
 }
@@ -128,7 +129,7 @@ static void print_cell(const struct result *const *cell, int width, FILE *out)
 
 	gdr = !nccl || nccl->status == ST_SKIP ? "?" :
 	      nccl->status == ST_PASS ? "gdr" :
-	      !strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY") ? "recv" : "host";
+	      !strcmp(nccl->code, code_descs[C_NCCL_GDR_WRITE_ONLY].name) ? "recv" : "host";
 	acs_s = !acs || acs->status == ST_SKIP || acs->status == ST_ERROR ?
 		"acs?" : acs->status == ST_PASS ? "ok" :
 		acs->status == ST_WARN ? "redir" : "REDIR";

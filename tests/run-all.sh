@@ -5,6 +5,7 @@
 #   2. doubles   self-test of the libcuda/libibverbs test doubles
 #   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
 #   4. docs      every option and gate is in the man page
+#      catalog   man REASON CODES and schema enum match --list-codes --json
 #      layers    every #include points down the folders (check-layers.sh)
 #      examples  committed real reports still match the schema
 #      slurm     the health-check wrapper against a real local Slurm
@@ -75,6 +76,8 @@ suite layers sh -c 'if tests/check-layers.sh; then echo "layers: 1 passed, 0 fai
 suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 suite docs tests/check-docs.sh
+# The man page's codes section and the schema's code enum match the catalog.
+suite catalog tests/check-catalog.sh
 # Every vendor call x fail/hang/crash/exit; bad and good command lines.
 suite fault-matrix tests/fault-matrix.sh
 # A NIC whose data never (or only partly, or stale) lands is BLOCKED wherever it sits.
