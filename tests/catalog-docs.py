@@ -65,15 +65,12 @@ def man_new(cat, text):
 
 def schema_new(cat, text):
     codes = [c["code"] for c in cat["codes"]]
+    # One code a line: a new code adds a line, it rewraps nothing.
     lines = ['    "reason_code": {"type": "string", "enum": [\n']
-    row = "      "
     for i, c in enumerate(codes):
-        item = json.dumps(c) + (", " if i < len(codes) - 1 else "")
-        if len(row) + len(item) > 78:
-            lines.append(row.rstrip() + "\n")
-            row = "      "
-        row += item
-    lines.append(row + "]},\n")
+        lines.append("      %s%s\n" % (json.dumps(c),
+                                        "," if i < len(codes) - 1 else ""))
+    lines.append("    ]},\n")
     new = "".join(lines)
     pat = re.compile(r'^    "reason_code": \{.*?\},\n', re.M | re.S)
     m = pat.search(text)
