@@ -285,8 +285,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 			if (bad)
 				return usage_error("unknown gate or layer '%s' in "
-						   "--%s (see --list-gates)", bad,
-						   c == OPT_ONLY ? "only" : "skip");
+						   "--%s%s", bad,
+						   c == OPT_ONLY ? "only" : "skip",
+						   gates_list_hint(bad));
 			if (c == OPT_ONLY)
 				o->only = optarg;
 			else

@@ -90,6 +90,24 @@ const char *gates_check_list(const char *list)
 	return NULL;
 }
 
+const char *gates_list_hint(const char *bad)
+{
+	/* The layers' long names until schema 2.0: not aliases, a hint. */
+	static const char *const old[L_COUNT] = {
+		[L_MECHANISM] = "mechanism", [L_TOPOLOGY] = "topology",
+		[L_REGISTRATION] = "registration", [L_DATAPATH] = "datapath",
+	};
+	static char hint[64];
+
+	for (int l = 0; l < L_COUNT; l++)
+		if (old[l] && !strcmp(bad, old[l])) {
+			snprintf(hint, sizeof(hint), " (did you mean %s?)",
+				 layer_name((enum gdr_layer)l));
+			return hint;
+		}
+	return " (see --list-gates)";
+}
+
 unsigned int gates_stages(const struct options *o)
 {
 	unsigned int st = 0;

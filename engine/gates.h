@@ -16,6 +16,8 @@ extern const gate_fn gate_run[G_COUNT];
  */
 bool gate_selected(const struct options *o, const struct gate_desc *g);
 const char *gates_check_list(const char *list);
+/* What to tell about an unknown token: " (did you mean mech?)" or so. */
+const char *gates_list_hint(const char *bad);
 
 /*
  * The worker stages (1 << WSTAGE_*) the selected gates read: the union of

@@ -12,7 +12,7 @@
 #include "report/json_writer.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "1.0"
+#define SCHEMA_VERSION "2.0"
 
 static double round3(double v)
 {

@@ -102,6 +102,9 @@ usage "'bogus.gate'" $S --only bogus.gate
 usage "'nope'" $S --skip nope
 usage "--only" $S --only gpu,,nic
 usage "--only" $S --only=
+# Layer names are their gates' id prefix; the long names of schema 1 get a hint.
+usage "did you mean mech?" $S --only mechanism
+usage "did you mean data?" $S --skip datapath
 usage "'FOO'" $S --max-distance FOO
 usage "'/nonexistent'" --sysroot /nonexistent
 usage "--sysroot" --sysroot ''
