@@ -41,7 +41,7 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    report/remedy.c report/text.c report/text_summary.c \
 	    report/text_table.c report/text_problems.c report/text_list.c \
 	    report/json.c report/json_out.c \
-	    report/junit.c report/prometheus.c report/redact.c report/failing.c
+	    report/junit.c report/prometheus.c report/redact.c report/failing.c report/codes.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
@@ -51,7 +51,7 @@ UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_repor
 	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
 	     tests/unit/test_vendor_json tests/unit/test_context
 
-.PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench
+.PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 
 all: gdrcheck
 
@@ -99,6 +99,12 @@ check test: gdrcheck doubles unit
 
 # ASan + UBSan build in build/asan/ (the main build stays as it is).
 sanitize: sanitize-check
+
+# The man page's REASON CODES section and the schema's reason_code enum,
+# rewritten from the catalog (gdrcheck --list-codes --json); make check
+# fails on drift (tests/check-catalog.sh).
+catalog-docs: gdrcheck
+	tests/check-catalog.sh --update
 
 install: gdrcheck
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)

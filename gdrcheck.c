@@ -36,6 +36,7 @@
 #include "access/vendor.h"
 #include "engine/gates.h"
 #include "probes/probes.h"
+#include "report/codes.h"
 
 #define EXIT_USAGE 2
 #define EXIT_UNDECIDED 3
@@ -89,6 +90,10 @@ static void usage(FILE *out)
 	      "      --no-color           same as --color=never\n"
 	      "  -v, --verbose            show the evidence under each result\n"
 	      "  -L, --list-gates         list the gates in chain order and exit\n"
+	      "      --list-codes         list every gate's reason codes, meanings and\n"
+	      "                           remedies (with --json: as JSON) and exit\n"
+	      "      --list-codes         list every gate's reason codes, meanings and\n"
+	      "                           remedies (with --json: as JSON) and exit\n"
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
 	      "\n"
@@ -286,8 +291,8 @@ static int set_gates(struct parsing *p, const struct opt_desc *d,
 		if (!bad[0])
 			return usage_error("empty gate or layer name in --%s "
 					   "'%s'", d->name, arg);
-		return usage_error("unknown gate or layer '%s' in --%s (see "
-				   "--list-gates)", bad, d->name);
+		return usage_error("unknown gate or layer '%s' in --%s%s",
+				   bad, d->name, gates_list_hint(bad));
 	}
 	/* A repeated --only or --skip replaces the earlier one. */
 	if (only) {
@@ -413,6 +418,7 @@ static const struct opt_desc opt_table[] = {
 	{ "no-color", 0, no_argument, set_color, 0 },
 	{ "verbose", 'v', no_argument, set_true, OFF(verbose) },
 	{ "list-gates", 'L', no_argument, set_true, OFF(list_gates) },
+	{ "list-codes", 0, no_argument, set_true, OFF(list_codes) },
 	{ "help", 'h', no_argument, show_help, 0 },
 	{ "version", 'V', no_argument, show_version, 0 },
 };
@@ -705,14 +711,7 @@ static void vendor_setup(struct vendor_options *vo, const struct options *o,
 	vo->run_started_ms = t0;
 	vo->run_deadline_ms = t0 + o->deadline * 1e3;
 	vo->no_alloc = o->no_alloc;
-	vo->skip_cuda |= !layers_selected(o, 1u << L_GPU | 1u << L_MECHANISM |
-					  1u << L_TOPOLOGY | 1u << L_PLATFORM |
-					  1u << L_REGISTRATION | 1u << L_DATAPATH);
-	vo->skip_export = !layers_selected(o, 1u << L_MECHANISM);
-	vo->skip_verbs |= !layers_selected(o, 1u << L_NIC | 1u << L_MECHANISM |
-					   1u << L_REGISTRATION | 1u << L_DATAPATH);
-	vo->skip_registration = !layers_selected(o, 1u << L_REGISTRATION |
-						 1u << L_DATAPATH);
+	gates_vendor_skips(o, vo);	/* the selected gates' stages */
 	vo->no_datapath = o->no_datapath;
 	vo->reg_bytes = o->reg_bytes;
 	vo->sysroot = sr;
@@ -846,6 +845,11 @@ int main(int argc, char **argv)
 		sysroot_free(sr);
 		gates_list(stdout);
 		return 0;
+	}
+	if (sr && opt.list_codes) {
+		sysroot_free(sr);
+		return catalog_print(stdout, opt.format == FMT_JSON) ?
+		       EXIT_UNDECIDED : 0;
 	}
 	vf = calloc(1, sizeof(*vf));
 	if (!sr || !vf) {

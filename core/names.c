@@ -18,9 +18,9 @@ const char *layer_name(enum gdr_layer l)
 {
 	static const char *const names[] = {
 		[L_HOST] = "host", [L_GPU] = "gpu", [L_NIC] = "nic",
-		[L_MECHANISM] = "mechanism", [L_TOPOLOGY] = "topology",
-		[L_PLATFORM] = "platform", [L_REGISTRATION] = "registration",
-		[L_DATAPATH] = "datapath",
+		[L_MECHANISM] = "mech", [L_TOPOLOGY] = "topo",
+		[L_PLATFORM] = "platform", [L_REGISTRATION] = "reg",
+		[L_DATAPATH] = "data",
 	};
 
 	return (unsigned int)l < L_COUNT ? names[l] : "?";

@@ -87,13 +87,42 @@ bool gate_selected(const struct options *o, const struct gate_desc *g)
 	return (o->gates & GATE_BIT(g->index)) != 0;
 }
 
-bool layers_selected(const struct options *o, unsigned int mask)
+const char *gates_list_hint(const char *bad)
 {
+	/* The layers' long names until schema 2.0: not aliases, a hint. */
+	static const char *const old[L_COUNT] = {
+		[L_MECHANISM] = "mechanism", [L_TOPOLOGY] = "topology",
+		[L_REGISTRATION] = "registration", [L_DATAPATH] = "datapath",
+	};
+	static char hint[64];
+
+	for (int l = 0; l < L_COUNT; l++)
+		if (old[l] && !strcmp(bad, old[l])) {
+			snprintf(hint, sizeof(hint), " (did you mean %s?)",
+				 layer_name((enum gdr_layer)l));
+			return hint;
+		}
+	return " (see --list-gates)";
+}
+
+unsigned int gates_stages(const struct options *o)
+{
+	unsigned int st = 0;
+
 	for (int i = 0; i < G_COUNT; i++)
-		if ((mask & (1u << gate_descs[i].layer)) &&
-		    gate_selected(o, &gate_descs[i]))
-			return true;
-	return false;
+		if (gate_selected(o, &gate_descs[i]))
+			st |= gate_descs[i].stages;
+	return st;
+}
+
+void gates_vendor_skips(const struct options *o, struct vendor_options *vo)
+{
+	unsigned int st = gates_stages(o);
+
+	vo->skip_cuda |= !(st & STG(CUDA));
+	vo->skip_export |= !(st & STG(CUDA_EXPORT));
+	vo->skip_verbs |= !(st & STG(VERBS));
+	vo->skip_registration |= !(st & STG(REGISTRATION));
 }
 
 static void skip_no_subject(struct gdr_ctx *ctx, const struct gate_desc *g)

@@ -20,8 +20,16 @@ int gates_parse_list(const char *list, gate_mask *mask, char *bad,
 		     size_t badlen);
 /* Is the gate in the run's selection (options.gates)? */
 bool gate_selected(const struct options *o, const struct gate_desc *g);
-/* Does any selected gate belong to one of the layers in mask (1 << L_*)? */
-bool layers_selected(const struct options *o, unsigned int mask);
+/* What to tell about an unknown token: " (did you mean mech?)" or so. */
+const char *gates_list_hint(const char *bad);
+
+/*
+ * The worker stages (1 << WSTAGE_*) the selected gates read: the union of
+ * their catalog stages column. gates_vendor_skips() turns it into the
+ * worker's skip_* switches (only ever setting them: a replay's skips stay).
+ */
+unsigned int gates_stages(const struct options *o);
+void gates_vendor_skips(const struct options *o, struct vendor_options *vo);
 
 /* Run every gate in order over its subjects. */
 void gates_run(struct gdr_ctx *ctx);

@@ -38,6 +38,7 @@ struct options {
 	bool no_alloc;
 	bool no_datapath;
 	bool list_gates;
+	bool list_codes;		/* --list-codes */
 	int color;			/* -1 auto, 0 never, 1 always */
 	const char *output;
 	const char *sysroot;

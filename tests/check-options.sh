@@ -105,10 +105,12 @@ usage "--only" $S --only=
 # The selection is parsed once, word by word: the first unknown word is
 # named, a gate id's prefix or a layer's is no name, --skip is as strict.
 usage "'bogus'" $S --only gpu,bogus,nic
-usage "'mech'" $S --only mech
 usage "'host.kern'" $S --skip host.kern
 usage "'gpu.'" $S --skip nic,gpu.
 usage "empty gate or layer name in --skip" $S --skip ,host
+# Layer names are their gates' id prefix; the long names of schema 1 get a hint.
+usage "did you mean mech?" $S --only mechanism
+usage "did you mean data?" $S --skip datapath
 usage "'FOO'" $S --max-distance FOO
 usage "'/nonexistent'" --sysroot /nonexistent
 usage "--sysroot" --sysroot ''
@@ -196,7 +198,7 @@ fi
 run --help
 for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
 	case $o in
-	--help | --version | --list-gates) continue ;;
+	--help | --version | --list-gates | --list-codes) continue ;;
 	--json | --quiet | --redact | --every-gpu | --warn-fails | --no-alloc | \
 	--no-datapath | --no-color | --verbose | --color) args="$o" ;;
 	--format) args="$o json" ;;
@@ -251,6 +253,47 @@ elif [ "$listed" != "$gates" ]; then
 $(printf '%s\n' "$listed" >"$work/a"; printf '%s\n' "$gates" >"$work/b"; diff "$work/a" "$work/b")"
 else
 	ok "--list-gates ($(echo "$listed" | wc -l) gates, the report's order)"
+fi
+
+# --list-codes: the catalog, text and JSON, exit 0; every gate of
+# --list-gates is in both, in the same order, and every code a report can
+# carry is one of the JSON's codes.
+run --list-codes
+rc=$?
+text_gates=$(awk '/^[a-z]+\.[a-z0-9_]+  layer / { print $1 }' "$work/out")
+if [ $rc -ne 0 ]; then
+	bad "--list-codes" "exit status $rc"
+elif [ "$text_gates" != "$listed" ]; then
+	bad "--list-codes" "its gates differ from --list-gates"
+else
+	ok "--list-codes (text, $(echo "$text_gates" | wc -l) gates)"
+fi
+run --list-codes --json
+rc=$?
+cp "$work/out" "$work/codes.json"
+run $S --json --timeout 5
+why=$(python3 -c 'import json, sys
+cat = json.load(open(sys.argv[1]))
+rep = json.load(open(sys.argv[2]))
+codes = {c["code"]: c for c in cat["codes"]}
+gates = [g["id"] for g in cat["gates"]]
+if gates != sys.argv[3].split():
+    print("gates differ from --list-gates")
+for r in rep["results"]:
+    c = codes.get(r["reason_code"])
+    if c is None:
+        print("report code %s not in the catalog" % r["reason_code"])
+    elif c["gate"] not in (None, r["gate"]):
+        print("%s emitted by %s, catalog says %s" % (c["code"], r["gate"], c["gate"]))
+    elif r["status"] not in c["statuses"]:
+        print("%s with status %s" % (c["code"], r["status"]))' \
+	"$work/codes.json" "$work/out" "$listed" 2>&1)
+if [ $rc -ne 0 ]; then
+	bad "--list-codes --json" "exit status $rc"
+elif [ -n "$why" ]; then
+	bad "--list-codes --json" "$why"
+else
+	ok "--list-codes --json (every code of a report is in it)"
 fi
 
 

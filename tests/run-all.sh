@@ -6,6 +6,7 @@
 #   3. scenarios sysroot fixtures + doubles, golden text/JSON, schema
 #      consistency  no two results of one report contradict each other
 #   4. docs      every option and gate is in the man page
+#      catalog   man REASON CODES and schema enum match --list-codes --json
 #      layers    every #include points down the folders (check-layers.sh)
 #      examples  committed real reports still match the schema
 #      slurm     the health-check wrapper against a real local Slurm
@@ -78,6 +79,8 @@ suite scenarios tests/run-scenarios.sh
 # No two results of a scenario's report disagree on a shared fact.
 suite consistency python3 tests/check-consistency.py --scenarios
 suite docs tests/check-docs.sh
+# The man page's codes section and the schema's code enum match the catalog.
+suite catalog tests/check-catalog.sh
 # Every vendor call x fail/hang/crash/exit; bad and good command lines.
 suite fault-matrix tests/fault-matrix.sh
 # A NIC whose data never (or only partly, or stale) lands is BLOCKED wherever it sits.

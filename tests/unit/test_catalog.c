@@ -43,6 +43,9 @@ static void test_gates(void **state)
 
 		assert_int_equal(g->index, i);
 		assert_non_null(dot);
+		/* The id's prefix is its layer's name (--only takes both). */
+		assert_int_equal(strlen(layer_name(g->layer)), dot - g->id);
+		assert_memory_equal(g->id, layer_name(g->layer), dot - g->id);
 		assert_non_null(gate_run[i]);
 		assert_true(g->title && g->title[0]);
 		assert_ptr_equal(gate_find(g->id), g);

@@ -116,7 +116,7 @@ static void test_names(void **state)
 	assert_string_equal(status_name(ST_BLOCKED), "BLOCKED");
 	assert_string_equal(status_name(ST_ERROR), "ERROR");
 	assert_string_equal(status_name((enum gdr_status)99), "?");
-	assert_string_equal(layer_name(L_REGISTRATION), "registration");
+	assert_string_equal(layer_name(L_REGISTRATION), "reg");
 	assert_string_equal(layer_name(L_COUNT), "?");
 	assert_string_equal(path_name(PATH_DMABUF), "dmabuf");
 	assert_string_equal(path_name(PATH_PEERMEM), "peermem");
@@ -313,7 +313,7 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "1.0");
+	assert_string_equal(jstr(root, "schema_version"), "2.0");
 	assert_string_equal(jstr(json_object_get(root, "tool"), "version"),
 			    "0.1.0");
 	assert_string_equal(jstr(root, "require"), "any");
@@ -845,9 +845,9 @@ static void test_prometheus(void **state)
 	assert_clean_lines(x);
 	assert_null(strstr(x, "GPU0~p"));		/* no series per pair */
 	assert_non_null(strstr(x, "gdrcheck_pair_results{gate=\"topo.path\","
-			       "layer=\"topology\",status=\"PASS\"} 2\n"));
+			       "layer=\"topo\",status=\"PASS\"} 2\n"));
 	assert_non_null(strstr(x, "gdrcheck_pair_results{gate=\"topo.path\","
-			       "layer=\"topology\",status=\"WARN\"} 1\n"));
+			       "layer=\"topo\",status=\"WARN\"} 1\n"));
 	assert_non_null(strstr(x, "subject=\"q\\\"b\\\\s\\\\x01\",status=\"PASS\","
 			       "reason_code=\"UVERBS_OK\"} 1\n"));
 	assert_non_null(strstr(x, "gdrcheck_path_verdict{path=\"peermem\","

@@ -15,7 +15,7 @@ check "rxe0 is up" rxe_ready rxe0
 gpu_scenario cuda.conf
 FAKE_CUDA_SCENARIO=$PWD/cuda.conf
 export FAKE_CUDA_SCENARIO
-offline="--libcuda $LIBCUDA_FAKE --libibverbs /nonexistent/libibverbs.so.1 --only host,topology,platform"
+offline="--libcuda $LIBCUDA_FAKE --libibverbs /nonexistent/libibverbs.so.1 --only host,topo,platform"
 # shellcheck disable=SC2086 # offline is a word list
 run_json live.json "$GDRCHECK" --json $offline --capture "$PWD/capture.tar.gz"
 check "the archive was written" test -s capture.tar.gz
