@@ -25,6 +25,7 @@
 #include "access/sysroot.h"
 #include "access/vendor.h"
 #include "engine/gates.h"
+#include "nccl/rules.h"
 #include "probes/probes.h"
 
 #define EXIT_USAGE 2
@@ -53,6 +54,8 @@ enum {
 	OPT_WARN_FAILS,
 	OPT_CAPTURE,
 	OPT_DEADLINE,
+	OPT_LIBNCCL,
+	OPT_NCCL_VERSION,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +75,8 @@ static const struct option long_opts[] = {
 	{ "libcuda", required_argument, NULL, OPT_LIBCUDA },
 	{ "libibverbs", required_argument, NULL, OPT_LIBIBVERBS },
 	{ "libpci", required_argument, NULL, OPT_LIBPCI },
+	{ "libnccl", required_argument, NULL, OPT_LIBNCCL },
+	{ "nccl-version", required_argument, NULL, OPT_NCCL_VERSION },
 	{ "pci-dump", required_argument, NULL, OPT_PCI_DUMP },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "deadline", required_argument, NULL, OPT_DEADLINE },
@@ -102,8 +107,8 @@ static void usage(FILE *out)
 	      "      --only LIST          run only these gates or layers (comma list)\n"
 	      "      --skip LIST          do not run these gates or layers\n"
 	      "  -o, --output FILE        write the report to FILE\n"
-	      "  -r, --require POLICY     any (default), dmabuf or peermem: which path\n"
-	      "                           must be READY for exit status 0\n"
+	      "  -r, --require POLICY     any (default), dmabuf, peermem or nccl: which\n"
+	      "                           path must be READY for exit status 0\n"
 	      "      --every-gpu          policy: every GPU must be READY with one of its\n"
 	      "                           nearest NICs\n"
 	      "      --max-distance CLASS policy: only GPU-NIC pairs at most CLASS apart\n"
@@ -119,6 +124,10 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
 	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
 	      "                           or $GDRCHECK_LIBPCI)\n"
+	      "      --libnccl PATH       the libnccl.so.2 whose version NCCL rules follow\n"
+	      "                           (read, never loaded; default: found as the\n"
+	      "                           dynamic loader would)\n"
+	      "      --nccl-version X.Y.Z model this NCCL release (2.12.7 to 2.30.7)\n"
 	      "      --pci-dump FILE      read PCI config space from an `lspci -xxxx`\n"
 	      "                           capture instead of sysfs\n"
 	      "  -t, --timeout SECONDS    limit for each vendor-library stage (default 30)\n"
@@ -298,9 +307,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 				o->require = REQUIRE_DMABUF;
 			else if (!strcmp(optarg, "peermem"))
 				o->require = REQUIRE_PEERMEM;
+			else if (!strcmp(optarg, "nccl"))
+				o->require = REQUIRE_NCCL;
 			else
 				return usage_error("invalid --require '%s' "
-						   "(any, dmabuf or peermem)",
+						   "(any, dmabuf, peermem or nccl)",
 						   optarg);
 			break;
 		case 't': {
@@ -341,6 +352,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_LIBPCI:
 			o->libpci = optarg;
 			break;
+		case OPT_LIBNCCL:
+			o->libnccl = optarg;
+			break;
+		case OPT_NCCL_VERSION: {
+			unsigned int x, y, z;
+			char tail;
+
+			if (sscanf(optarg, "%u.%u.%u%c", &x, &y, &z, &tail) != 3 ||
+			    x > 9 || y > 99 || z > 99 ||
+			    NCCL_VER((int)x, (int)y, (int)z) < NCCL_VER_OLDEST ||
+			    NCCL_VER((int)x, (int)y, (int)z) > NCCL_VER_NEWEST)
+				return usage_error("invalid --nccl-version '%s' "
+						   "(X.Y.Z from 2.12.7 to 2.30.7, the "
+						   "releases the NCCL model covers)",
+						   optarg);
+			o->nccl_version = NCCL_VER((int)x, (int)y, (int)z);
+			break;
+		}
 		case OPT_PCI_DUMP: {
 			struct stat st;
 
@@ -505,7 +534,8 @@ static void fill_meta(struct report *r, const struct options *o)
 		snprintf(m->generated_at, sizeof(m->generated_at),
 			 "1970-01-01T00:00:00Z");
 	m->require = o->require == REQUIRE_DMABUF ? "dmabuf" :
-		     o->require == REQUIRE_PEERMEM ? "peermem" : "any";
+		     o->require == REQUIRE_PEERMEM ? "peermem" :
+		     o->require == REQUIRE_NCCL ? "nccl" : "any";
 }
 
 static int render(const struct report *r, const struct options *o, FILE *out)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Synthetic DGX-like sysroot with N GPUs and N RDMA NICs, for bench/run.
 
-  bench/gen-sysroot.py N OUTDIR
+  bench/gen-sysroot.py N OUTDIR [NICS]
 
 Writes OUTDIR/sysroot.spec (mksysroot.py's spec language, see
 tests/scenarios/mksysroot.py), builds OUTDIR/sysroot from it, and writes
@@ -18,6 +18,11 @@ capability, AER, ACS with redirection off), IOMMU groups in identity mode,
 and one NVMe per socket off every GPU-NIC path. Sockets share PCI domain
 0000 (socket 1 from bus 0x80) while their buses fit, else each socket gets
 its own domain.
+
+NICS (default N, at least N): the NICs beyond the N paired ones are
+storage/frontend NICs, each behind a root port of its own (half per
+socket), so every GPU has one PIX NIC and the others are PXB/PHB/SYS away
+(a Dell 8xH100 with 12 NICs is `8 DIR 12`).
 """
 import math
 import os
@@ -36,11 +41,13 @@ def socket_buses(pairs):
     return 1 + 2 * l1 + 4 * pairs + 1
 
 
-def generate(n):
+def generate(n, nnics=None):
+    nnics = n if nnics is None else nnics
+    extra = [(nnics - n) - (nnics - n) // 2, (nnics - n) // 2]
     pairs = [n - n // 2, n // 2]           # socket 0 gets the odd one
-    shared = all(socket_buses(p) <= 0x80 for p in pairs)
+    shared = all(socket_buses(p) + e <= 0x80 for p, e in zip(pairs, extra))
     lines = [
-        f"# gen-sysroot.py {n}: {n} GPUs x {n} NICs, two sockets, two switch levels",
+        f"# gen-sysroot.py {n}: {n} GPUs x {nnics} NICs, two sockets, two switch levels",
         "kernel 6.5.0-35-generic",
         "hostname bench-node",
         "self uid=0 memlock=unlimited",
@@ -109,6 +116,18 @@ def generate(n):
         pci(nvme, [hb, rp, nvme], 'vendor=0x144d device=0xa80a '
             'class=0x010802 bars=64:16K speed="16.0 GT/s PCIe" width=4')
         nxt += 1
+        # Extra (storage) NICs: one root port each, no GPU below it.
+        for k in range(extra[sock]):
+            rp = bdf(base, 0x10 + k)
+            pci(rp, [hb, rp], f'{SW} vendor=0x8086 device=0x352a acs=0x0000')
+            nic = bdf(nxt)
+            pci(nic, [hb, rp, nic],
+                'vendor=0x15b3 device=0x1021 class=0x020000 bars=64:32M '
+                'speed="32.0 GT/s PCIe" width=16 driver=mlx5_core '
+                f'iommu={group}:identity')
+            group += 1
+            nics.append(nic)
+            nxt += 1
         assert nxt <= base + (0x80 if shared else 0x100), (sock, nxt)
     # Socket order interleaves NICs; CUDA and verbs list them in that order.
     for i, nic in enumerate(nics):
@@ -120,19 +139,22 @@ def generate(n):
     for i, g in enumerate(gpus):
         cuda += [f"gpu{i}.name = NVIDIA H100 80GB HBM3", f"gpu{i}.pci = {g}",
                  f"gpu{i}.total_mem = 85029158912"]
-    verbs = [f"device_count = {n}"]
-    for i in range(n):
+    verbs = [f"device_count = {len(nics)}"]
+    for i in range(len(nics)):
         verbs += [f"dev{i}.name = mlx5_{i}", f"dev{i}.dmabuf_errno = 9"]
     return lines, cuda, verbs
 
 
 def main():
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: gen-sysroot.py N OUTDIR")
+    if len(sys.argv) not in (3, 4):
+        raise SystemExit("usage: gen-sysroot.py N OUTDIR [NICS]")
     n, out = int(sys.argv[1]), sys.argv[2]
+    nnics = int(sys.argv[3]) if len(sys.argv) == 4 else n
     if not 1 <= n <= 64:
         raise SystemExit("gen-sysroot.py: N must be 1..64 (the CUDA double's limit)")
-    spec, cuda, verbs = generate(n)
+    if not n <= nnics <= 64:
+        raise SystemExit("gen-sysroot.py: NICS must be N..64")
+    spec, cuda, verbs = generate(n, nnics)
     os.makedirs(out, exist_ok=True)
     for name, body in (("sysroot.spec", spec), ("cuda.conf", cuda),
                        ("verbs.conf", verbs)):

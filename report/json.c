@@ -12,7 +12,7 @@
 #include "report/json_writer.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "1.0"
+#define SCHEMA_VERSION "1.1"	/* 1.1: the nccl path and object */
 
 static double round3(double v)
 {
@@ -171,6 +171,52 @@ static void write_paths(struct json_writer *w, const struct report *r)
 	jw_close_object(w);
 }
 
+/* What the NCCL model predicts (issue 14): the release and every rail. */
+static void write_nccl(struct json_writer *w, const struct report *r)
+{
+	const struct nccl_facts *f = &r->nccl;
+
+	jw_open_object(w, "nccl");
+	jw_bool(w, "modelled", f->modelled);
+	jw_string_or_null(w, "version", f->modelled ? f->version : NULL);
+	jw_string_or_null(w, "version_source",
+			  f->modelled ? f->version_source : NULL);
+	jw_bool(w, "version_assumed", f->version_assumed);
+	jw_open_array(w, "gpus");
+	for (size_t g = 0; g < f->ngpus; g++) {
+		const struct nccl_gpu_rails *gr = &f->gpus[g];
+
+		jw_open_object(w, NULL);
+		jw_string(w, "gpu", subject_id(r, gr->gpu));
+		jw_open_array(w, "rails");
+		for (int k = 0; k < gr->nrails; k++) {
+			const struct nccl_rail *rl = &gr->rail[k];
+
+			jw_open_object(w, NULL);
+			jw_string(w, "nic", subject_id(r, rl->nic));
+			jw_int(w, "port", rl->port);
+			if (rl->gid_index >= 0)
+				jw_int(w, "gid_index", rl->gid_index);
+			else
+				jw_null(w, "gid_index");
+			jw_string(w, "path", rl->path);
+			jw_string_or_null(w, "relay_gpu", rl->relay_gpu >= 0 ?
+					  subject_id(r, rl->relay_gpu) : NULL);
+			jw_bool(w, "gdr_send", rl->gdr_send);
+			jw_bool(w, "gdr_recv", rl->gdr_recv);
+			jw_string(w, "mechanism_send", rl->mech_send);
+			jw_string(w, "mechanism_recv", rl->mech_recv);
+			jw_bool(w, "no_fallback", rl->no_fallback);
+			jw_string(w, "proof", rl->proof);
+			jw_close_object(w);
+		}
+		jw_close_array(w);
+		jw_close_object(w);
+	}
+	jw_close_array(w);
+	jw_close_object(w);
+}
+
 static void write_remedies(struct json_writer *w, const struct report *r,
 			   const struct remedy *rem, size_t nrem)
 {
@@ -206,6 +252,7 @@ int render_json(const struct report *r, FILE *out)
 		write_result(&w, r, &r->res[i]);
 	jw_close_array(&w);
 	write_paths(&w, r);
+	write_nccl(&w, r);
 	jw_open_object(&w, "verdict");
 	jw_string(&w, "status", verdict_name(r->overall));
 	jw_int(&w, "exit_code", r->exit_code);

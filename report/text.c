@@ -126,7 +126,10 @@ static void print_cell(const struct result *const *cell, int width, FILE *out)
 	const char *gdr, *acs_s;
 	char full[256], text[64];
 
+	/* issue 14: pairs NCCL does not use are not "gdr". */
 	gdr = !nccl || nccl->status == ST_SKIP ? "?" :
+	      !strcmp(nccl->code, "NCCL_NOT_A_RAIL") ? "far" :
+	      !strcmp(nccl->code, "NCCL_NET_NOT_IB") ? "off" :
 	      nccl->status == ST_PASS ? "gdr" :
 	      !strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY") ? "recv" : "host";
 	acs_s = !acs || acs->status == ST_SKIP || acs->status == ST_ERROR ?
@@ -169,7 +172,8 @@ static void print_matrix(const struct report *r, const struct matrix *m,
 			fputc('\n', out);
 	}
 	fputs("  gdr: NCCL uses GPUDirect RDMA both ways; recv: receives only; "
-	      "host: stages through\n  host memory. ok: no ACS redirect; "
+	      "host: stages through\n  host memory; far: not a rail NCCL uses; "
+	      "off: NCCL does not use the device.\n  ok: no ACS redirect; "
 	      "redir/REDIR: redirect (REDIR: the IOMMU\n  translates, BLOCKED); "
 	      "acs?: not readable.\n", out);
 }
