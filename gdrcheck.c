@@ -35,6 +35,7 @@
 #include "access/sysroot.h"
 #include "access/vendor.h"
 #include "engine/gates.h"
+#include "nccl/rules.h"
 #include "probes/probes.h"
 #include "report/codes.h"
 
@@ -59,8 +60,8 @@ static void usage(FILE *out)
 	      "      --only LIST          run only these gates or layers (comma list)\n"
 	      "      --skip LIST          do not run these gates or layers\n"
 	      "  -o, --output FILE        write the report to FILE\n"
-	      "  -r, --require POLICY     any (default), dmabuf or peermem: which path\n"
-	      "                           must be READY for exit status 0\n"
+	      "  -r, --require POLICY     any (default), dmabuf, peermem or nccl: which\n"
+	      "                           path must be READY for exit status 0\n"
 	      "      --every-gpu          policy: every GPU must be READY with one of its\n"
 	      "                           nearest NICs\n"
 	      "      --max-distance CLASS policy: only GPU-NIC pairs at most CLASS apart\n"
@@ -76,6 +77,10 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
 	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
 	      "                           or $GDRCHECK_LIBPCI)\n"
+	      "      --libnccl PATH       the libnccl.so.2 whose version NCCL rules follow\n"
+	      "                           (read, never loaded; default: found as the\n"
+	      "                           dynamic loader would)\n"
+	      "      --nccl-version X.Y.Z model this NCCL release (2.12.7 to 2.30.7)\n"
 	      "      --pci-dump FILE      read PCI config space from an `lspci -xxxx`\n"
 	      "                           capture instead of sysfs\n"
 	      "  -t, --timeout SECONDS    limit for each vendor-library stage (default 30)\n"
@@ -239,13 +244,13 @@ static int set_require(struct parsing *p, const struct opt_desc *d,
 {
 	static const char *const words[] = {
 		[REQUIRE_ANY] = "any", [REQUIRE_DMABUF] = "dmabuf",
-		[REQUIRE_PEERMEM] = "peermem",
+		[REQUIRE_PEERMEM] = "peermem", [REQUIRE_NCCL] = "nccl",
 	};
-	int k = pick(arg, words, 3);
+	int k = pick(arg, words, 4);
 
 	if (k < 0)
-		return usage_error("invalid --require '%s' (any, dmabuf or "
-				   "peermem)", arg);
+		return usage_error("invalid --require '%s' (any, dmabuf, "
+				   "peermem or nccl)", arg);
 	p->o->require = (enum require_policy)k;
 	return 0;
 }
@@ -301,6 +306,24 @@ static int set_gates(struct parsing *p, const struct opt_desc *d,
 	} else {
 		p->skip = m;
 	}
+	return 0;
+}
+
+/* --nccl-version X.Y.Z: a release inside the modelled range (nccl/rules.h). */
+static int set_nccl_version(struct parsing *p, const struct opt_desc *d,
+			    const char *arg)
+{
+	unsigned int x, y, z;
+	char tail;
+
+	if (sscanf(arg, "%u.%u.%u%c", &x, &y, &z, &tail) != 3 ||
+	    x > 9 || y > 99 || z > 99 ||
+	    NCCL_VER((int)x, (int)y, (int)z) < NCCL_VER_OLDEST ||
+	    NCCL_VER((int)x, (int)y, (int)z) > NCCL_VER_NEWEST)
+		return usage_error("invalid --%s '%s' (X.Y.Z from 2.12.7 to "
+				   "2.30.7, the releases the NCCL model covers)",
+				   d->name, arg);
+	p->o->nccl_version = NCCL_VER((int)x, (int)y, (int)z);
 	return 0;
 }
 
@@ -408,6 +431,8 @@ static const struct opt_desc opt_table[] = {
 	{ "libcuda", 0, required_argument, set_string, OFF(libcuda) },
 	{ "libibverbs", 0, required_argument, set_string, OFF(libibverbs) },
 	{ "libpci", 0, required_argument, set_string, OFF(libpci) },
+	{ "libnccl", 0, required_argument, set_string, OFF(libnccl) },
+	{ "nccl-version", 0, required_argument, set_nccl_version, 0 },
 	{ "pci-dump", 0, required_argument, set_pci_dump, 0 },
 	{ "timeout", 't', required_argument, set_timeout, 0 },
 	{ "deadline", 0, required_argument, set_deadline, 0 },
@@ -593,7 +618,8 @@ static void fill_meta(struct report *r, struct sysroot *sr,
 		snprintf(m->generated_at, sizeof(m->generated_at),
 			 "1970-01-01T00:00:00Z");
 	m->require = o->require == REQUIRE_DMABUF ? "dmabuf" :
-		     o->require == REQUIRE_PEERMEM ? "peermem" : "any";
+		     o->require == REQUIRE_PEERMEM ? "peermem" :
+		     o->require == REQUIRE_NCCL ? "nccl" : "any";
 }
 
 /*

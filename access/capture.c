@@ -185,13 +185,21 @@ static void scrub(struct entry *e)
 		e->data = strdup("captured-node\n");
 		e->len = e->data ? strlen(e->data) : 0;
 	} else if (strstr(e->path, "/gids/")) {
-		/* Non-zero stays non-zero: a synthetic GID per index. */
+		/*
+		 * Non-zero stays non-zero: a synthetic GID per index, of the
+		 * same kind (zero, link-local, IPv4-mapped, other IPv6), so a
+		 * replay picks the GID NCCL would (ncclIbGetGidIndex).
+		 */
 		const char *idx = strrchr(e->path, '/') + 1;
 		bool zero = !strncmp(e->data, "0000:0000:0000:0000:0000:0000:0000:0000", 39);
+		bool v4 = !strncmp(e->data, "0000:0000:0000:0000:0000:ffff:", 30);
+		bool ll = !strncmp(e->data, "fe80:", 5);
 
 		if (asprintf(&out, "%s:%04x\n", zero ?
 			     "0000:0000:0000:0000:0000:0000:0000" :
-			     "fe80:0000:0000:0000:0000:0000:0000", zero ? 0 :
+			     v4 ? "0000:0000:0000:0000:0000:ffff:0a00" :
+			     ll ? "fe80:0000:0000:0000:0000:0000:0000" :
+			     "fd00:0000:0000:0000:0000:0000:0000", zero ? 0 :
 			     (unsigned int)atoi(idx) + 1) < 0)
 			return;
 		free(e->data);

@@ -28,7 +28,8 @@ const char *layer_name(enum gdr_layer l)
 
 const char *path_name(enum gdr_path p)
 {
-	return p == PATH_DMABUF ? "dmabuf" : p == PATH_PEERMEM ? "peermem" : "?";
+	return p == PATH_DMABUF ? "dmabuf" : p == PATH_PEERMEM ? "peermem" :
+	       p == PATH_NCCL ? "nccl" : "?";
 }
 
 const char *verdict_name(enum verdict v)

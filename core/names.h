@@ -29,14 +29,21 @@ enum gdr_layer {
 	L_COUNT,
 };
 
-/* The two ways to register GPU memory with a NIC. */
+/*
+ * The two ways to register GPU memory with a NIC, and a third verdict
+ * (issue 14): "nccl", whether the mechanism NCCL picks on each GPU's rail
+ * was proven by a real registration and transfer. P_BOTH stays the two
+ * mechanisms; only data.nccl carries P_NCCL.
+ */
 enum gdr_path {
 	PATH_DMABUF = 0,
 	PATH_PEERMEM,
+	PATH_NCCL,
 	PATH_COUNT,
 };
 #define P_DMABUF	(1u << PATH_DMABUF)
 #define P_PEERMEM	(1u << PATH_PEERMEM)
+#define P_NCCL		(1u << PATH_NCCL)
 #define P_BOTH		(P_DMABUF | P_PEERMEM)
 #define P_NONE		0u
 

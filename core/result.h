@@ -158,6 +158,41 @@ struct report_meta {
 	struct report_policy policy;
 };
 
+/*
+ * What gdrcheck predicts NCCL does on the node (issue 14), as typed facts:
+ * the release modelled and, per GPU, the rails NCCL uses. Filled by
+ * probes/nccl.c; arrays live in the report's blocks (report_alloc).
+ */
+#define NCCL_RAIL_MAX 8
+struct nccl_rail {
+	int nic;		/* NIC subject */
+	int port;		/* port number NCCL opens */
+	int gid_index;		/* RoCE: the GID NCCL picks; -1 IB/unknown */
+	const char *path;	/* NCCL path type: "PIX", "PXN", "P2C"... */
+	int relay_gpu;		/* PXN: the relay GPU's subject, else -1 */
+	bool gdr_send;		/* NIC reads GPU memory (GDR read) */
+	bool gdr_recv;		/* NIC writes GPU memory */
+	const char *mech_send;	/* "dmabuf", "peermem", "host" */
+	const char *mech_recv;
+	bool no_fallback;	/* DMA-BUF: a failed regMrDmaBuf is fatal */
+	const char *proof;	/* data.nccl: "proven", "failed", "unproven" */
+};
+
+struct nccl_gpu_rails {
+	int gpu;		/* GPU subject */
+	int nrails;
+	struct nccl_rail rail[NCCL_RAIL_MAX];
+};
+
+struct nccl_facts {
+	bool modelled;		/* the model ran (topo.nccl_config) */
+	char version[16];	/* "2.28.9" */
+	char version_source[320];	/* where the version came from */
+	bool version_assumed;	/* no NCCL found: the newest modelled */
+	struct nccl_gpu_rails *gpus;
+	size_t ngpus;
+};
+
 struct strblock;
 
 struct report {
@@ -177,6 +212,7 @@ struct report {
 	struct path_verdict path[PATH_COUNT];
 	enum verdict overall;
 	int exit_code;
+	struct nccl_facts nccl;
 };
 
 /*

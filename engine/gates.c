@@ -201,13 +201,15 @@ void gates_run(struct gdr_ctx *ctx)
 			skip_no_subject(ctx, g);
 	}
 	ctx->gate = NULL;
+	nccl_state_free(ctx);	/* issue 14: the NCCL model's working state */
 }
 
 static void paths_string(unsigned int paths, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s", paths & P_DMABUF ? "dmabuf" : "",
-		 paths == P_BOTH ? "," : "",
-		 paths & P_PEERMEM ? "peermem" : paths ? "" : "-");
+	snprintf(buf, len, "%s%s%s%s", paths & P_DMABUF ? "dmabuf" : "",
+		 (paths & P_BOTH) == P_BOTH ? "," : "",
+		 paths & P_PEERMEM ? "peermem" : "",
+		 paths & P_NCCL ? "nccl" : paths ? "" : "-");
 }
 
 void gates_list(FILE *out)

@@ -251,6 +251,8 @@ void policy_overall(struct report *r, enum require_policy req, bool warn_fails)
 		r->overall = d;
 	else if (req == REQUIRE_PEERMEM)
 		r->overall = p;
+	else if (req == REQUIRE_NCCL)	/* issue 14: the nccl path alone */
+		r->overall = r->path[PATH_NCCL].verdict;
 	else if (d == V_READY || p == V_READY)
 		r->overall = V_READY;
 	else if (d == V_READY_UNPROVEN || p == V_READY_UNPROVEN)

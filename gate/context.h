@@ -16,6 +16,7 @@ enum require_policy {
 	REQUIRE_ANY = 0,
 	REQUIRE_DMABUF,
 	REQUIRE_PEERMEM,
+	REQUIRE_NCCL,		/* the nccl path (issue 14) */
 };
 
 enum out_format {
@@ -45,6 +46,8 @@ struct options {
 	const char *libcuda;
 	const char *libibverbs;
 	const char *libpci;
+	const char *libnccl;		/* --libnccl: read for its version */
+	int nccl_version;		/* --nccl-version, NCCL_VER(); 0 none */
 	const char *pci_dump;		/* lspci -xxxx capture to read */
 	double timeout;			/* seconds per vendor stage */
 	double deadline;		/* seconds for the whole run */
@@ -167,6 +170,7 @@ struct gdr_ctx {
 	int host;			/* host subject index */
 	struct uverbs_map uverbs;
 	struct nv_module nv_module;
+	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
 };
 
 /* Record a result for the gate being run, timed since the previous one. */

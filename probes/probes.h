@@ -44,6 +44,7 @@ void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t);
 /* topology */
 void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_path(struct gdr_ctx *ctx, const struct target *t);
+void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t);
 
@@ -65,6 +66,7 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t);
 void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t);
 void gate_data_vmm_peermem(struct gdr_ctx *ctx, const struct target *t);
 void gate_data_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t);
+void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t);
 void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t);
 
 /*
@@ -81,6 +83,21 @@ enum vmm_proof_state {
 };
 int vmm_proof(const struct gdr_ctx *ctx, int pair, enum vmm_path path);
 void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t);
+
+/* The NCCL model's state (probes/nccl.c), freed after the gates. */
+void nccl_state_free(struct gdr_ctx *ctx);
+
+/*
+ * NVLink facts from NVML (issue 14 item 1, implemented by the NVML work;
+ * probes/nvlink_stub.c holds weak defaults returning -1 until it lands).
+ * gpu and peers are inventory GPU indices (ctx->inv.gpu[]).
+ *   gpu_nvlink_peers: writes up to max peers reached over NVLink (directly
+ *     or through NVSwitch) and returns their count; -1 when unknown.
+ *   gpu_is_c2c: 1 when the GPU reaches its CPU over C2C (Grace), 0 when
+ *     not, -1 when unknown.
+ */
+int gpu_nvlink_peers(const struct gdr_ctx *ctx, int gpu, int *peers, int max);
+int gpu_is_c2c(const struct gdr_ctx *ctx, int gpu);
 
 /* Shared helpers (probes/common.c). */
 

@@ -4,13 +4,8 @@
  * classified as nvidia-smi does (PIX/PXB/PHB/NODE/SYS) and as NCCL does
  * (LOC/PIX/PXB/PHB/SYS), and what NCCL would decide for the pair.
  *
- * The NCCL decision models ncclTopoCheckGdr() of NCCL 2.18-2.23
- * (src/graph/paths.cc): GDR when the GPU-NIC distance is at most the level
- * (default PXB; NCCL_NET_GDR_LEVEL by name, or the old integers 0-5 as LOC,
- * PIX, PXB, PHB, SYS, SYS); for the send side (the NIC reads GPU memory)
- * also NCCL_NET_GDR_READ, which by default is off for compute capability
- * < 8.0 unless the GPU has an NVLink peer. It is a model, not a promise
- * about every NCCL version.
+ * What NCCL decides for each pair (topo.nccl, topo.nccl_config, data.nccl)
+ * lives in probes/nccl.c, on the versioned rules of nccl/rules.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -258,102 +253,6 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "switch_units", p->units);
 	numa_evidence(r, "gpu_numa", &ctx->tree.n[pr->node_gpu]);
 	numa_evidence(r, "nic_numa", &ctx->tree.n[pr->node_nic]);
-}
-
-struct gdr_policy {
-	enum nccl_path level;
-	bool level_set;
-	bool level_invalid;
-	int read;		/* -1 auto, 0 off, 1 on */
-};
-
-static void nccl_policy(struct gdr_policy *pol)
-{
-	const char *lv = getenv("NCCL_NET_GDR_LEVEL");
-	const char *rd = getenv("NCCL_NET_GDR_READ");
-
-	pol->level = NCCL_PXB;
-	pol->level_set = false;
-	pol->level_invalid = false;
-	if (lv && *lv) {
-		if (parse_gdr_level(lv, &pol->level) == 0)
-			pol->level_set = true;
-		else
-			pol->level_invalid = true;
-	}
-	pol->read = -1;
-	if (rd && *rd)
-		pol->read = atoi(rd) ? 1 : 0;
-}
-
-void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
-{
-	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
-	enum nccl_path d = nccl_path_of(pr->path.cls);
-	struct gdr_policy pol;
-	const char *read_note;
-	bool read_ok, cc_known;
-	struct result *r;
-
-	/* Only an answered compute capability inside its domain counts. */
-	cc_known = g && !(g->attr_unanswered & CU_SLOT_BIT(CU_SLOT_CC_MAJOR)) &&
-		   !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-				    g->cc_major);
-	if (!pr->path.known || d == NCCL_UNKNOWN) {
-		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
-		     "no PCIe path known (see topo.path)");
-		return;
-	}
-	nccl_policy(&pol);
-	if (pol.read == 0) {
-		read_ok = false;
-		read_note = "NCCL_NET_GDR_READ=0 turns GDR read off";
-	} else if (pol.read == 1) {
-		read_ok = true;
-		read_note = "NCCL_NET_GDR_READ=1";
-	} else if (cc_known && g->cc_major < 8) {
-		read_ok = false;
-		read_note = "compute capability < 8.0: GDR read is off by default "
-			    "unless the GPU has an NVLink peer";
-	} else {
-		read_ok = true;
-		read_note = cc_known ? "default (compute capability >= 8.0)" :
-			    "default (compute capability unknown)";
-	}
-
-	if (d > pol.level) {
-		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
-			 "NCCL will not use GPUDirect RDMA here: distance %s > "
-			 "NCCL_NET_GDR_LEVEL %s%s; traffic bounces through "
-			 "host memory", nccl_path_name(d),
-			 nccl_path_name(pol.level),
-			 pol.level_set ? "" : " (default)");
-		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_path_name(d),
-			d == NCCL_SYS ? "CPU interconnect" : "root complex");
-		fact_gdr(r, PAIR_GDR_HOST);
-	} else if (!read_ok) {
-		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
-			 "NCCL uses GDR for receives (distance %s <= %s) but "
-			 "not for sends: %s", nccl_path_name(d),
-			 nccl_path_name(pol.level), read_note);
-		remedy_NCCL_GDR_WRITE_ONLY(r);
-		fact_gdr(r, PAIR_GDR_RECV);
-	} else {
-		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
-			 "NCCL allows GDR both ways: distance %s <= level %s%s",
-			 nccl_path_name(d), nccl_path_name(pol.level),
-			 pol.level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
-		fact_gdr(r, PAIR_GDR_BOTH);
-	}
-	ev_str(r, "distance", "%s", nccl_path_name(d));
-	ev_str(r, "level", "%s", nccl_path_name(pol.level));
-	ev_bool(r, "level_from_env", pol.level_set);
-	if (pol.level_invalid)
-		ev_str(r, "level_env_ignored", "%s", getenv("NCCL_NET_GDR_LEVEL"));
-	ev_bool(r, "gdr_read", read_ok);
-	ev_str(r, "gdr_read_reason", "%s", read_note);
-	ev_str(r, "model", "NCCL 2.18-2.23 ncclTopoCheckGdr");
 }
 
 void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)

@@ -20,6 +20,8 @@ unsigned int report_accepted_paths(const struct report *r)
 		return P_DMABUF;
 	if (!strcmp(req, "peermem"))
 		return P_PEERMEM;
+	if (!strcmp(req, "nccl"))
+		return P_NCCL;
 	return P_BOTH;
 }
 

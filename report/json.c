@@ -16,7 +16,7 @@
 #include "report/json_out.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "2.0"
+#define SCHEMA_VERSION "2.1"	/* 2.1: the nccl path and object */
 
 /* Keys here are ASCII literals: jansson need not check them. */
 static int set(json_t *o, const char *key, json_t *v)
@@ -349,6 +349,65 @@ static void paths(struct json_out *o, bool *first, const struct report *r)
 	jo_raw(o, PATH_COUNT ? "\n  }" : "}");
 }
 
+/* One rail of a GPU as the NCCL model predicts it. */
+static json_t *rail_json(const struct report *r, const struct nccl_rail *rl)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (bad)
+		return NULL;
+	bad |= set_str(o, "nic", subject_id(r, rl->nic));
+	bad |= set_int(o, "port", rl->port);
+	bad |= set(o, "gid_index", rl->gid_index >= 0 ?
+		   json_integer(rl->gid_index) : json_null());
+	bad |= set_str(o, "path", rl->path);
+	bad |= set_str_or_null(o, "relay_gpu", rl->relay_gpu >= 0 ?
+			       subject_id(r, rl->relay_gpu) : NULL);
+	bad |= set_bool(o, "gdr_send", rl->gdr_send);
+	bad |= set_bool(o, "gdr_recv", rl->gdr_recv);
+	bad |= set_str(o, "mechanism_send", rl->mech_send);
+	bad |= set_str(o, "mechanism_recv", rl->mech_recv);
+	bad |= set_bool(o, "no_fallback", rl->no_fallback);
+	bad |= set_str(o, "proof", rl->proof);
+	return done(o, bad);
+}
+
+/* What the NCCL model predicts (issue 14): the release and every rail. */
+static json_t *nccl_json(const struct report *r)
+{
+	const struct nccl_facts *f = &r->nccl;
+	json_t *o = json_object(), *gpus = json_array();
+	int bad = !o || !gpus;
+
+	for (size_t g = 0; !bad && g < f->ngpus; g++) {
+		const struct nccl_gpu_rails *gr = &f->gpus[g];
+		json_t *go = json_object(), *rails = json_array();
+
+		bad |= !go || !rails;
+		for (int k = 0; !bad && k < gr->nrails; k++)
+			bad |= append(rails, rail_json(r, &gr->rail[k]));
+		if (go) {
+			bad |= set_str(go, "gpu", subject_id(r, gr->gpu));
+			bad |= set(go, "rails", rails);
+			rails = NULL;
+		}
+		json_decref(rails);
+		bad |= append(gpus, go);
+	}
+	if (!o) {
+		json_decref(gpus);
+		return NULL;
+	}
+	bad |= set_bool(o, "modelled", f->modelled);
+	bad |= set_str_or_null(o, "version", f->modelled ? f->version : NULL);
+	bad |= set_str_or_null(o, "version_source",
+			       f->modelled ? f->version_source : NULL);
+	bad |= set_bool(o, "version_assumed", f->version_assumed);
+	bad |= set(o, "gpus", gpus);
+	return done(o, bad);
+}
+
 int render_json(const struct report *r, FILE *out)
 {
 	struct json_out *o = malloc(sizeof(*o));
@@ -378,6 +437,7 @@ int render_json(const struct report *r, FILE *out)
 	array(o, &first, "subjects", r, r->nsubj, subject_json);
 	array(o, &first, "results", r, r->nres, result_at);
 	paths(o, &first, r);
+	member(o, &first, "nccl", nccl_json(r));
 	member(o, &first, "verdict", verdict_json(r));
 	member(o, &first, "remediations", remedies_json(r, rem, nrem));
 	member(o, &first, "duration_ms", jo_real(round3(r->meta.total_ms)));

@@ -2,8 +2,8 @@
 /*
  * The GPU x NIC table, in the style of `nvidia-smi topo -m`: one row per
  * GPU, one column per RDMA device (natural order: mlx5_2 before mlx5_10),
- * each cell the nvidia-smi distance class with marks for the GPU's rail
- * (its nearest NIC), what NCCL decides and ACS. Columns are as wide as the
+ * each cell the nvidia-smi distance class with marks for the GPU's rails
+ * (the NICs NCCL uses for it), what NCCL decides and ACS. Columns are as wide as the
  * widest cell or header, so any name length stays aligned; when the NIC
  * names do not fit the width they become N0, N1, ... with a legend, and
  * when even those do not fit, the columns wrap into blocks, each repeating
@@ -13,18 +13,18 @@
 #include <string.h>
 
 #include "core/xalloc.h"
+#include "gate/catalog.h"
 #include "report/text.h"
 
-enum { CELL_PATH, CELL_NCCL, CELL_ACS, CELL_GATES };
-static const char *const cell_gates[CELL_GATES] = {
-	[CELL_PATH] = "topo.path", [CELL_NCCL] = "topo.nccl",
-	[CELL_ACS] = "platform.acs",
-};
-
+/*
+ * What a cell shows comes from the typed pair facts (core/result.h), the
+ * NCCL model's rails and the status of the pair's ACS result: never from
+ * evidence keys or reason-code text.
+ */
 struct table {
 	struct pair_grid grid;
-	const struct result *(*cell)[CELL_GATES];	/* by pair subject */
-	const char **best;	/* GPU subject -> topo.best_nic's "best" */
+	const struct result **acs;	/* by pair subject: platform.acs */
+	bool *rail;		/* by pair subject: NCCL uses this NIC */
 	size_t *col;		/* display column -> grid column */
 };
 
@@ -37,24 +37,43 @@ static int col_cmp(const void *a, const void *b)
 			   sort_rep->subj[sort_grid->nics[*(const size_t *)b]].id);
 }
 
+/* The pairs NCCL's rails use, from the model's typed facts. */
+static void mark_rails(const struct report *r, struct table *m)
+{
+	const struct pair_grid *g = &m->grid;
+
+	for (size_t k = 0; k < r->nccl.ngpus; k++) {
+		const struct nccl_gpu_rails *gr = &r->nccl.gpus[k];
+
+		for (size_t row = 0; row < g->ngpu; row++) {
+			if (g->gpus[row] != gr->gpu)
+				continue;
+			for (int x = 0; x < gr->nrails; x++)
+				for (size_t col = 0; col < g->nnic; col++) {
+					int pair = g->pair[row * g->nnic + col];
+
+					if (pair >= 0 &&
+					    g->nics[col] == gr->rail[x].nic)
+						m->rail[pair] = true;
+				}
+		}
+	}
+}
+
 static void table_build(const struct report *r, struct table *m)
 {
 	pair_grid_build(r, &m->grid);
-	m->cell = xcalloc(r->nsubj, sizeof(*m->cell));
-	m->best = xcalloc(r->nsubj, sizeof(*m->best));
+	m->acs = xcalloc(r->nsubj, sizeof(*m->acs));
+	m->rail = xcalloc(r->nsubj, sizeof(*m->rail));
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
-		if (!strcmp(res->gate->id, "topo.best_nic") &&
-		    r->subj[res->subject].kind == SUBJ_GPU)
-			m->best[res->subject] = ev_find_str(res, "best");
-		if (r->subj[res->subject].kind != SUBJ_PAIR)
-			continue;
-		for (int c = 0; c < CELL_GATES; c++)
-			if (!m->cell[res->subject][c] &&
-			    !strcmp(res->gate->id, cell_gates[c]))
-				m->cell[res->subject][c] = res;
+		if (res->gate == &gate_descs[G_PLATFORM_ACS] &&
+		    r->subj[res->subject].kind == SUBJ_PAIR &&
+		    !m->acs[res->subject])
+			m->acs[res->subject] = res;
 	}
+	mark_rails(r, m);
 	m->col = xcalloc(m->grid.nnic ? m->grid.nnic : 1, sizeof(*m->col));
 	for (size_t j = 0; j < m->grid.nnic; j++)
 		m->col[j] = j;
@@ -66,25 +85,9 @@ static void table_build(const struct report *r, struct table *m)
 static void table_free(struct table *m)
 {
 	pair_grid_free(&m->grid);
-	free(m->cell);
-	free(m->best);
+	free(m->acs);
+	free(m->rail);
 	free(m->col);
-}
-
-/* Whether name is a word of the space-separated list. */
-static bool in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; p && *p;) {
-		size_t w = strcspn(p, " ");
-
-		if (w == n && !strncmp(p, name, n))
-			return true;
-		p += w;
-		p += strspn(p, " ");
-	}
-	return false;
 }
 
 /*
@@ -97,30 +100,24 @@ static void cell_text(const struct report *r, const struct table *m,
 		      size_t row, size_t col, char *buf, size_t size)
 {
 	int pair = m->grid.pair[row * m->grid.nnic + col];
-	const struct result *const *c;
-	const char *cls, *best = m->best[m->grid.gpus[row]];
-	const struct result *nccl, *acs;
+	const struct pair_fact *f;
+	const struct result *acs;
 	char name[16];
 
 	if (pair < 0) {
 		snprintf(buf, size, ".");
 		return;
 	}
-	c = m->cell[pair];
-	nccl = c[CELL_NCCL];
-	acs = c[CELL_ACS];
-	cls = ev_find_str(c[CELL_PATH], "nvidia_smi");
-	/* Cleaned and cut between whole sequences: a class is short. */
-	report_clean(name, sizeof(name), cls ? cls : "-");
-	if (nccl && nccl->status == ST_WARN &&
-	    strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY"))
+	f = report_pair_fact(r, pair);
+	acs = m->acs[pair];
+	snprintf(name, sizeof(name), "%s", f->distance == TOPO_UNKNOWN ? "-" :
+		 topo_class_name(f->distance));
+	if (f->gdr == PAIR_GDR_HOST)
 		for (char *p = name; *p; p++)
 			if (*p >= 'A' && *p <= 'Z')
 				*p = (char)(*p - 'A' + 'a');
-	snprintf(buf, size, "%s%s%s%s", name,
-		 in_list(best, r->subj[m->grid.nics[col]].id) ? "*" : "",
-		 nccl && nccl->status == ST_WARN &&
-		 !strcmp(nccl->code, "NCCL_GDR_WRITE_ONLY") ? "^" : "",
+	snprintf(buf, size, "%s%s%s%s", name, m->rail[pair] ? "*" : "",
+		 f->gdr == PAIR_GDR_RECV ? "^" : "",
 		 !acs || acs->status == ST_PASS ? "" :
 		 acs->status == ST_BLOCKED ? "!" :
 		 acs->status == ST_WARN ? "~" : "?");
@@ -191,8 +188,8 @@ void text_table(const struct text_ctx *t)
 	if (perblock < 1)
 		perblock = 1;
 
-	fprintf(t->out, "\n%sGPU x NIC%s (nvidia-smi distance; * rail: the GPU's "
-		"nearest NIC)\n", text_bold(t), text_reset(t));
+	fprintf(t->out, "\n%sGPU x NIC%s (nvidia-smi distance; * rail: a NIC NCCL "
+		"uses for the GPU)\n", text_bold(t), text_reset(t));
 	for (size_t from = 0; from < m.grid.nnic; from += (size_t)perblock) {
 		size_t to = from + (size_t)perblock;
 

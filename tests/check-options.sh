@@ -116,6 +116,12 @@ usage "'/nonexistent'" --sysroot /nonexistent
 usage "--sysroot" --sysroot ''
 usage "--sysroot" --sysroot=
 usage "'/nonexistent'" $S --pci-dump /nonexistent
+# --nccl-version: only the releases the NCCL model covers (issue 14).
+usage "'2.11.4'" $S --nccl-version 2.11.4
+usage "'2.31.0'" $S --nccl-version 2.31.0
+usage "'2.28'" $S --nccl-version 2.28
+usage "'2.28.9x'" $S --nccl-version 2.28.9x
+usage "'nccls'" $S --require nccls
 usage "'foo'" $S foo bar
 usage "'sometimes'" $S --color=sometimes
 usage "--libcuda" $S --libcuda=
@@ -219,6 +225,8 @@ for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
 	--libibverbs) args="$o $GDRCHECK_LIBIBVERBS" ;;
 	--libpci) args="$o /nonexistent/libpci.so.3" ;;
 	--pci-dump) continue ;;
+	--libnccl) args="$o /nonexistent/libnccl.so.2.28.9" ;;
+	--nccl-version) args="$o 2.28.9" ;;
 	--timeout) args="$o 5" ;;
 	--deadline) args="$o 20" ;;
 	--reg-size) args="$o 4K" ;;

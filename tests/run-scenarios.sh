@@ -58,8 +58,16 @@ run_case() {
 	fi
 	args=""
 	[ -f "$dir/args" ] && args=$(sed "s|@DOUBLES@|$doubles|g" "$dir/args")
-	# Only the case's own NCCL settings reach the tool.
-	unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ GDRCHECK_WIDTH
+	# Only the case's own NCCL settings reach the tool: no NCCL_* from the
+	# caller, and a fixed HOME so the host's ~/.nccl.conf is not read
+	# (both conf files are read below the sysroot).
+	for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+	unset GDRCHECK_WIDTH
+	HOME=/home/gdrcheck
+	export HOME
+	unset LD_LIBRARY_PATH
 	caseenv=""
 	[ -f "$dir/env" ] && caseenv=$(grep -v '^#' "$dir/env")
 	cuda_conf=/dev/null verbs_conf=/dev/null

@@ -3,7 +3,7 @@
 report of the same run: same results, same statuses, well-formed output.
 
 JUnit (format 2, property gdrcheck.junit_format): one testcase per gate and
-subject, then the two path verdicts and "overall"; a <failure>/<error> only
+subject, then the path verdicts and "overall"; a <failure>/<error> only
 for results that make the policy fail (none when the run exits 0), derived
 here from the JSON independently of the renderer. Prometheus (format 2,
 gdrcheck_info present): per-result series only for the host, GPUs, NICs and
@@ -42,8 +42,8 @@ def read_utf8(path):
 
 
 def accepted(doc):
-    return {"dmabuf": ["dmabuf"], "peermem": ["peermem"]}.get(
-        doc["require"], ["dmabuf", "peermem"])
+    return {"dmabuf": ["dmabuf"], "peermem": ["peermem"],
+            "nccl": ["nccl"]}.get(doc["require"], ["dmabuf", "peermem"])
 
 
 def failing(doc):
@@ -91,8 +91,11 @@ def check_junit(doc, path):
         return check_junit_v1(doc, path, root)
     results = doc["results"]
     cases = root.findall("./testsuite/testcase")
-    if len(cases) != len(results) + 3:
-        fail(f"{path}: {len(cases)} testcases for {len(results)} results + 3 verdicts")
+    # One testcase per path (dmabuf, peermem and, since schema 1.1, nccl).
+    pnames = list(doc["paths"])
+    if len(cases) != len(results) + len(pnames) + 1:
+        fail(f"{path}: {len(cases)} testcases for {len(results)} results + "
+             f"{len(pnames) + 1} verdicts")
     names = [c.get("name") for c in cases]
     if len(set(names)) != len(names):
         fail(f"{path}: two testcases share a name (one per gate and subject)")
@@ -121,7 +124,7 @@ def check_junit(doc, path):
             n[got] += 1
     acc = accepted(doc)
     any_ready = any(doc["paths"][p]["verdict"] == "READY" for p in acc)
-    for case, name in zip(cases[-3:-1], ("dmabuf", "peermem")):
+    for case, name in zip(cases[-len(pnames) - 1:-1], pnames):
         verdict = doc["paths"][name]["verdict"]
         kind = None
         if exit_code and name in acc and not any_ready and verdict != "READY":
@@ -278,11 +281,12 @@ def check_prom(doc, path):
              f"{set(gate.items()) ^ set(single.items())}")
     if counted != pairs:
         fail(f"{path}: pair counts differ from the JSON: {counted} vs {pairs}")
-    if set(paths) != {"dmabuf", "peermem"}:
+    if set(paths) != set(doc["paths"]):
         fail(f"{path}: path_verdict series {sorted(paths)}")
     # Bounded by devices: results of non-pair subjects, 5 per pair gate, a
-    # fixed rest.
-    limit = len(single) + 5 * len(pairs) + 20
+    # fixed rest: 3 series per path, one gpu_ready per GPU.
+    ngpu = sum(1 for s in doc["subjects"] if s["kind"] == "gpu")
+    limit = len(single) + 5 * len(pairs) + 14 + 3 * len(doc["paths"]) + ngpu
     if len(series) > limit:
         fail(f"{path}: {len(series)} series, more than {limit}")
 

@@ -313,7 +313,7 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "2.0");
+	assert_string_equal(jstr(root, "schema_version"), "2.1");
 	assert_string_equal(jstr(json_object_get(root, "tool"), "version"),
 			    "0.1.0");
 	assert_string_equal(jstr(root, "require"), "any");
@@ -769,8 +769,8 @@ static void test_junit_policy(void **state)
 			       "<system-out>BLOCKED PEERMEM_NOT_LOADED: "));
 	assert_non_null(strstr(x, "name=\"overall\"><system-out>READY"));
 	assert_non_null(strstr(x, "<skipped message=\"no /dev/gdrdrv\"/>"));
-	/* One testcase per result, two paths, overall. */
-	assert_int_equal(count(x, "<testcase "), r->nres + 3);
+	/* One testcase per result, three paths (dmabuf, peermem, nccl), overall. */
+	assert_int_equal(count(x, "<testcase "), r->nres + PATH_COUNT + 1);
 	free(x);
 
 	/* --require peermem: the peermem blocker and the verdict fail. */

@@ -1,0 +1,1133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What NCCL will do on this node (issue 14): the release it is, the
+ * settings it reads, the rails it uses and the mechanism it registers GPU
+ * memory with, from the pure rules of nccl/rules.c and nccl/conf.c
+ * (docs/nccl-model.md cites NCCL's sources rule by rule).
+ *
+ *   topo.nccl_config  the release modelled (--nccl-version, --libnccl, or the
+ *                     libnccl.so.2 the dynamic loader or a PyTorch wheel
+ *                     would give) and the effective NCCL settings, each with
+ *                     the variable or file it came from (param.cc
+ *                     initEnvFunc: env, NCCL_CONF_FILE or ~/.nccl.conf,
+ *                     /etc/nccl.conf).
+ *   topo.nccl         per GPU x NIC pair: a rail of the GPU (ncclTopoGetLocal
+ *                     + ncclTopoGetLocalNet) is judged (GDR both ways,
+ *                     DMA-BUF or peermem); a far pair NCCL does not use, or
+ *                     reaches through an NVLink peer (PXN), is information.
+ *   data.nccl         per GPU: the mechanism NCCL picks on each rail, and
+ *                     whether that exact mechanism was proven by the
+ *                     registration and transfer gates on that pair.
+ *
+ * Not modelled here (see docs/nccl-model.md): NCCL's path bandwidths (all
+ * NICs count as equally wide, so the rails are the nearest NICs), Data
+ * Direct devices, Broadcom switch flattening, NCCL_TOPO_FILE, net plugins.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "access/sysroot.h"
+#include "core/xalloc.h"
+#include "decode/cuda_api.h"
+#include "decode/pcie.h"
+#include "nccl/conf.h"
+#include "nccl/rules.h"
+#include "probes/probes.h"
+
+extern char **environ;
+
+#define MAX_PEERS 64
+#define MAX_GIDS 256
+
+struct pair_model {
+	bool known;		/* a PCIe path is known */
+	bool used;		/* IB transport on, NCCL_IB_HCA selects it */
+	int port;		/* first port NCCL_IB_HCA selects */
+	enum nccl_ptype type;	/* NCCL's path type, PXN/P2C applied */
+	bool rail;		/* one of the GPU's rails */
+	int relay;		/* PXN relay: inventory GPU index, -1 */
+	int err;		/* nccl_gdr_decide failed */
+	struct nccl_gdr_out rd, wr;	/* send (GDR read) / receive */
+	struct nccl_mech_out mrd, mwr;
+	int gid_index;		/* -1 IB or unknown */
+};
+
+struct nccl_state {
+	struct sysroot *sr;		/* the run's (gdr_ctx.sr) */
+	int ver;
+	char version[16];
+	char vsrc[320];
+	enum reason_code vcode;
+	struct nccl_conf conf;
+	int conf_err;
+	/* effective settings */
+	struct nccl_hca_filter hca;
+	bool hca_set;
+	int hca_err;
+	int64_t ib_disable, dmabuf_enable, gdr_read, gdr_c2c, pxn_disable;
+	int64_t pxn_c2c, gid_index, roce_ver;
+	bool level_set;
+	int level_err;
+	enum nccl_ptype level;
+	bool ib_used;		/* the IB transport initialises */
+	char ib_why[192];	/* why not */
+	bool peermem;		/* NCCL's peermem check (ncclIbGdrSupport) */
+	struct pair_model *pm;	/* per inventory pair */
+	int *pair_at;		/* [gpu * nnic + nic] -> pair index, -1 */
+};
+
+/* --- version ------------------------------------------------------------- */
+
+static bool parse_ver(const char *s, int *ver)
+{
+	unsigned int x, y, z;
+
+	if (sscanf(s, "%u.%u.%u", &x, &y, &z) != 3 || x > 9 || y > 99 || z > 99)
+		return false;
+	*ver = NCCL_VER((int)x, (int)y, (int)z);
+	return true;
+}
+
+/* "libnccl.so.2.28.9" in the resolved name of path. */
+static bool version_from_name(const char *real, int *ver)
+{
+	const char *b = strrchr(real, '/');
+
+	b = b ? b + 1 : real;
+	return !strncmp(b, "libnccl.so.", 11) && strchr(b + 11, '.') &&
+	       parse_ver(b + 11, ver);
+}
+
+/* The "NCCL version 2.X.Y" string init.cc compiles in (VERSION_STRING). */
+static bool version_from_file(int fd, int *ver)
+{
+	static const char tag[] = "NCCL version ";
+	static char buf[1 << 16];
+	size_t keep = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf + keep, sizeof(buf) - keep - 1)) > 0) {
+		size_t len = keep + (size_t)n;
+		char *p = buf;
+
+		buf[len] = '\0';
+		while ((p = memmem(p, len - (size_t)(p - buf), tag,
+				   sizeof(tag) - 1))) {
+			if ((size_t)(p - buf) + sizeof(tag) + 8 > len)
+				break;	/* cut: look again with the next chunk */
+			if (parse_ver(p + sizeof(tag) - 1, ver))
+				return true;
+			p++;
+		}
+		keep = len < 64 ? len : 64;
+		memmove(buf, buf + len - keep, keep);
+	}
+	return false;
+}
+
+/* Is there a libnccl.so.2 in dir (below the sysroot)? */
+static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
+{
+	snprintf(out, len, "%s/libnccl.so.2", dir);
+	return sysroot_exists(sr, out);
+}
+
+/* Entries of /etc/ld.so.cache: its string table holds the full paths. */
+static bool from_ld_cache(struct sysroot *sr, char *out, size_t len)
+{
+	static char cache[4 << 20];
+	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, sizeof(cache));
+	static const char want[] = "/libnccl.so.2";
+
+	if (n <= 0)
+		return false;
+	for (ssize_t i = 0; i < n; ) {
+		size_t l = strnlen(cache + i, (size_t)(n - i));
+
+		if (l > sizeof(want) - 1 && cache[i] == '/' &&
+		    !strcmp(cache + i + l - (sizeof(want) - 1), want) &&
+		    l < len && sysroot_exists(sr, cache + i)) {
+			memcpy(out, cache + i, l + 1);
+			return true;
+		}
+		i += (ssize_t)l + 1;
+	}
+	return false;
+}
+
+/* <prefix>/python3.*\/{site,dist}-packages/nvidia/nccl/lib (PyTorch wheels). */
+static bool from_python(struct sysroot *sr, const char *prefix, char *out,
+			size_t len)
+{
+	char **names = NULL, dir[512];
+	size_t count = 0;
+	bool found = false;
+
+	if (sysroot_list(sr, prefix, &names, &count))
+		return false;
+	for (size_t i = 0; i < count && !found; i++) {
+		if (strncmp(names[i], "python3", 7))
+			continue;
+		for (int k = 0; k < 2 && !found; k++) {
+			snprintf(dir, sizeof(dir), "%s/%s/%s/nvidia/nccl/lib",
+				 prefix, names[i],
+				 k ? "dist-packages" : "site-packages");
+			found = try_dir(sr, dir, out, len);
+		}
+	}
+	sysroot_free_list(names, count);
+	return found;
+}
+
+/*
+ * The libnccl.so.2 a job would load: LD_LIBRARY_PATH, the loader's cache,
+ * the default directories, then a pip "nvidia-nccl" wheel (PyTorch's).
+ * *how says which.
+ */
+static bool find_libnccl(struct sysroot *sr, char *out, size_t len,
+			 const char **how)
+{
+	static const char *const dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+		"/usr/local/cuda/lib64", "/usr/local/nccl/lib", "/opt/nccl/lib",
+	};
+	static const char *const pydirs[] = {
+		"/usr/local/lib", "/usr/lib", "/opt/conda/lib",
+	};
+	const char *llp = getenv("LD_LIBRARY_PATH");
+
+	if (llp) {
+		char copy[4096], *save = NULL;
+
+		snprintf(copy, sizeof(copy), "%s", llp);
+		for (char *d = strtok_r(copy, ":", &save); d;
+		     d = strtok_r(NULL, ":", &save))
+			if (*d && try_dir(sr, d, out, len)) {
+				*how = "LD_LIBRARY_PATH";
+				return true;
+			}
+	}
+	if (from_ld_cache(sr, out, len)) {
+		*how = "/etc/ld.so.cache";
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (try_dir(sr, dirs[i], out, len)) {
+			*how = "default library directory";
+			return true;
+		}
+	for (size_t i = 0; i < sizeof(pydirs) / sizeof(pydirs[0]); i++)
+		if (from_python(sr, pydirs[i], out, len)) {
+			*how = "python wheel nvidia/nccl (PyTorch)";
+			return true;
+		}
+	return false;
+}
+
+static void ver_string(int ver, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d.%d.%d", ver / 10000, ver / 100 % 100, ver % 100);
+}
+
+static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct options *o = ctx->opt;
+	char path[PATH_MAX], real[PATH_MAX];
+	const char *how = "--libnccl";
+	int ver = 0, fd;
+	bool ok;
+
+	s->vcode = C_NCCL_CONFIG;
+	if (o->nccl_version) {
+		s->ver = o->nccl_version;
+		snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+		goto done;
+	}
+	if (o->libnccl) {
+		snprintf(path, sizeof(path), "%s", o->libnccl);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || !realpath(path, real))
+			snprintf(real, sizeof(real), "%s", path);
+	} else if (find_libnccl(ctx->sr, path, sizeof(path), &how)) {
+		fd = sysroot_open(ctx->sr, path, O_RDONLY | O_CLOEXEC);
+		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
+			snprintf(real, sizeof(real), "%s", path);
+	} else {
+		s->ver = NCCL_VER_NEWEST;
+		s->vcode = C_NCCL_NOT_FOUND;
+		snprintf(s->vsrc, sizeof(s->vsrc), "assumed: no libnccl.so.2 "
+			 "found (LD_LIBRARY_PATH, ld.so.cache, library "
+			 "directories, python nvidia/nccl wheels)");
+		goto done;
+	}
+	ok = version_from_name(real, &ver);
+	if (!ok && fd >= 0)
+		ok = version_from_file(fd, &ver);
+	if (fd >= 0)
+		close(fd);
+	if (!ok) {
+		s->ver = NCCL_VER_NEWEST;
+		s->vcode = C_NCCL_VERSION_UNREADABLE;
+		snprintf(s->vsrc, sizeof(s->vsrc), "%.200s (%s): no version in its "
+			 "name or contents", path, how);
+		goto done;
+	}
+	s->ver = ver;
+	snprintf(s->vsrc, sizeof(s->vsrc), "%.200s (%s)", real, how);
+	if (ver < NCCL_VER_OLDEST || ver > NCCL_VER_NEWEST) {
+		s->vcode = C_NCCL_VERSION_OUTSIDE_MODEL;
+		s->ver = ver < NCCL_VER_OLDEST ? NCCL_VER_OLDEST : NCCL_VER_NEWEST;
+	}
+done:
+	ver_string(s->vcode == C_NCCL_VERSION_OUTSIDE_MODEL ? ver : s->ver,
+		   s->version, sizeof(s->version));
+}
+
+/* --- settings ------------------------------------------------------------ */
+
+static const char *get(const struct nccl_state *s, const char *name)
+{
+	return nccl_conf_get(&s->conf, name, NULL, NULL);
+}
+
+static int64_t param(const struct nccl_state *s, const char *name,
+		     int64_t deflt)
+{
+	int64_t v;
+
+	nccl_parse_param(get(s, name), deflt, &v);
+	return v;
+}
+
+static void read_settings(struct nccl_state *s)
+{
+	const char *v;
+	int ver = s->ver;
+
+	s->ib_disable = param(s, "NCCL_IB_DISABLE", 0);
+	s->dmabuf_enable = param(s, "NCCL_DMABUF_ENABLE", 1);
+	s->gdr_read = nccl_gdr_read_param(get(s, "NCCL_NET_GDR_READ"));
+	s->gdr_c2c = param(s, "NCCL_NET_GDR_C2C", nccl_gdr_c2c_default(ver));
+	s->pxn_disable = param(s, "NCCL_PXN_DISABLE", 0);
+	s->pxn_c2c = param(s, "NCCL_PXN_C2C", nccl_pxn_c2c_default(ver));
+	s->gid_index = param(s, "NCCL_IB_GID_INDEX", nccl_gid_index_default(ver));
+	s->roce_ver = param(s, "NCCL_IB_ROCE_VERSION_NUM", 2);
+	v = get(s, "NCCL_NET_GDR_LEVEL");
+	s->level_err = v ? nccl_parse_level(ver, v, &s->level) : -ENOENT;
+	s->level_set = v && !s->level_err;
+	if (!s->level_set)
+		s->level = nccl_default_gdr_level(ver, s->gdr_c2c);
+	v = get(s, "NCCL_IB_HCA");
+	s->hca_set = v != NULL;
+	s->hca_err = nccl_hca_parse(ver, v, &s->hca);
+	s->ib_used = true;
+	v = get(s, "NCCL_NET");
+	if (s->ib_disable) {
+		s->ib_used = false;
+		snprintf(s->ib_why, sizeof(s->ib_why), "NCCL_IB_DISABLE=%s "
+			 "turns the IB transport off (NCCL uses sockets)",
+			 get(s, "NCCL_IB_DISABLE"));
+	} else if (v && !nccl_net_selects(ver, v, "IB")) {
+		s->ib_used = false;
+		snprintf(s->ib_why, sizeof(s->ib_why), "NCCL_NET=%.64s selects "
+			 "another transport than IB", v);
+	}
+	/* ncclIbGdrSupport (net_ib): any of these means peermem. */
+	s->peermem = sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem/version") ||
+		     sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem_nc/version") ||
+		     (s->ver >= NCCL_VER(2, 23, 4) &&
+		      sysroot_exists(s->sr, "/sys/module/nvidia_peermem/version"));
+}
+
+/* --- GID ----------------------------------------------------------------- */
+
+static bool gid_text(const char *t, uint8_t raw[16])
+{
+	unsigned int w[8];
+
+	if (sscanf(t, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
+		   &w[4], &w[5], &w[6], &w[7]) != 8)
+		return false;
+	for (int i = 0; i < 8; i++) {
+		raw[2 * i] = (uint8_t)(w[i] >> 8);
+		raw[2 * i + 1] = (uint8_t)w[i];
+	}
+	return true;
+}
+
+/* ncclIbGetGidIndex on the port's sysfs GID table; -1 on IB or unreadable. */
+static int gid_of(const struct nccl_state *s, const char *dev, int port)
+{
+	static struct nccl_gid tbl[MAX_GIDS];
+	char p[256], t[128];
+	struct nccl_gid_in in;
+	int n = 0, idx = -1;
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/link_layer",
+		 dev, port);
+	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0 || strcmp(t, "Ethernet"))
+		return -1;
+	for (n = 0; n < MAX_GIDS; n++) {
+		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/gids/%d",
+			 dev, port, n);
+		if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
+			break;
+		if (!gid_text(t, tbl[n].raw))
+			memset(tbl[n].raw, 0, 16);
+		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/"
+			 "gid_attrs/types/%d", dev, port, n);
+		tbl[n].roce_ver = sysroot_read_line(s->sr, p, t, sizeof(t)) < 0 ? 0 :
+				  strstr(t, "v2") ? 2 : strstr(t, "IB/RoCE v1") ? 1 : 0;
+	}
+	if (!n)
+		return -1;
+	memset(&in, 0, sizeof(in));
+	in.ver = s->ver;
+	in.gid_index = s->gid_index;
+	in.roce_ver = s->roce_ver;
+	in.flid_index = 1;
+	in.family = NCCL_AF_INET;
+	in.tbl = tbl;
+	in.n = n;
+	return nccl_gid_index(&in, &idx) ? -1 : idx;
+}
+
+/* --- the model ----------------------------------------------------------- */
+
+static enum nccl_ptype ptype_of(enum topo_class c)
+{
+	switch (nccl_path_of(c)) {
+	case NCCL_LOC: return NPT_LOC;
+	case NCCL_PIX: return NPT_PIX;
+	case NCCL_PXB: return NPT_PXB;
+	case NCCL_PHB: return NPT_PHB;
+	default: return NPT_SYS;
+	}
+}
+
+static int pair_index(const struct gdr_ctx *ctx, int gpu, int nic)
+{
+	return ctx->nccl->pair_at[(size_t)gpu * ctx->inv.nnic + (size_t)nic];
+}
+
+/* The first port of nic that NCCL_IB_HCA selects, or -1. */
+static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
+{
+	for (size_t p = 0; p < n->nports; p++)
+		if (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num))
+			return n->ports[p].num;
+	return -1;
+}
+
+static bool nic_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		       int nic)
+{
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
+
+	/* No ibv_reg_dmabuf_mr: NCCL's wrapper answers EOPNOTSUPP. */
+	if (!ctx->vf->verbs.have_reg_dmabuf_mr || !v || !v->probe_run)
+		return false;
+	return nccl_dmabuf_probe_ok(s->ver, v->probe_errno);
+}
+
+static bool comm_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
+			int gpu)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+
+	return g && nccl_dmabuf_comm(s->ver, s->dmabuf_enable,
+				     ctx->vf->verbs.have_reg_dmabuf_mr,
+				     ctx->vf->cuda.driver_version,
+				     g->attr_dmabuf == CU_ATTR_UNKNOWN ? 0 :
+				     g->attr_dmabuf);
+}
+
+static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
+		   int nic, struct pair_model *m, int npeers,
+		   enum nccl_ptype relay_dist)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+	struct nccl_mech_out probe;
+	struct nccl_gdr_in in;
+	bool cd = comm_dmabuf(ctx, s, gpu), nd = nic_dmabuf(ctx, s, nic);
+
+	nccl_mechanism(s->ver, true, cd, nd, s->peermem, &probe);
+	memset(&in, 0, sizeof(in));
+	in.ver = s->ver;
+	in.net_gdr = probe.net_gdr;
+	in.gpu_gdr = !g || g->attr_gdr != 0;
+	in.cc = g && g->cc_major > 0 ? g->cc_major * 10 + g->cc_minor : 90;
+	in.ngpus = (int)ctx->inv.ngpu;
+	in.nvlink_peer = npeers > 0;
+	in.dist = m->type;
+	in.relay_dist = relay_dist;
+	in.cpu_c2c = gpu_is_c2c(ctx, gpu) == 1;
+	in.gdr_read = s->gdr_read;
+	in.gdr_c2c = s->gdr_c2c;
+	in.level_set = s->level_set;
+	in.level = s->level;
+	in.read = true;
+	m->err = nccl_gdr_decide(&in, &m->rd);
+	in.read = false;
+	m->err |= nccl_gdr_decide(&in, &m->wr);
+	nccl_mechanism(s->ver, m->rd.mode != NCCL_GDR_DISABLED, cd, nd,
+		       s->peermem, &m->mrd);
+	nccl_mechanism(s->ver, m->wr.mode != NCCL_GDR_DISABLED, cd, nd,
+		       s->peermem, &m->mwr);
+}
+
+static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
+
+static struct nccl_state *model(struct gdr_ctx *ctx)
+{
+	const struct inventory *inv = &ctx->inv;
+	struct nccl_state *s;
+	int *npeers, (*peers)[MAX_PEERS];
+
+	if (ctx->nccl)
+		return ctx->nccl;
+	s = xcalloc(1, sizeof(*s));
+	ctx->nccl = s;
+	s->sr = ctx->sr;
+	pick_version(ctx, s);
+	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver,
+				     (const char *const *)environ);
+	read_settings(s);
+	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
+	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
+	for (size_t i = 0; i < inv->ngpu * inv->nnic; i++)
+		s->pair_at[i] = -1;
+	for (size_t i = 0; i < inv->npair; i++) {
+		const struct inv_pair *pr = &inv->pair[i];
+		struct pair_model *m = &s->pm[i];
+
+		s->pair_at[(size_t)pr->gpu * inv->nnic + (size_t)pr->nic] = (int)i;
+		m->relay = -1;
+		m->gid_index = -1;
+		m->known = pr->path.known && pr->path.cls != TOPO_UNKNOWN;
+		m->type = m->known ? ptype_of(pr->path.cls) : NPT_DIS;
+		m->port = hca_port(s, &inv->nic[pr->nic]);
+		m->used = s->ib_used && m->known && m->port >= 0;
+	}
+
+	/* Rails: ncclTopoGetLocal (nearest NICs), then ncclTopoGetLocalNet. */
+	{
+		size_t ng = inv->ngpu, nn = inv->nnic;
+		int *locals = xcalloc(ng * nn + 1, sizeof(int));
+		int *nlocal = xcalloc(ng + 1, sizeof(int));
+		int *cand = xcalloc(nn + 1, sizeof(int));
+		struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
+
+		for (size_t g = 0; g < ng; g++) {
+			int nc = 0, loc[64];
+
+			for (size_t n = 0; n < nn; n++) {
+				int pi = pair_index(ctx, (int)g, (int)n);
+
+				if (pi < 0 || !s->pm[pi].used)
+					continue;
+				cand[nc] = (int)n;
+				paths[nc].type = s->pm[pi].type;
+				paths[nc].bw = 1.0;	/* bandwidths not modelled */
+				nc++;
+			}
+			nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
+							 nc <= 64 ? loc : loc) : 0;
+			if (nlocal[g] > 64)
+				nlocal[g] = 64;
+			for (int k = 0; k < nlocal[g]; k++)
+				locals[g * nn + (size_t)k] = cand[loc[k]];
+		}
+		for (size_t g = 0; g < ng; g++) {
+			const struct cuda_gpu *cg = ctx_cuda_gpu(ctx, (int)g);
+			struct nccl_rail_in ri;
+			int lg = 0, same = 0, same_idx = 0;
+
+			if (!nlocal[g])
+				continue;
+			for (size_t h = 0; h < ng; h++) {
+				bool has = false, eq = nlocal[h] == nlocal[g];
+
+				for (int k = 0; k < nlocal[h]; k++) {
+					has |= locals[h * nn + (size_t)k] ==
+					       locals[g * nn];
+					eq &= locals[h * nn + (size_t)k] ==
+					      locals[g * nn + (size_t)k];
+				}
+				lg += has;
+				if (eq) {
+					if (h < g)
+						same_idx++;
+					same++;
+				}
+			}
+			memset(&ri, 0, sizeof(ri));
+			ri.ver = s->ver;
+			ri.gpu_dev = cg ? cg->ordinal : (int)g;
+			ri.local_nets = nlocal[g];
+			ri.local_gpus = lg ? lg : 1;
+			ri.same_set_index = same_idx;
+			ri.same_set_count = same;
+			ri.policy = nccl_netdevs_parse(get(s, "NCCL_NETDEVS_POLICY"),
+						       &ri.policy_max);
+			for (int ch = 0; ch < nlocal[g]; ch++) {
+				int k;
+
+				ri.channel = ch;
+				k = nccl_rail_pick(&ri);
+				if (k >= 0 && k < nlocal[g])
+					s->pm[pair_index(ctx, (int)g,
+						locals[g * nn + (size_t)k])].rail = true;
+			}
+		}
+		free(locals);
+		free(nlocal);
+		free(cand);
+		free(paths);
+	}
+
+	/* PXN and the GDR decision, pair by pair. */
+	npeers = xcalloc(inv->ngpu + 1, sizeof(int));
+	peers = xcalloc(inv->ngpu + 1, sizeof(*peers));
+	for (size_t g = 0; g < inv->ngpu; g++)
+		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers[g], MAX_PEERS);
+	for (size_t i = 0; i < inv->npair; i++) {
+		const struct inv_pair *pr = &inv->pair[i];
+		struct pair_model *m = &s->pm[i];
+
+		if (m->used && m->rail)
+			decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
+			       NPT_DIS);
+	}
+	for (size_t i = 0; i < inv->npair; i++) {
+		const struct inv_pair *pr = &inv->pair[i];
+		struct pair_model *m = &s->pm[i];
+		enum nccl_ptype relay_dist = NPT_DIS;
+
+		if (!m->used || m->rail)
+			continue;
+		/* ncclTopoGetLocalGpu: the NIC's local GPU relays (2.18.1+). */
+		for (int k = 0; k < npeers[pr->gpu] && m->relay < 0; k++) {
+			int p = peers[pr->gpu][k], pi;
+			struct nccl_pxn_in x;
+
+			if (p < 0 || (size_t)p >= inv->ngpu)
+				continue;
+			pi = pair_index(ctx, p, pr->nic);
+			if (pi < 0 || !s->pm[pi].rail)
+				continue;
+			memset(&x, 0, sizeof(x));
+			x.ver = s->ver;
+			x.pxn_disable = s->pxn_disable;
+			x.pxn_c2c = s->pxn_c2c;
+			x.gpu_net = m->type;
+			x.gpu_net_bw = 1.0;
+			x.peer_net = s->pm[pi].type;
+			x.peer_net_bw = 1.0;
+			x.peer_nvlink = true;
+			x.same_system = true;
+			x.peer_is_relay = true;
+			x.peer_gdr_read = s->pm[pi].rd.mode != NCCL_GDR_DISABLED;
+			if (nccl_pxn_applies(&x)) {
+				m->relay = p;
+				relay_dist = s->pm[pi].type;
+				m->type = NPT_PXN;
+			}
+		}
+		decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
+		       relay_dist);
+	}
+	for (size_t i = 0; i < inv->npair; i++)
+		if (s->pm[i].used && s->pm[i].rail)
+			s->pm[i].gid_index = gid_of(s,
+				inv->nic[inv->pair[i].nic].name, s->pm[i].port);
+	free(npeers);
+	free(peers);
+	fill_facts(ctx, s);
+	return s;
+}
+
+static const char *mech_name(enum nccl_mech m)
+{
+	return m == NCCL_MECH_DMABUF ? "dmabuf" :
+	       m == NCCL_MECH_PEERMEM ? "peermem" : "host";
+}
+
+/* The typed facts of the report: the rails of every GPU. */
+static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	struct nccl_facts *f = &ctx->rep->nccl;
+	const struct inventory *inv = &ctx->inv;
+
+	f->modelled = true;
+	snprintf(f->version, sizeof(f->version), "%s", s->version);
+	snprintf(f->version_source, sizeof(f->version_source), "%s", s->vsrc);
+	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
+			     s->vcode == C_NCCL_VERSION_UNREADABLE;
+	f->ngpus = inv->ngpu;
+	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
+			       sizeof(*f->gpus));
+	for (size_t g = 0; g < inv->ngpu; g++) {
+		struct nccl_gpu_rails *gr = &f->gpus[g];
+
+		gr->gpu = inv->gpu[g].subject;
+		for (size_t n = 0; n < inv->nnic; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+			const struct pair_model *m;
+			struct nccl_rail *r;
+
+			if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used ||
+			    gr->nrails >= NCCL_RAIL_MAX)
+				continue;
+			m = &s->pm[pi];
+			r = &gr->rail[gr->nrails++];
+			r->nic = inv->nic[n].subject;
+			r->port = m->port;
+			r->gid_index = m->gid_index;
+			r->path = nccl_ptype_name(m->type);
+			r->relay_gpu = m->relay >= 0 ? inv->gpu[m->relay].subject : -1;
+			r->gdr_send = m->rd.mode != NCCL_GDR_DISABLED;
+			r->gdr_recv = m->wr.mode != NCCL_GDR_DISABLED;
+			r->mech_send = mech_name(m->mrd.mech);
+			r->mech_recv = mech_name(m->mwr.mech);
+			r->no_fallback = m->mrd.no_fallback || m->mwr.no_fallback;
+			r->proof = "unproven";
+		}
+	}
+}
+
+void nccl_state_free(struct gdr_ctx *ctx)
+{
+	struct nccl_state *s = ctx->nccl;
+
+	if (!s)
+		return;
+	nccl_conf_free(&s->conf);
+	free(s->pm);
+	free(s->pair_at);
+	free(s);
+	ctx->nccl = NULL;
+}
+
+/* --- topo.nccl_config ---------------------------------------------------- */
+
+static const char *const shown[] = {
+	"NCCL_IB_HCA", "NCCL_IB_DISABLE", "NCCL_NET", "NCCL_NET_GDR_LEVEL",
+	"NCCL_NET_GDR_READ", "NCCL_NET_GDR_C2C", "NCCL_DMABUF_ENABLE",
+	"NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_PXN_DISABLE",
+	"NCCL_NETDEVS_POLICY", "NCCL_CUMEM_ENABLE", "NCCL_IB_DATA_DIRECT",
+};
+
+/* An integer NCCL reads with strtoll: does the text say what NCCL reads? */
+static bool int_malformed(const char *v)
+{
+	char *end;
+
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	(void)strtoll(v, &end, 0);
+	return errno || end == v || *end;
+}
+
+void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
+{
+	struct nccl_state *s = model(ctx);
+	char set[1024] = "", bad[512] = "";
+	size_t us = 0, ub = 0;
+	int nbad = 0;
+	struct result *r;
+
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		enum nccl_conf_src src;
+		int line;
+		const char *v = nccl_conf_get(&s->conf, shown[i], &src, &line);
+		bool malformed;
+
+		if (!v)
+			continue;
+		if (!strcmp(shown[i], "NCCL_NET_GDR_LEVEL"))
+			malformed = s->level_err != 0;
+		else if (!strcmp(shown[i], "NCCL_IB_HCA"))
+			malformed = s->hca_err != 0;
+		else if (!strcmp(shown[i], "NCCL_NET") ||
+			 !strcmp(shown[i], "NCCL_NETDEVS_POLICY"))
+			malformed = false;
+		else
+			malformed = int_malformed(v);
+		if (us < sizeof(set))
+			us += (size_t)snprintf(set + us, sizeof(set) - us,
+					       "%s%s=%.64s (%s%s%.0d)",
+					       us ? ", " : "", shown[i], v,
+					       nccl_conf_src_name(src),
+					       line ? ":" : "", line);
+		if (malformed && ub < sizeof(bad)) {
+			nbad++;
+			ub += (size_t)snprintf(bad + ub, sizeof(bad) - ub,
+					       "%s%s=%.64s", ub ? ", " : "",
+					       shown[i], v);
+		}
+	}
+	if (s->vcode == C_NCCL_NOT_FOUND)
+		r = emit(ctx, ctx->host, ST_PASS, C_NCCL_NOT_FOUND,
+			 "no libnccl.so.2 found; NCCL %s (the newest modelled) "
+			 "assumed; settings: %s", s->version,
+			 set[0] ? set : "defaults");
+	else if (s->vcode == C_NCCL_VERSION_UNREADABLE)
+		r = emit(ctx, ctx->host, ST_WARN, C_NCCL_VERSION_UNREADABLE,
+			 "%s has no readable NCCL version; NCCL %s assumed",
+			 s->vsrc, s->version);
+	else if (s->vcode == C_NCCL_VERSION_OUTSIDE_MODEL) {
+		char near[16];
+
+		ver_string(s->ver, near, sizeof(near));
+		r = emit(ctx, ctx->host, ST_WARN, C_NCCL_VERSION_OUTSIDE_MODEL,
+			 "%s is NCCL %s, outside the modelled releases "
+			 "2.12.7-2.30.7; the nearest (%s) is modelled",
+			 s->vsrc, s->version, near);
+		remedy_NCCL_VERSION_OUTSIDE_MODEL(r);
+	} else if (nbad) {
+		r = emit(ctx, ctx->host, ST_WARN, C_NCCL_CONFIG_MALFORMED,
+			 "NCCL %s (%s): %d setting(s) NCCL reads differently "
+			 "than written: %s", s->version, s->vsrc, nbad, bad);
+		remedy_NCCL_CONFIG_MALFORMED(r);
+	} else {
+		r = emit(ctx, ctx->host, ST_PASS, C_NCCL_CONFIG,
+			 "NCCL %s (%s); settings: %s", s->version, s->vsrc,
+			 set[0] ? set : "defaults");
+	}
+	ev_str(r, "nccl_version", "%s", s->version);
+	ev_str(r, "nccl_version_source", "%s", s->vsrc);
+	ev_str(r, "settings", "%s", set[0] ? set : "defaults");
+	if (nbad)
+		ev_str(r, "malformed", "%s", bad);
+	ev_str(r, "gdr_level", "%s%s", nccl_ptype_name(s->level),
+	       s->level_set ? "" : " (default)");
+	ev_int(r, "gdr_read", (long long)s->gdr_read);
+	ev_int(r, "dmabuf_enable", (long long)s->dmabuf_enable);
+	ev_bool(r, "ib_transport", s->ib_used);
+	ev_bool(r, "peermem", s->peermem);
+	for (int i = 0; i < 2; i++)
+		if (s->conf.file[i].used)
+			ev_str(r, i ? "system_conf" : "user_conf", "%s: %s",
+			       s->conf.file[i].path,
+			       s->conf.file[i].err ?
+			       sysroot_strerror(-s->conf.file[i].err) : "read");
+}
+
+/* --- topo.nccl ----------------------------------------------------------- */
+
+/* "mlx5_0 (PIX)" for the rails of GPU gpu. */
+static void rails_string(const struct gdr_ctx *ctx, int gpu, char *buf,
+			 size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t n = 0; n < ctx->inv.nnic && used < len; n++) {
+		int pi = pair_index(ctx, gpu, (int)n);
+
+		if (pi >= 0 && ctx->nccl->pm[pi].rail && ctx->nccl->pm[pi].used)
+			used += (size_t)snprintf(buf + used, len - used,
+				"%s%s (%s)", used ? ", " : "", ctx->inv.nic[n].name,
+				nccl_ptype_name(ctx->nccl->pm[pi].type));
+	}
+	if (!buf[0])
+		snprintf(buf, len, "no RDMA device");
+}
+
+static const char *why_name(enum nccl_gdr_why w)
+{
+	switch (w) {
+	case NCCL_GDR_OK: return "ok";
+	case NCCL_GDR_NO_SUPPORT: return "no GDR support (NIC: peermem or "
+		"DMA-BUF; GPU attribute)";
+	case NCCL_GDR_MLO_PART: return "MLO partition";
+	case NCCL_GDR_READ_OFF: return "NCCL_NET_GDR_READ=0";
+	case NCCL_GDR_READ_DEFAULT_OFF: return "GDR read is off by default "
+		"(compute capability < 8.0 without an NVLink peer)";
+	case NCCL_GDR_TOO_FAR: return "distance above the level";
+	}
+	return "?";
+}
+
+/* The typed pair fact the report's table and policy read (core/result.h). */
+static enum pair_gdr gdr_fact(const struct pair_model *m)
+{
+	if (m->wr.mode == NCCL_GDR_DISABLED)
+		return PAIR_GDR_HOST;
+	return m->rd.mode == NCCL_GDR_DISABLED ? PAIR_GDR_RECV : PAIR_GDR_BOTH;
+}
+
+void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	struct nccl_state *s = model(ctx);
+	const struct pair_model *m = &s->pm[t->pair];
+	char rails[256];
+	struct result *r;
+
+	if (!m->known) {
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	if (!s->ib_used || m->port < 0) {
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NET_NOT_IB,
+			 "NCCL does not use this device: %s",
+			 !s->ib_used ? s->ib_why :
+			 "NCCL_IB_HCA selects none of its ports");
+		if (s->hca_set)
+			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
+		return;
+	}
+	if (m->err) {
+		emit(ctx, pr->subject, ST_ERROR, C_NCCL_MODEL_FAILED,
+		     "the NCCL model cannot decide: a path type of NCCL %s is "
+		     "missing", s->version);
+		return;
+	}
+	rails_string(ctx, pr->gpu, rails, sizeof(rails));
+	if (!m->rail) {
+		/* Far pairs are information: NCCL does not use them. */
+		if (m->relay >= 0)
+			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+				 "not a rail of this GPU: NCCL uses %s; here "
+				 "PXN through GPU %s (NVLink), GDR %s",
+				 rails, ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id,
+				 m->rd.mode != NCCL_GDR_DISABLED ? "on" : "off");
+		else
+			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+				 "not a rail of this GPU: NCCL uses %s; here %s "
+				 "(%s)", rails, nccl_ptype_name(m->type),
+				 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
+				 "no GDR if used");
+		ev_bool(r, "rail", false);
+		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+		ev_str(r, "nccl_version", "%s", s->version);
+		return;
+	}
+	if (m->wr.mode == NCCL_GDR_DISABLED && m->wr.why == NCCL_GDR_TOO_FAR) {
+		enum nccl_ptype d = m->wr.distance;
+
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
+			 "NCCL rail: NCCL will not use GPUDirect RDMA here: "
+			 "distance %s > level %s%s; traffic bounces through "
+			 "host memory", nccl_ptype_name(d),
+			 nccl_ptype_name(m->wr.level),
+			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
+		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(d),
+			d >= NPT_SYS ? "CPU interconnect" : "root complex");
+	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
+			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
+			 why_name(m->wr.why));
+		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(m->type),
+			m->type >= NPT_SYS ? "CPU interconnect" : "root complex");
+	} else if (m->rd.mode == NCCL_GDR_DISABLED) {
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
+			 "NCCL rail: GDR for receives (distance %s <= %s) but "
+			 "not for sends: %s", nccl_ptype_name(m->wr.distance),
+			 nccl_ptype_name(m->wr.level), why_name(m->rd.why));
+		remedy_NCCL_GDR_WRITE_ONLY(r);
+	} else {
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
+			 "NCCL rail %s port %d: %s both ways%s, distance %s <= "
+			 "level %s%s", ctx->inv.nic[pr->nic].name, m->port,
+			 mech_name(m->mwr.mech),
+			 m->mwr.no_fallback ? " (no fallback)" : "",
+			 nccl_ptype_name(m->wr.distance),
+			 nccl_ptype_name(m->wr.level),
+			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
+	}
+	fact_gdr(r, gdr_fact(m));
+	ev_bool(r, "rail", true);
+	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+	ev_int(r, "port", m->port);
+	if (m->gid_index >= 0)
+		ev_int(r, "gid_index", m->gid_index);
+	ev_str(r, "level", "%s", nccl_ptype_name(m->wr.level));
+	ev_bool(r, "level_from_config", s->level_set);
+	ev_bool(r, "gdr_send", m->rd.mode != NCCL_GDR_DISABLED);
+	ev_bool(r, "gdr_recv", m->wr.mode != NCCL_GDR_DISABLED);
+	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
+	ev_str(r, "mechanism_recv", "%s", mech_name(m->mwr.mech));
+	ev_bool(r, "no_fallback", m->mwr.no_fallback || m->mrd.no_fallback);
+	ev_str(r, "nccl_version", "%s", s->version);
+}
+
+/* --- data.nccl ----------------------------------------------------------- */
+
+enum proof { PR_PROVEN, PR_UNPROVEN, PR_ERROR, PR_FAILED };
+
+/*
+ * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi? Reads the
+ * results the registration and datapath gates recorded: a BLOCKED result
+ * of that mechanism on the host, the GPU, the NIC, its ports or the pair
+ * closes it; its reg and data results on the pair PASSing prove it.
+ */
+static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			 const struct result **why)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[pi];
+	const struct inv_nic *nic = &ctx->inv.nic[pr->nic];
+	const struct report *rep = ctx->rep;
+	int reg_g = mask == P_DMABUF ? G_REG_DMABUF : G_REG_PEERMEM;
+	int data_g = mask == P_DMABUF ? G_DATA_DMABUF : G_DATA_PEERMEM;
+	const struct result *reg = NULL, *data = NULL;
+
+	*why = NULL;
+	for (size_t i = 0; i < rep->nres; i++) {
+		const struct result *r = &rep->res[i];
+		int sj = r->subject;
+		bool mine = sj == ctx->host || sj == ctx->inv.gpu[pr->gpu].subject ||
+			    sj == nic->subject || sj == pr->subject ||
+			    (rep->subj[sj].kind == SUBJ_PORT &&
+			     rep->subj[sj].parent == nic->subject);
+
+		if (!mine || !(r->paths & mask))
+			continue;
+		if (r->status == ST_BLOCKED) {
+			*why = r;
+			return PR_FAILED;
+		}
+		if (sj == pr->subject && r->gate->index == reg_g)
+			reg = r;
+		if (sj == pr->subject && r->gate->index == data_g)
+			data = r;
+	}
+	if (reg && reg->status == ST_PASS && data &&
+	    (data->status == ST_PASS || (data->status == ST_SKIP && data->waived)))
+		return PR_PROVEN;
+	*why = data && data->status != ST_PASS ? data : reg;
+	if (*why && (*why)->status == ST_ERROR)
+		return PR_ERROR;
+	return PR_UNPROVEN;
+}
+
+void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
+{
+	struct nccl_state *s = model(ctx);
+	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
+	struct nccl_gpu_rails *gr = NULL;
+	enum proof worst = PR_PROVEN;
+	const struct result *worst_why = NULL;
+	char on[256] = "", mech[16] = "";
+	size_t used = 0;
+	int nrails = 0, worst_pi = -1;
+	bool nogdr = false;
+	struct result *r;
+
+	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
+		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
+			gr = &ctx->rep->nccl.gpus[g];
+	for (size_t n = 0; n < ctx->inv.nnic; n++) {
+		int pi = pair_index(ctx, t->gpu, (int)n);
+		const struct pair_model *m;
+		const struct result *why;
+		enum nccl_mech mm;
+		enum proof p;
+
+		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
+			continue;
+		m = &s->pm[pi];
+		nrails++;
+		mm = m->mwr.mech != NCCL_MECH_HOST ? m->mwr.mech : m->mrd.mech;
+		if (used < sizeof(on))
+			used += (size_t)snprintf(on + used, sizeof(on) - used,
+						 "%s%s", used ? ", " : "",
+						 ctx->inv.nic[n].name);
+		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
+			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
+			 "host memory");
+		if (mm == NCCL_MECH_HOST) {
+			nogdr = true;
+			p = PR_FAILED;
+			why = NULL;
+		} else {
+			p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
+				   P_PEERMEM, &why);
+		}
+		if (gr)
+			for (int k = 0; k < gr->nrails; k++)
+				if (gr->rail[k].nic == ctx->inv.nic[n].subject)
+					gr->rail[k].proof =
+						p == PR_PROVEN ? "proven" :
+						p == PR_FAILED ? "failed" :
+						p == PR_ERROR ? "error" : "unproven";
+		if (p > worst || worst_pi < 0) {
+			if (p >= worst) {
+				worst = p;
+				worst_why = why;
+			}
+			if (worst_pi < 0 || p >= worst)
+				worst_pi = pi;
+		}
+	}
+	if (!nrails) {
+		if (!s->ib_used) {
+			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
+				 "NCCL will not use GPUDirect RDMA on %s: %s",
+				 ctx->rep->subj[gpu->subject].id, s->ib_why);
+			remedy_NCCL_NO_GDR(r);
+		} else {
+			emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
+			     "NCCL uses no RDMA device on %s; not proven: no "
+			     "RDMA device with a known path that NCCL selects",
+			     ctx->rep->subj[gpu->subject].id);
+		}
+		return;
+	}
+	{
+		const struct pair_model *m = &s->pm[worst_pi];
+		enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
+				    m->mwr.mech : m->mrd.mech;
+		const char *nic = ctx->inv.nic[ctx->inv.pair[worst_pi].nic].name;
+		const char *wr = worst_why ? worst_why->reason : "";
+		const char *wg = worst_why ? worst_why->gate->id : "";
+
+		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
+			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
+			 "host memory");
+		if (worst == PR_PROVEN) {
+			r = emit(ctx, gpu->subject, ST_PASS, C_NCCL_RAILS_PROVEN,
+				 "NCCL uses %s on %s: registration and transfer "
+				 "verified", mech, on);
+		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
+			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
+				 "NCCL will not use GPUDirect RDMA on %s: %s",
+				 nic, why_name(m->wr.why));
+			remedy_NCCL_NO_GDR(r);
+		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF) {
+			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DMABUF_FAILS,
+				 "NCCL uses DMA-BUF on %s (no fallback to "
+				 "peermem) and DMA-BUF fails there: %s: %s",
+				 nic, wg, wr);
+			remedy_NCCL_DMABUF_FAILS(r);
+		} else if (worst == PR_FAILED) {
+			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
+				 "NCCL uses peermem on %s and peermem fails "
+				 "there: %s: %s", nic, wg, wr);
+			remedy_NCCL_PEERMEM_FAILS(r);
+		} else if (worst == PR_ERROR) {
+			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_PROOF_ERROR,
+				 "NCCL uses %s on %s; the check could not decide: "
+				 "%s: %s", mech, nic, wg, wr);
+		} else {
+			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
+				 "NCCL uses %s on %s; not proven: %s%s%s", mech,
+				 nic, wg[0] ? wg : "no registration on this rail",
+				 wg[0] ? ": " : "", wr);
+		}
+	}
+	ev_str(r, "rails", "%s", on);
+	ev_str(r, "mechanism", "%s", mech);
+	ev_str(r, "nccl_version", "%s", s->version);
+}
