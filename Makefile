@@ -31,12 +31,12 @@ ALL_LDFLAGS = $(LDFLAGS)
 # list (tests/check-layers.sh, run by make check).
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
-	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
+	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/nvml.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c \
 	    nccl/rules.c nccl/conf.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
-	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
+	    probes/mechanism.c probes/topology.c probes/nvlink.c probes/platform.c probes/registration.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
 	    report/remedy.c report/text.c report/json.c report/json_writer.c \
 	    report/junit.c report/prometheus.c report/redact.c report/failing.c

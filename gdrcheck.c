@@ -53,6 +53,7 @@ enum {
 	OPT_WARN_FAILS,
 	OPT_CAPTURE,
 	OPT_DEADLINE,
+	OPT_LIBNVML,
 };
 
 static const struct option long_opts[] = {
@@ -71,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "libcuda", required_argument, NULL, OPT_LIBCUDA },
 	{ "libibverbs", required_argument, NULL, OPT_LIBIBVERBS },
+	{ "libnvml", required_argument, NULL, OPT_LIBNVML },
 	{ "libpci", required_argument, NULL, OPT_LIBPCI },
 	{ "pci-dump", required_argument, NULL, OPT_PCI_DUMP },
 	{ "timeout", required_argument, NULL, 't' },
@@ -117,6 +119,8 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBCUDA)\n"
 	      "      --libibverbs PATH    libibverbs to load (default libibverbs.so.1,\n"
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
+	      "      --libnvml PATH       NVML to load (default libnvidia-ml.so.1,\n"
+	      "                           or $GDRCHECK_LIBNVML)\n"
 	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
 	      "                           or $GDRCHECK_LIBPCI)\n"
 	      "      --pci-dump FILE      read PCI config space from an `lspci -xxxx`\n"
@@ -215,6 +219,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->deadline = DEFAULT_DEADLINE;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
+	o->libnvml = getenv("GDRCHECK_LIBNVML");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
 	opterr = 0;
 	while ((li = -1, c = getopt_long(argc, argv, ":jqo:r:t:vLhV",
@@ -337,6 +342,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_LIBIBVERBS:
 			o->libibverbs = optarg;
+			break;
+		case OPT_LIBNVML:
+			o->libnvml = optarg;
 			break;
 		case OPT_LIBPCI:
 			o->libpci = optarg;
@@ -611,13 +619,15 @@ int main(int argc, char **argv)
 	}
 	vo.libcuda = opt.libcuda;
 	vo.libibverbs = opt.libibverbs;
+	vo.libnvml = opt.libnvml;
 	/*
-	 * A --sysroot replay analyses a captured node: this host's libcuda
-	 * and libibverbs would answer for this host. Only a library named
-	 * (--libcuda, --libibverbs, GDRCHECK_LIB*) is loaded.
+	 * A --sysroot replay analyses a captured node: this host's libcuda,
+	 * libibverbs and NVML would answer for this host. Only a library
+	 * named (--libcuda, --libibverbs, --libnvml, GDRCHECK_LIB*) is loaded.
 	 */
 	vo.skip_cuda = opt.sysroot && !opt.libcuda;
 	vo.skip_verbs = opt.sysroot && !opt.libibverbs;
+	vo.skip_nvml = opt.sysroot && !opt.libnvml;
 	vo.stage_timeout = opt.timeout;
 	vo.run_started_ms = t0;
 	vo.run_deadline_ms = t0 + opt.deadline * 1e3;
@@ -629,6 +639,8 @@ int main(int argc, char **argv)
 	vo.skip_export = !layers_selected(&opt, 1u << L_MECHANISM);
 	vo.skip_verbs |= !layers_selected(&opt, 1u << L_NIC | 1u << L_MECHANISM |
 					 1u << L_REGISTRATION | 1u << L_DATAPATH);
+	/* NVML: gpu.nvml, and the NVLink facts of the topology layer. */
+	vo.skip_nvml |= !layers_selected(&opt, 1u << L_GPU | 1u << L_TOPOLOGY);
 	vo.skip_registration = !layers_selected(&opt, 1u << L_REGISTRATION |
 						1u << L_DATAPATH);
 	vo.no_datapath = opt.no_datapath;

@@ -43,6 +43,7 @@ struct options {
 	const char *sysroot;
 	const char *libcuda;
 	const char *libibverbs;
+	const char *libnvml;
 	const char *libpci;
 	const char *pci_dump;		/* lspci -xxxx capture to read */
 	double timeout;			/* seconds per vendor stage */
