@@ -44,7 +44,8 @@ CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
-	  tests/doubles/libibverbs-fake-old.so
+	  tests/doubles/libibverbs-fake-old.so tests/doubles/libnvidia-ml-fake.so \
+	  tests/doubles/libnvidia-ml-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json_writer tests/unit/test_nccl tests/unit/test_catalog
 
@@ -67,6 +68,13 @@ doubles: $(DOUBLES)
 
 tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+
+tests/doubles/libnvidia-ml-fake.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
+	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c
+
+# A driver before nvmlDeviceGetNvLinkRemoteDeviceType and ..C2cModeInfoV.
+tests/doubles/libnvidia-ml-fake-old.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_NVML_OLD -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c
 
 tests/doubles/libibverbs-fake.so: tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libibverbs.map
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libibverbs.so.1 \

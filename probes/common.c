@@ -150,6 +150,7 @@ static const char *const output_gates[WSTAGE_COUNT][6] = {
 	[WSTAGE_CUDA_EXPORT] = { "mech.dmabuf_export", "reg.dmabuf" },
 	[WSTAGE_VERBS] = { "nic.libibverbs", "nic.uverbs",
 			   "mech.dmabuf_provider", "reg.host_mr" },
+	[WSTAGE_NVML] = { "gpu.nvml", "topo.nvlink" },
 	[WSTAGE_REGISTRATION] = { "reg.plan", "reg.host_mr", "reg.dmabuf",
 				  "reg.peermem", "data.dmabuf" },
 	[WSTAGE_RELEASE] = { "gpu.cuinit", "gpu.libcuda", "reg.plan",

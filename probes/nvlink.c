@@ -384,11 +384,11 @@ void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t)
 		  list, sizeof(list));
 	if (s.to_switch)
 		r = emit(ctx, subj, ST_PASS, C_NVLINK_SWITCH,
-			 "%d NVLink(s) active, to NVSwitch: NVLink peers GPU %s; "
+			 "%d NVLink(s) active, to NVSwitch: NVLink peers %s; "
 			 "C2C %s", s.active, list, c2c_word(c2c));
 	else if (s.to_gpu)
 		r = emit(ctx, subj, ST_PASS, C_NVLINK_DIRECT,
-			 "%d NVLink(s) active, GPU to GPU: NVLink peers GPU %s; "
+			 "%d NVLink(s) active, GPU to GPU: NVLink peers %s; "
 			 "C2C %s", s.active, list, c2c_word(c2c));
 	else if (c2c == 1)
 		r = emit(ctx, subj, ST_PASS, C_NVLINK_C2C,

@@ -280,9 +280,10 @@ def check_prom(doc, path):
         fail(f"{path}: pair counts differ from the JSON: {counted} vs {pairs}")
     if set(paths) != {"dmabuf", "peermem"}:
         fail(f"{path}: path_verdict series {sorted(paths)}")
-    # Bounded by devices: results of non-pair subjects, 5 per pair gate, a
-    # fixed rest.
-    limit = len(single) + 5 * len(pairs) + 20
+    # Bounded by devices: results of non-pair subjects, 5 per pair gate,
+    # one gdrcheck_gpu_ready per GPU, a fixed rest.
+    gpus = sum(1 for s in doc["subjects"] if s["kind"] == "gpu")
+    limit = len(single) + 5 * len(pairs) + gpus + 20
     if len(series) > limit:
         fail(f"{path}: {len(series)} series, more than {limit}")
 
