@@ -336,12 +336,16 @@ void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t)
 
 			if (o->pci[0])
 				continue;
-			r = emit(ctx, subj, ST_ERROR, C_GPU_NOT_IN_NVML,
-				 "NVML lists no GPU at %s: NVML GPU %d is "
-				 "unnamed (%s: %s)", ig->pci[0] ? ig->pci :
-				 "(address unknown)", o->index,
-				 o->fail_fn[0] ? o->fail_fn : "stage stopped",
-				 o->fail.called ? o->fail.name : "no answer");
+			if (o->fail.called)
+				snprintf(why, sizeof(why), "%s failed: %s (%d)",
+					 o->fail_fn, o->fail.name, o->fail.rc);
+			else if (stage_problem(ctx, WSTAGE_NVML, why,
+					       sizeof(why)) == ST_PASS)
+				snprintf(why, sizeof(why), "no PCI address");
+			emit(ctx, subj, ST_ERROR, C_GPU_NOT_IN_NVML,
+			     "NVML lists no GPU at %s: NVML GPU %d is unnamed (%s)",
+			     ig->pci[0] ? ig->pci : "(address unknown)", o->index,
+			     why);
 			return;
 		}
 		r = emit(ctx, subj, ST_SKIP, C_GPU_NOT_IN_NVML,
@@ -376,6 +380,18 @@ void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "link", s.fail_link);
 		ev_int(r, "links_active", s.active);
 		ev_int(r, "links_unresolved", s.unresolved);
+		return;
+	}
+	/* NOT_SUPPORTED: the driver says this GPU has no C2C mode. */
+	if (g->c2c_rc != NV_UNKNOWN && g->c2c_rc != NVML_SUCCESS &&
+	    g->c2c_rc != NVML_ERROR_NOT_SUPPORTED) {
+		const char *name = nvml_result_name(g->c2c_rc);
+
+		r = emit(ctx, subj, ST_ERROR, C_NVLINK_QUERY_FAILED,
+			 "NVML GPU %d: nvmlDeviceGetC2cModeInfoV failed: %s (%d)",
+			 g->index, name ? name : "unknown nvmlReturn",
+			 g->c2c_rc);
+		ev_int(r, "rc", g->c2c_rc);
 		return;
 	}
 	n = gpu_nvlink_peers(ctx, t->gpu, peers, VF_MAX_GPUS);
