@@ -163,7 +163,8 @@ fi
 
 # One row per vendor call. lib: c libcuda, v libibverbs, vi libibverbs
 # without ibv_reg_mr_iova2, n NVML (informational gates: the verdict stays
-# the clean run's, exit 0). fail-values: what `fail` injects (CUresult or
+# the clean run's, exit 0; a hang case may also end 3, as its --timeout 1
+# also bounds the registration stage, which a loaded machine can overrun). fail-values: what `fail` injects (CUresult or
 # errno), one case each. *-deps: the gates whose answer depends on the call
 # ('-': none, e.g. a release call, whose failure leaves only a leak);
 # *-rcs: the exit statuses allowed; fail-re: what the depending gate's
@@ -206,17 +207,17 @@ ibv_destroy_qp                 v   16         -                                 
 ibv_destroy_cq                 v   16         -                                   0        -                                          data.dmabuf                 3         cq
 ibv_dealloc_pd                 v   16         -                                   0        -                                          reg.plan                    3         pd
 ibv_close_device               v   5          -                                   0        -                                          reg.plan                    3         device
-nvmlInit_v2                    n   9,18       gpu.nvml                            0        nvmlInit_v2.failed:.NVML_ERROR_(DRIVER_NOT_LOADED|LIB_RM_VERSION_MISMATCH) gpu.nvml 0     -
-nvmlSystemGetDriverVersion     n   999        -                                   0        -                                          gpu.nvml                    0         -
-nvmlDeviceGetCount_v2          n   999        gpu.nvml                            0        nvmlDeviceGetCount_v2.failed:.NVML_ERROR_UNKNOWN gpu.nvml              0         -
-nvmlDeviceGetHandleByIndex_v2  n   15         topo.nvlink                         0        nvmlDeviceGetHandleByIndex_v2.failed:.NVML_ERROR_GPU_IS_LOST gpu.nvml,topo.nvlink 0 -
-nvmlDeviceGetUUID              n   999        topo.nvlink                         0        nvmlDeviceGetUUID.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink     0         -
-nvmlDeviceGetPciInfo_v3        n   999        topo.nvlink                         0        nvmlDeviceGetPciInfo_v3.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink 0       -
-nvmlDeviceGetNvLinkState       n   999,15     topo.nvlink                         0        nvmlDeviceGetNvLinkState.failed:.NVML_ERROR_(UNKNOWN|GPU_IS_LOST) gpu.nvml,topo.nvlink 0 -
-nvmlDeviceGetNvLinkRemotePciInfo_v2 n 999     -                                   0        -                                          gpu.nvml,topo.nvlink        0         -
-nvmlDeviceGetNvLinkRemoteDeviceType n 999     topo.nvlink                         0        nvmlDeviceGetNvLinkRemoteDeviceType.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink 0 -
-nvmlDeviceGetC2cModeInfoV      n   999        topo.nvlink                         0        nvmlDeviceGetC2cModeInfoV.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink 0 -
-nvmlShutdown                   n   999        -                                   0        -                                          gpu.nvml                    0         init
+nvmlInit_v2                    n   9,18       gpu.nvml                            0        nvmlInit_v2.failed:.NVML_ERROR_(DRIVER_NOT_LOADED|LIB_RM_VERSION_MISMATCH) gpu.nvml                    0,3       -
+nvmlSystemGetDriverVersion     n   999        -                                   0        -                                          gpu.nvml                    0,3       -
+nvmlDeviceGetCount_v2          n   999        gpu.nvml                            0        nvmlDeviceGetCount_v2.failed:.NVML_ERROR_UNKNOWN gpu.nvml                    0,3       -
+nvmlDeviceGetHandleByIndex_v2  n   15         topo.nvlink                         0        nvmlDeviceGetHandleByIndex_v2.failed:.NVML_ERROR_GPU_IS_LOST gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetUUID              n   999        topo.nvlink                         0        nvmlDeviceGetUUID.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetPciInfo_v3        n   999        topo.nvlink                         0        nvmlDeviceGetPciInfo_v3.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetNvLinkState       n   999,15     topo.nvlink                         0        nvmlDeviceGetNvLinkState.failed:.NVML_ERROR_(UNKNOWN|GPU_IS_LOST) gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetNvLinkRemotePciInfo_v2 n   999        -                                   0        -                                          gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetNvLinkRemoteDeviceType n   999        topo.nvlink                         0        nvmlDeviceGetNvLinkRemoteDeviceType.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetC2cModeInfoV      n   999        topo.nvlink                         0        nvmlDeviceGetC2cModeInfoV.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlShutdown                   n   999        -                                   0        -                                          gpu.nvml                    0,3       init
 '
 
 # Second axis: the calls and the gate whose result carries what the
