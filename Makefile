@@ -31,13 +31,13 @@ ALL_LDFLAGS = $(LDFLAGS)
 # list (tests/check-layers.sh, run by make check).
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
-	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/worker.c \
+	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/nvml.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c \
 	    nccl/rules.c nccl/conf.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/registration.c \
-	    probes/nccl.c probes/nvlink_stub.c \
+	    probes/nccl.c probes/nvlink.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
 	    report/remedy.c report/text.c report/text_summary.c \
 	    report/text_table.c report/text_problems.c report/text_list.c \
@@ -47,7 +47,8 @@ CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
 DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
-	  tests/doubles/libibverbs-fake-old.so
+	  tests/doubles/libibverbs-fake-old.so tests/doubles/libnvidia-ml-fake.so \
+	  tests/doubles/libnvidia-ml-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
 	     tests/unit/test_vendor_json tests/unit/test_context
@@ -71,6 +72,13 @@ doubles: $(DOUBLES)
 
 tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+
+tests/doubles/libnvidia-ml-fake.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
+	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c
+
+# A driver before nvmlDeviceGetNvLinkRemoteDeviceType and ..C2cModeInfoV.
+tests/doubles/libnvidia-ml-fake-old.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_NVML_OLD -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c
 
 tests/doubles/libibverbs-fake.so: tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libibverbs.map
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libibverbs.so.1 \

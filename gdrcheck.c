@@ -75,6 +75,8 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBCUDA)\n"
 	      "      --libibverbs PATH    libibverbs to load (default libibverbs.so.1,\n"
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
+	      "      --libnvml PATH       NVML to load (default libnvidia-ml.so.1,\n"
+	      "                           or $GDRCHECK_LIBNVML)\n"
 	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
 	      "                           or $GDRCHECK_LIBPCI)\n"
 	      "      --libnccl PATH       the libnccl.so.2 whose version NCCL rules follow\n"
@@ -431,6 +433,7 @@ static const struct opt_desc opt_table[] = {
 	{ "libcuda", 0, required_argument, set_string, OFF(libcuda) },
 	{ "libibverbs", 0, required_argument, set_string, OFF(libibverbs) },
 	{ "libpci", 0, required_argument, set_string, OFF(libpci) },
+	{ "libnvml", 0, required_argument, set_string, OFF(libnvml) },
 	{ "libnccl", 0, required_argument, set_string, OFF(libnccl) },
 	{ "nccl-version", 0, required_argument, set_nccl_version, 0 },
 	{ "pci-dump", 0, required_argument, set_pci_dump, 0 },
@@ -494,6 +497,7 @@ static void options_defaults(struct options *o)
 	o->deadline = DEFAULT_DEADLINE;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
+	o->libnvml = getenv("GDRCHECK_LIBNVML");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
 }
 
@@ -733,6 +737,8 @@ static void vendor_setup(struct vendor_options *vo, const struct options *o,
 	vo->libibverbs = o->libibverbs;
 	vo->skip_cuda = o->sysroot && !o->libcuda;
 	vo->skip_verbs = o->sysroot && !o->libibverbs;
+	vo->libnvml = o->libnvml;
+	vo->skip_nvml = o->sysroot && !o->libnvml;
 	vo->stage_timeout = o->timeout;
 	vo->run_started_ms = t0;
 	vo->run_deadline_ms = t0 + o->deadline * 1e3;

@@ -3,7 +3,7 @@
 #define GDRCHECK_VENDOR_H
 
 /*
- * Facts gathered from the vendor libraries (libcuda, libibverbs).
+ * Facts gathered from the vendor libraries (libcuda, libibverbs, NVML).
  *
  * The worker process writes them into a shared anonymous mapping, so the
  * structure holds no pointers: fixed arrays only. The parent reads them
@@ -285,10 +285,52 @@ struct reg_facts {
 	char kmsg[KMSG_MAX_LINES][160];
 };
 
+/* NVML: what one NVLink of a GPU answered. */
+#define NV_MAX_LINKS	18	/* NVML_NVLINK_MAX_LINKS */
+#define NV_UNKNOWN	(-1)
+
+struct nvml_link {
+	int state_rc;		/* nvmlDeviceGetNvLinkState; NV_UNKNOWN: not asked */
+	int active;		/* 1 active, 0 inactive, NV_UNKNOWN */
+	int remote_rc;		/* ..RemotePciInfo_v2; NV_UNKNOWN: not asked */
+	char remote_pci[32];	/* normalised 0000:bb:dd.f, or "" */
+	unsigned int remote_device_id;	/* pciDeviceId: device << 16 | vendor */
+	int type_rc;		/* ..RemoteDeviceType; NV_UNKNOWN: not asked */
+	int remote_type;	/* NVML_NVLINK_DEVICE_TYPE_*, NV_UNKNOWN */
+};
+
+struct nvml_gpu {
+	int index;			/* NVML's own index */
+	char uuid[VF_NAME];		/* "GPU-...", or "" */
+	char pci[32];			/* normalised 0000:bb:dd.f, or "" */
+	struct cu_call fail;		/* first failed query of this GPU */
+	char fail_fn[48];		/* which call that was */
+	int links_asked;		/* links[] entries filled */
+	struct nvml_link links[NV_MAX_LINKS];
+	int c2c_rc;			/* nvmlDeviceGetC2cModeInfoV, NV_UNKNOWN */
+	int c2c;			/* isC2cEnabled: 1, 0, NV_UNKNOWN */
+	bool complete;			/* every query of this GPU returned */
+};
+
+/* struct cu_call is reused for NVML calls: rc is an nvmlReturn_t. */
+struct nvml_facts {
+	struct lib_facts lib;
+	bool have_remote_type;		/* nvmlDeviceGetNvLinkRemoteDeviceType */
+	bool have_c2c;			/* nvmlDeviceGetC2cModeInfoV */
+	struct cu_call init;		/* nvmlInit_v2 */
+	char driver_version[80];	/* nvmlSystemGetDriverVersion, or "" */
+	struct cu_call count_call;	/* nvmlDeviceGetCount_v2 */
+	int count;			/* GPUs NVML enumerated */
+	int gpus_recorded;		/* entries valid in gpus[] */
+	struct cu_call shutdown;	/* nvmlShutdown */
+	struct nvml_gpu gpus[VF_MAX_GPUS];
+};
+
 enum worker_stage {
 	WSTAGE_CUDA = 0,	/* libcuda: init, attributes */
 	WSTAGE_CUDA_EXPORT,	/* libcuda: allocate + DMA-BUF export */
 	WSTAGE_VERBS,		/* libibverbs: devices, provider probe */
+	WSTAGE_NVML,		/* NVML: UUIDs, NVLink links and peers, C2C */
 	WSTAGE_REGISTRATION,	/* both: MRs on GPU memory, loopback RDMA */
 	/* libcuda: release the primary contexts. Bounded like the others,
 	 * but listed in the report only when it did not finish. */
@@ -300,6 +342,7 @@ struct vendor_facts {
 	struct stage_status stage[WSTAGE_COUNT];
 	struct cuda_facts cuda;
 	struct verbs_facts verbs;
+	struct nvml_facts nvml;
 	struct reg_facts reg;
 	/* Not recorded: how these facts came (access/vendor_json.h). A
 	 * --sysroot replay of a capture's vendor facts: the file read. */
@@ -314,6 +357,7 @@ struct sysroot;
 struct vendor_options {
 	const char *libcuda;		/* NULL = default soname */
 	const char *libibverbs;
+	const char *libnvml;
 	double stage_timeout;		/* seconds */
 	/* The whole run's budget (--deadline): now_ms() values; no stage
 	 * runs past run_deadline_ms. 0: none. */
@@ -322,6 +366,7 @@ struct vendor_options {
 	bool skip_cuda;
 	bool skip_export;
 	bool skip_verbs;
+	bool skip_nvml;
 	bool skip_registration;
 	bool no_alloc;
 	bool no_datapath;

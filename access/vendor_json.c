@@ -180,10 +180,37 @@ static const struct field t_reg[] = {
 	I(struct reg_facts, kmsg_count), LINES(struct reg_facts, kmsg), END
 };
 
+static const struct field t_nvlink[] = {
+	I(struct nvml_link, state_rc), I(struct nvml_link, active),
+	I(struct nvml_link, remote_rc), S(struct nvml_link, remote_pci),
+	U(struct nvml_link, remote_device_id), I(struct nvml_link, type_rc),
+	I(struct nvml_link, remote_type), END
+};
+
+static const struct field t_nvgpu[] = {
+	I(struct nvml_gpu, index), S(struct nvml_gpu, uuid),
+	S(struct nvml_gpu, pci), O(struct nvml_gpu, fail, t_call),
+	S(struct nvml_gpu, fail_fn), I(struct nvml_gpu, links_asked),
+	A(struct nvml_gpu, links, t_nvlink, links_asked),
+	I(struct nvml_gpu, c2c_rc), I(struct nvml_gpu, c2c),
+	B(struct nvml_gpu, complete), END
+};
+
+static const struct field t_nvml[] = {
+	O(struct nvml_facts, lib, t_lib), B(struct nvml_facts, have_remote_type),
+	B(struct nvml_facts, have_c2c), O(struct nvml_facts, init, t_call),
+	S(struct nvml_facts, driver_version),
+	O(struct nvml_facts, count_call, t_call), I(struct nvml_facts, count),
+	I(struct nvml_facts, gpus_recorded),
+	O(struct nvml_facts, shutdown, t_call),
+	A(struct nvml_facts, gpus, t_nvgpu, gpus_recorded), END
+};
+
 static const struct field t_facts[] = {
 	AF(struct vendor_facts, stage, t_stage),
 	O(struct vendor_facts, cuda, t_cuda),
 	O(struct vendor_facts, verbs, t_verbs),
+	O(struct vendor_facts, nvml, t_nvml),
 	O(struct vendor_facts, reg, t_reg), END
 };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Vendor-library isolation. All libcuda and libibverbs calls run in one
+ * Vendor-library isolation. All libcuda, libibverbs and NVML calls run in one
  * forked worker for the whole run (CUDA is initialised once, as the driver's
  * own cost dominates). The worker writes its facts into a shared anonymous
  * mapping; the parent gives each stage a deadline. A stage that hangs is
@@ -32,6 +32,7 @@
 
 #include "core/clock.h"
 #include "access/cuda.h"
+#include "access/nvml.h"
 #include "access/reg.h"
 #include "access/symtab.h"
 #include "access/vendor.h"
@@ -62,6 +63,7 @@ static const struct stage_def stages[WSTAGE_COUNT] = {
 	[WSTAGE_CUDA] = { .name = "cuda", .run = cuda_stage_query },
 	[WSTAGE_CUDA_EXPORT] = { .name = "cuda-export", .run = cuda_stage_export },
 	[WSTAGE_VERBS] = { .name = "verbs", .run = verbs_stage_probe },
+	[WSTAGE_NVML] = { .name = "nvml", .run = nvml_stage_query },
 	[WSTAGE_REGISTRATION] = { .name = "registration", .run = reg_stage },
 	[WSTAGE_RELEASE] = { .name = "release", .run = release_stage },
 };
@@ -83,6 +85,8 @@ static bool stage_wanted(const struct vendor_options *opt, int s)
 		       !opt->cuda_poisoned;
 	case WSTAGE_VERBS:
 		return !opt->skip_verbs;
+	case WSTAGE_NVML:
+		return !opt->skip_nvml;
 	case WSTAGE_REGISTRATION:
 		/* Runs without CUDA too: the host-memory control needs verbs only. */
 		return !opt->skip_verbs && !opt->verbs_poisoned &&
@@ -646,6 +650,24 @@ static void terminate_strings(struct vendor_facts *vf)
 	TERMINATE(vf->verbs.lib.missing_optional);
 	for (int i = 0; i < VF_MAX_NICS; i++)
 		TERMINATE(vf->verbs.nics[i].name);
+	TERMINATE(vf->nvml.lib.path);
+	TERMINATE(vf->nvml.lib.error);
+	TERMINATE(vf->nvml.lib.missing_required);
+	TERMINATE(vf->nvml.lib.missing_optional);
+	TERMINATE(vf->nvml.init.name);
+	TERMINATE(vf->nvml.count_call.name);
+	TERMINATE(vf->nvml.shutdown.name);
+	TERMINATE(vf->nvml.driver_version);
+	for (int i = 0; i < VF_MAX_GPUS; i++) {
+		struct nvml_gpu *g = &vf->nvml.gpus[i];
+
+		TERMINATE(g->uuid);
+		TERMINATE(g->pci);
+		TERMINATE(g->fail.name);
+		TERMINATE(g->fail_fn);
+		for (int l = 0; l < NV_MAX_LINKS; l++)
+			TERMINATE(g->links[l].remote_pci);
+	}
 	TERMINATE(vf->reg.alloc_fail.name);
 	TERMINATE(vf->reg.alloc_fn);
 	for (int i = 0; i < REG_MAX_PAIRS; i++) {

@@ -123,6 +123,7 @@ void gates_vendor_skips(const struct options *o, struct vendor_options *vo)
 	vo->skip_export |= !(st & STG(CUDA_EXPORT));
 	vo->skip_verbs |= !(st & STG(VERBS));
 	vo->skip_registration |= !(st & STG(REGISTRATION));
+	vo->skip_nvml |= !(st & STG(NVML));
 }
 
 static void skip_no_subject(struct gdr_ctx *ctx, const struct gate_desc *g)

@@ -24,6 +24,7 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t);
 void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t);
 void gate_gpu_gdr_attr(struct gdr_ctx *ctx, const struct target *t);
 void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t);
+void gate_gpu_nvml(struct gdr_ctx *ctx, const struct target *t);
 
 /* nic */
 void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t);
@@ -47,6 +48,7 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t);
+void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t);
 
 /* platform */
 void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t);
@@ -146,5 +148,15 @@ bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len);
 
 /* Was the CUDA side usable at all (library + cuInit)? */
 bool cuda_usable(const struct gdr_ctx *ctx);
+
+/*
+ * NVML facts (probes/nvlink.c); gpu is an inventory GPU index.
+ * gpu_nvlink_peers: inventory GPU indexes of NVLink-connected GPUs (directly
+ * or via NVSwitch) into peers (at most max stored); returns the count, or
+ * -1 when unknown (no NVML, GPU not in NVML, a link query failed).
+ * gpu_is_c2c: 1 C2C-attached (Grace), 0 not, -1 unknown.
+ */
+int gpu_nvlink_peers(const struct gdr_ctx *ctx, int gpu, int *peers, int max); /* inventory GPU indexes of NVLink-connected GPUs (directly or via NVSwitch); returns count, or -1 when unknown */
+int gpu_is_c2c(const struct gdr_ctx *ctx, int gpu); /* 1 C2C-attached (Grace), 0 not, -1 unknown */
 
 #endif

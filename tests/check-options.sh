@@ -223,6 +223,7 @@ for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
 	--sysroot) continue ;;
 	--libcuda) args="$o $GDRCHECK_LIBCUDA" ;;
 	--libibverbs) args="$o $GDRCHECK_LIBIBVERBS" ;;
+	--libnvml) args="$o $doubles/libnvidia-ml-fake.so" ;;
 	--libpci) args="$o /nonexistent/libpci.so.3" ;;
 	--pci-dump) continue ;;
 	--libnccl) args="$o /nonexistent/libnccl.so.2.28.9" ;;
@@ -519,14 +520,16 @@ usage "not a regular file" $S --pci-dump "$null"
 mkdir -p "$work/libs"
 ln -sf "$GDRCHECK_LIBCUDA" "$work/libs/libcuda.so.1"
 ln -sf "$GDRCHECK_LIBIBVERBS" "$work/libs/libibverbs.so.1"
-env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS LD_LIBRARY_PATH="$work/libs" \
+ln -sf "$doubles/libnvidia-ml-fake.so" "$work/libs/libnvidia-ml.so.1"
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS -u GDRCHECK_LIBNVML \
+	LD_LIBRARY_PATH="$work/libs" \
 	timeout -k 5 120 $wrap "$bin" $S --json >"$work/out" 2>"$work/err"
 rc=$?
 if python3 - "$work/out" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 res = {r["gate"]: r for r in d["results"] if r["subject"] == "host"}
-bad = [g for g in ("gpu.libcuda", "nic.libibverbs")
+bad = [g for g in ("gpu.libcuda", "nic.libibverbs", "gpu.nvml")
        if res[g]["status"] != "SKIP" or res[g]["reason_code"] != "NOT_REPLAYED"]
 bad += [r["gate"] for r in d["results"] if r["layer"] in ("gpu", "nic")
         and r["status"] == "BLOCKED"]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault matrix: every libcuda / libibverbs call gdrcheck makes (grep
+# Fault matrix: every libcuda / libibverbs / NVML call gdrcheck makes (grep
 # 'enter(' in access/*.c) x each relevant failure, injected through the test
 # doubles' fault keys (tests/doubles/fake_scenario.h):
 #   fail.NAME = V   the call returns an error (a CUresult, or an errno)
@@ -54,7 +54,8 @@ doubles="$top/tests/doubles"
 bound=${FAULT_BOUND:-30}
 # The binary under test (make sanitize-check points this at an ASan build).
 bin=${GDRCHECK_BIN:-$top/gdrcheck}
-unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ GDRCHECK_LIBCUDA GDRCHECK_LIBIBVERBS
+unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ GDRCHECK_LIBCUDA GDRCHECK_LIBIBVERBS \
+	GDRCHECK_LIBNVML
 
 # --- one case (run by xargs in a child of this script) ---------------------
 if [ "${1:-}" = --one ]; then
@@ -68,8 +69,13 @@ if [ "${1:-}" = --one ]; then
 	mkdir -p "$d/ledger"
 	cp "$top/tests/scenarios/reg-ok/cuda.conf" "$d/cuda.conf"
 	cp "$top/tests/scenarios/reg-ok/verbs.conf" "$d/verbs.conf"
+	# NVML: the reg-ok GPU on an NVSwitch board (every link active, so
+	# every link call is made), C2C answered.
+	printf '%s\n' "preset = nvswitch" "device_count = 1" \
+		"gpu0.pci = 0000:03:00.0" "gpu0.c2c_rc = 0" >"$d/nvml.conf"
 	conf="$d/verbs.conf"
 	[ "$lib" = c ] && conf="$d/cuda.conf"
+	[ "$lib" = n ] && conf="$d/nvml.conf"
 	if [ "$value" = - ]; then	# second axis: kinds joined by '+'
 		for k in $(echo "$kind" | tr + ' '); do
 			case $k in
@@ -96,9 +102,10 @@ if [ "${1:-}" = --one ]; then
 	t0=$(date +%s.%N)
 	env SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 		FAKE_CUDA_SCENARIO="$d/cuda.conf" FAKE_VERBS_SCENARIO="$d/verbs.conf" \
-		FAKE_LEDGER_DIR="$d/ledger" \
+		FAKE_NVML_SCENARIO="$d/nvml.conf" FAKE_LEDGER_DIR="$d/ledger" \
 		timeout -k 5 "$bound" "$bin" --sysroot "$work/sysroot" \
 		--libcuda "$doubles/libcuda-fake.so" --libibverbs "$verbs" \
+		--libnvml "$doubles/libnvidia-ml-fake.so" \
 		--json --timeout "$to" >"$d/out.json" 2>"$d/stderr"
 	rc=$?
 	t1=$(date +%s.%N)
@@ -134,7 +141,8 @@ if ! python3 "$top/tests/scenarios/mksysroot.py" \
 	echo "fault-matrix: 0 passed, 1 failed"
 	exit 1
 fi
-for f in "$bin" "$doubles/libcuda-fake.so" "$doubles/libibverbs-fake.so"; do
+for f in "$bin" "$doubles/libcuda-fake.so" "$doubles/libibverbs-fake.so" \
+	"$doubles/libnvidia-ml-fake.so"; do
 	if [ ! -e "$f" ]; then
 		echo "fault-matrix: $f missing (make gdrcheck doubles)"
 		echo "fault-matrix: 0 passed, 1 failed"
@@ -161,7 +169,9 @@ if ! ${CC:-cc} -std=gnu11 -O1 -g -fPIC -shared -D_GNU_SOURCE -I"$top" \
 fi
 
 # One row per vendor call. lib: c libcuda, v libibverbs, vi libibverbs
-# without ibv_reg_mr_iova2. fail-values: what `fail` injects (CUresult or
+# without ibv_reg_mr_iova2, n NVML (informational gates: the verdict stays
+# the clean run's, exit 0; a hang case may also end 3, as its --timeout 1
+# also bounds the registration stage, which a loaded machine can overrun). fail-values: what `fail` injects (CUresult or
 # errno), one case each. *-deps: the gates whose answer depends on the call
 # ('-': none, e.g. a release call, whose failure leaves only a leak);
 # *-rcs: the exit statuses allowed; fail-re: what the depending gate's
@@ -212,6 +222,17 @@ ibv_destroy_qp                 v   16         -                                 
 ibv_destroy_cq                 v   16         -                                   0        -                                          data.dmabuf                 3         cq
 ibv_dealloc_pd                 v   16         -                                   0        -                                          reg.plan                    3         pd
 ibv_close_device               v   5          -                                   0        -                                          reg.plan                    3         device
+nvmlInit_v2                    n   9,18       gpu.nvml                            0        nvmlInit_v2.failed:.NVML_ERROR_(DRIVER_NOT_LOADED|LIB_RM_VERSION_MISMATCH) gpu.nvml                    0,3       -
+nvmlSystemGetDriverVersion     n   999        -                                   0        -                                          gpu.nvml                    0,3       -
+nvmlDeviceGetCount_v2          n   999        gpu.nvml                            0        nvmlDeviceGetCount_v2.failed:.NVML_ERROR_UNKNOWN gpu.nvml                    0,3       -
+nvmlDeviceGetHandleByIndex_v2  n   15         topo.nvlink                         0        nvmlDeviceGetHandleByIndex_v2.failed:.NVML_ERROR_GPU_IS_LOST gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetUUID              n   999        topo.nvlink                         0        nvmlDeviceGetUUID.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetPciInfo_v3        n   999        topo.nvlink                         0        nvmlDeviceGetPciInfo_v3.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetNvLinkState       n   999,15     topo.nvlink                         0        nvmlDeviceGetNvLinkState.failed:.NVML_ERROR_(UNKNOWN|GPU_IS_LOST) gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetNvLinkRemotePciInfo_v2 n   999        -                                   0        -                                          gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetNvLinkRemoteDeviceType n   999        topo.nvlink                         0        nvmlDeviceGetNvLinkRemoteDeviceType.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlDeviceGetC2cModeInfoV      n   999        topo.nvlink                         0        nvmlDeviceGetC2cModeInfoV.failed:.NVML_ERROR_UNKNOWN gpu.nvml,topo.nvlink        0,3       -
+nvmlShutdown                   n   999        -                                   0        -                                          gpu.nvml                    0,3       init
 '
 
 # Second axis: the calls and the gate whose result carries what the
@@ -226,6 +247,7 @@ ibv_get_device_list    nic.libibverbs       no
 ibv_open_device        nic.libibverbs       no
 ibv_reg_dmabuf_mr      nic.libibverbs       no
 ibv_post_send          reg.plan             no
+nvmlInit_v2            gpu.nvml             yes
 '
 # (the clean run, which the second axis compares with, always runs)
 echo "clean cuInit c none - - 0 - - -" >"$work/cases.list"

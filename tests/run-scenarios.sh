@@ -1,7 +1,9 @@
 #!/bin/sh
 # Scenario tests: a sysroot fixture (built from the case's sysroot.spec) plus
 # the libcuda/libibverbs test doubles driven by cuda.conf / verbs.conf,
-# loaded through gdrcheck's normal dlopen path (--libcuda/--libibverbs).
+# loaded through gdrcheck's normal dlopen path (--libcuda/--libibverbs);
+# a case with an nvml.conf also loads the NVML double (--libnvml; without
+# one, NVML is not replayed, as for any --sysroot run).
 # Golden text and JSON output and the exit status are diffed with diff -u;
 # every JSON report is validated against the shipped schema.
 #
@@ -64,7 +66,7 @@ run_case() {
 	for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		unset "$v"
 	done
-	unset GDRCHECK_WIDTH
+	unset GDRCHECK_WIDTH GDRCHECK_LIBNVML
 	HOME=/home/gdrcheck
 	export HOME
 	unset LD_LIBRARY_PATH
@@ -73,6 +75,11 @@ run_case() {
 	cuda_conf=/dev/null verbs_conf=/dev/null
 	[ -f "$dir/cuda.conf" ] && cuda_conf="$dir/cuda.conf"
 	[ -f "$dir/verbs.conf" ] && verbs_conf="$dir/verbs.conf"
+	nvml_conf=/dev/null nvml_env=""
+	if [ -f "$dir/nvml.conf" ]; then
+		nvml_conf="$dir/nvml.conf"
+		nvml_env="GDRCHECK_LIBNVML=$doubles/libnvidia-ml-fake.so"
+	fi
 	ok=0
 	for fmt in txt json junit prom quiet; do
 		case $fmt in
@@ -84,8 +91,9 @@ run_case() {
 		esac
 		mkdir -p "$work/ledger.$fmt"
 		# shellcheck disable=SC2086 # args and caseenv are word lists
-		env $caseenv SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
+		env $caseenv $nvml_env SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 		FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
+		FAKE_NVML_SCENARIO="$nvml_conf" \
 		FAKE_LEDGER_DIR="$work/ledger.$fmt" \
 		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
 		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
@@ -137,7 +145,8 @@ run_case() {
 	killed=$(python3 -c 'import json,sys
 print(" ".join(str(w["pid"]) for w in json.load(open(sys.argv[1]))["workers"]
                if w["state"] in ("timeout", "crashed", "interrupted")))' "$work/out.json")
-	for l in "$work"/ledger.json/cuda.* "$work"/ledger.json/verbs.*; do
+	for l in "$work"/ledger.json/cuda.* "$work"/ledger.json/verbs.* \
+		"$work"/ledger.json/nvml.*; do
 		[ -f "$l" ] || continue
 		case " $killed " in *" ${l##*.} "*) continue ;; esac
 		if awk '$2 != $3 { bad = 1 } END { exit !bad }' "$l"; then
