@@ -109,6 +109,16 @@ struct result {
 	bool waived;
 };
 
+/*
+ * The paths result res can close. NCCL needs one of the two mechanisms:
+ * what closes both (no RDMA device, no CUDA) closes the nccl path too.
+ */
+static inline unsigned int result_paths(const struct result *res)
+{
+	return res->paths |
+	       ((res->paths & P_BOTH) == P_BOTH ? P_NCCL : 0);
+}
+
 
 struct path_verdict {
 	enum verdict verdict;

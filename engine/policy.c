@@ -158,7 +158,7 @@ static int gpu_closer(const struct report *r, enum gdr_path p, int g,
 	for (size_t i = 0; i < r->nres; i++)
 		if ((r->res[i].subject == g || r->res[i].subject == near) &&
 		    r->res[i].status == ST_BLOCKED &&
-		    (r->res[i].paths & (1u << p)))
+		    (result_paths(&r->res[i]) & (1u << p)))
 			return (int)i;
 	if (fallback >= 0)
 		return fallback;

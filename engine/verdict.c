@@ -145,14 +145,13 @@ static void subject_states(struct report *r, enum gdr_path p,
 			   struct subject_state *ss)
 {
 	struct path_verdict *pv = &r->path[p];
-	unsigned int mask = 1u << p;
 
 	for (size_t i = 0; i < r->nsubj; i++)
 		ss[i] = (struct subject_state){ FOLD_OK, -1, -1 };
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
-		if (!(res->paths & mask))
+		if (!(result_paths(res) & (1u << p)))
 			continue;
 		state_add(&ss[res->subject], res, (int)i);
 		if (res->status == ST_BLOCKED) {

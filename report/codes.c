@@ -28,9 +28,11 @@ static void statuses_text(unsigned int st, char *buf, size_t len)
 
 static void paths_text(unsigned int paths, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s", paths & P_DMABUF ? "dmabuf" : "",
-		 paths == P_BOTH ? "," : "",
-		 paths & P_PEERMEM ? "peermem" : paths ? "" : "-");
+	snprintf(buf, len, "%s%s%s%s%s", paths & P_DMABUF ? "dmabuf" : "",
+		 (paths & P_DMABUF) && (paths & ~P_DMABUF) ? "," : "",
+		 paths & P_PEERMEM ? "peermem" : "",
+		 (paths & P_PEERMEM) && (paths & P_NCCL) ? "," : "",
+		 paths & P_NCCL ? "nccl" : paths ? "" : "-");
 }
 
 /* The codes of gate g (-1: the shared codes), text. */
@@ -109,7 +111,7 @@ static const char *gate_at(int g)
 
 static const char *path_at(int p)
 {
-	return p == 0 ? "dmabuf" : "peermem";
+	return p == 0 ? "dmabuf" : p == 1 ? "peermem" : "nccl";
 }
 
 static json_t *code_json(int c)
@@ -137,12 +139,13 @@ static json_t *code_json(int c)
 static json_t *gate_json(const struct gate_desc *g)
 {
 	unsigned int paths = (g->paths & P_DMABUF ? 1u : 0) |
-			     (g->paths & P_PEERMEM ? 2u : 0);
+			     (g->paths & P_PEERMEM ? 2u : 0) |
+			     (g->paths & P_NCCL ? 4u : 0);
 
 	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:o, s:o, s:s}",
 			 "id", g->id, "layer", layer_name(g->layer),
 			 "scope", subject_kind_name(g->scope),
-			 "paths", name_array(paths, 2, path_at),
+			 "paths", name_array(paths, 3, path_at),
 			 "proof", g->proof,
 			 "stages", name_array(g->stages, WSTAGE_COUNT, stage_at),
 			 "deps", name_array(g->deps, G_COUNT, gate_at),

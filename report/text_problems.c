@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/xalloc.h"
+#include "gate/catalog.h"
 #include "report/text.h"
 
 bool text_is_problem(const struct text_ctx *t, size_t i)
@@ -26,9 +27,9 @@ bool text_is_problem(const struct text_ctx *t, size_t i)
 	switch (res->status) {
 	case ST_BLOCKED:
 	case ST_ERROR:
-		return (res->paths & t->required) != 0;
+		return (result_paths(res) & t->required) != 0;
 	case ST_WARN:
-		return !res->paths || (res->paths & t->required) != 0;
+		return !res->paths || (result_paths(res) & t->required) != 0;
 	case ST_SKIP:
 		/*
 		 * An unproven proof leaves a needed path undecided; one the
@@ -36,8 +37,8 @@ bool text_is_problem(const struct text_ctx *t, size_t i)
 		 * READY-UNPROVEN.
 		 */
 		return res->proof && !res->waived &&
-		       strcmp(res->code, "NO_ALLOC") &&
-		       (res->paths & t->required) != 0;
+		       res->code_index != C_NO_ALLOC &&
+		       (result_paths(res) & t->required) != 0;
 	default:
 		return false;
 	}

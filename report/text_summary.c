@@ -39,6 +39,12 @@ static void text_nccl_rails(const struct text_ctx *t)
 			proven += !strcmp(rl->proof, "proven");
 			pxn += rl->relay_gpu >= 0;
 		}
+	if (!rails) {
+		fprintf(t->out, "  %-8s none: NCCL %s%s would use no RDMA device "
+			"for any GPU\n", "rails", f->version,
+			f->version_assumed ? " (assumed)" : "");
+		return;
+	}
 	fprintf(t->out, "  %-8s %d rail(s) on %zu GPU(s), NCCL %s%s: GPUDirect "
 		"RDMA both ways on %d", "rails", rails, f->ngpus, f->version,
 		f->version_assumed ? " (assumed)" : "", both);
