@@ -40,6 +40,7 @@ void gate_mech_dmabuf_verbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t);
 
 /* topology */
 void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t);
