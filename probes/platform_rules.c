@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/sysroot.h"
@@ -99,19 +100,118 @@ static int ksym_scan(struct sysroot *sr, const char *sym, struct ksym_find *f)
 	return ret;
 }
 
+/* What the kernel log holds about peer-memory modules. */
+struct kmsg_find {
+	int err;		/* 0: read to the end; else why not */
+	int mismatches;		/* "disagrees about version of symbol" */
+	char mod[64], sym[96];	/* the first one */
+};
+
+static bool peer_module(const char *mod)
+{
+	return !strcmp(mod, "nvidia_peermem") || !strcmp(mod, "nv_peer_mem");
+}
+
+/*
+ * The kernel log from its oldest record (read-only, non-blocking): a
+ * character device or nothing, as for data.kmsg's window.
+ */
+static void kmsg_scan(struct sysroot *sr, struct kmsg_find *k)
+{
+	char rec[1024], mod[64], sym[96];
+	struct stat sb;
+	int fd = sysroot_open(sr, "/dev/kmsg", O_RDONLY | O_NONBLOCK |
+			      O_CLOEXEC);
+
+	memset(k, 0, sizeof(*k));
+	if (fd < 0) {
+		k->err = -fd;
+		return;
+	}
+	if (fstat(fd, &sb) || !S_ISCHR(sb.st_mode)) {
+		k->err = ENODEV;
+		close(fd);
+		return;
+	}
+	for (;;) {
+		ssize_t n;
+
+		errno = 0;
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: skip ahead */
+		if (n < 0 && errno != EAGAIN)
+			k->err = errno ? errno : EIO;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (parse_kmsg_symbol_version(rec, mod, sizeof(mod), sym,
+					      sizeof(sym)) || !peer_module(mod))
+			continue;
+		if (!k->mismatches++) {
+			snprintf(k->mod, sizeof(k->mod), "%s", mod);
+			snprintf(k->sym, sizeof(k->sym), "%s", sym);
+		}
+	}
+	close(fd);
+}
+
+static bool peer_client_loaded(struct sysroot *sr)
+{
+	return sysroot_exists(sr, "/sys/kernel/mm/memory_peers/nv_mem") ||
+	       sysroot_exists(sr, "/sys/kernel/mm/memory_peers/nv_mem_nc") ||
+	       sysroot_exists(sr, "/sys/module/nvidia_peermem") ||
+	       sysroot_exists(sr, "/sys/module/nv_peer_mem");
+}
+
+static void kmsg_evidence(struct result *r, const struct kmsg_find *k)
+{
+	if (k->err)
+		ev_str(r, "kernel_log", "not read (/dev/kmsg: %s)",
+		       k->err == ENODEV ? "not a character device" :
+		       strerror(k->err));
+	else if (!k->mismatches)
+		ev_str(r, "kernel_log", "no symbol version mismatch of a "
+		       "peer-memory module");
+	else
+		ev_str(r, "kernel_log", "%d line(s) like \"%s: disagrees "
+		       "about version of symbol %s\"", k->mismatches, k->mod,
+		       k->sym);
+}
+
 void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 {
 	struct ksym_find f;
+	struct kmsg_find k;
 	struct result *r;
 	int ret = ksym_scan(ctx->sr, PEER_API_SYM, &f);
 
 	(void)t;
+	kmsg_scan(ctx->sr, &k);
+	if (k.mismatches && !peer_client_loaded(ctx->sr)) {
+		/*
+		 * gpu-operator#2868: the symbol is there, but nvidia_peermem
+		 * was built against another ib_core (after an OFED upgrade).
+		 */
+		r = emit(ctx, ctx->host, ST_BLOCKED,
+			 C_PEERMEM_API_VERSION_MISMATCH, "the kernel log says "
+			 "%s disagrees about version of symbol %s: "
+			 "nvidia_peermem was built against another ib_core and "
+			 "cannot load", k.mod, k.sym);
+		remedy_PEERMEM_API_VERSION_MISMATCH(r);
+		kmsg_evidence(r, &k);
+		ev_str(r, "symbol", PEER_API_SYM);
+		ev_str(r, "kallsyms", "%s", ret ? sysroot_strerror(-ret) :
+		       f.found ? "exported" : "not listed");
+		return;
+	}
 	if (ret || !f.lines) {
 		r = emit(ctx, ctx->host, ST_SKIP, C_PEERMEM_API_UNREADABLE,
 			 "cannot read %s: %s", KALLSYMS,
 			 ret ? sysroot_strerror(-ret) : "no symbol lines "
 			 "(CONFIG_KALLSYMS off?)");
 		ev_str(r, "path", KALLSYMS);
+		kmsg_evidence(r, &k);
 		return;
 	}
 	if (f.found) {
@@ -137,4 +237,5 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_str(r, "symbol", PEER_API_SYM);
 	ev_int(r, "kallsyms_lines", f.lines);
+	kmsg_evidence(r, &k);
 }

@@ -16,6 +16,53 @@
 
 #include "decode/parse.h"
 
+/* --- parse_kmsg_symbol_version ---------------------------------------- */
+
+/* The records of NVIDIA/gpu-operator#2868's dmesg, as /dev/kmsg gives them. */
+static void test_kmsg_symbol_version_real(void **state)
+{
+	char mod[32], sym[64];
+
+	(void)state;
+	assert_int_equal(parse_kmsg_symbol_version("4,1523,98765432,-;"
+		"nvidia_peermem: disagrees about version of symbol "
+		"ib_register_peer_memory_client\n", mod, sizeof(mod), sym,
+		sizeof(sym)), 0);
+	assert_string_equal(mod, "nvidia_peermem");
+	assert_string_equal(sym, "ib_register_peer_memory_client");
+	/* The line after it is another message. */
+	assert_int_equal(parse_kmsg_symbol_version("4,1524,98765433,-;"
+		"nvidia_peermem: Unknown symbol ib_register_peer_memory_client "
+		"(err -22)\n", mod, sizeof(mod), sym, sizeof(sym)), -ENOENT);
+}
+
+static void test_kmsg_symbol_version_odd(void **state)
+{
+	char mod[8], sym[8];
+
+	(void)state;
+	/* No header: not a kmsg record. */
+	assert_int_equal(parse_kmsg_symbol_version("nvidia_peermem: disagrees "
+		"about version of symbol x", mod, sizeof(mod), sym,
+		sizeof(sym)), -EINVAL);
+	/* No module before it, a module with blanks, no symbol after it. */
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;: disagrees about "
+		"version of symbol x", mod, sizeof(mod), sym, sizeof(sym)),
+		-ENOENT);
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;a b: disagrees "
+		"about version of symbol x", mod, sizeof(mod), sym,
+		sizeof(sym)), -ENOENT);
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;m: disagrees about "
+		"version of symbol \n", mod, sizeof(mod), sym, sizeof(sym)),
+		-ENOENT);
+	/* Names longer than the buffers are cut, not overrun. */
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;nvidia_peermem: "
+		"disagrees about version of symbol ib_register", mod,
+		sizeof(mod), sym, sizeof(sym)), 0);
+	assert_string_equal(mod, "nvidia_");
+	assert_string_equal(sym, "ib_regi");
+}
+
 /* --- parse_kernel_release / kver_cmp ------------------------------------ */
 
 static void expect_kver(const char *s, int major, int minor, int patch)
@@ -946,6 +993,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_release_real),
+		cmocka_unit_test(test_kmsg_symbol_version_real),
+		cmocka_unit_test(test_kmsg_symbol_version_odd),
 		cmocka_unit_test(test_kernel_release_two_parts),
 		cmocka_unit_test(test_kernel_release_garbage),
 		cmocka_unit_test(test_kernel_release_major_only),
