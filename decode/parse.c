@@ -518,3 +518,22 @@ int parse_kmsg_symbol_version(const char *rec, char *mod, size_t mlen,
 	snprintf(sym, slen, "%.*s", (int)strcspn(end, " \n"), end);
 	return 0;
 }
+
+int parse_kconfig_line(const char *line, const char *opt, char *val,
+		       size_t vlen)
+{
+	size_t n = strlen(opt);
+
+	if (!strncmp(line, opt, n) && line[n] == '=') {
+		snprintf(val, vlen, "%.*s", (int)strcspn(line + n + 1, "\n"),
+			 line + n + 1);
+		return 1;
+	}
+	if (!strncmp(line, "# ", 2) && !strncmp(line + 2, opt, n) &&
+	    !strncmp(line + 2 + n, " is not set", 11)) {
+		if (vlen)
+			val[0] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -140,6 +140,14 @@ int ib_port_state_check(int num, const char *name);
 int parse_kmsg_symbol_version(const char *rec, char *mod, size_t mlen,
 			      char *sym, size_t slen);
 
+/*
+ * One line of a kernel .config for option opt ("CONFIG_X"): 1 and its value
+ * ("y", "m", "0x10"...) for "CONFIG_X=v", 0 for "# CONFIG_X is not set",
+ * -ENOENT for any other line.
+ */
+int parse_kconfig_line(const char *line, const char *opt, char *val,
+		       size_t vlen);
+
 /* Human size: 268435456 -> "256 MiB". */
 void format_bytes(unsigned long long v, char *buf, size_t len);
 

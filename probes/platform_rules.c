@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "access/sysroot.h"
 #include "decode/parse.h"
@@ -238,4 +239,111 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "symbol", PEER_API_SYM);
 	ev_int(r, "kallsyms_lines", f.lines);
 	kmsg_evidence(r, &k);
+}
+
+/* --- kernel config ------------------------------------------------------ */
+
+enum kopt { K_INFINIBAND, K_USER_MEM, K_DMA_BUF, K_P2PDMA, K_COUNT };
+
+static const char *const kopt_name[K_COUNT] = {
+	"CONFIG_INFINIBAND", "CONFIG_INFINIBAND_USER_MEM",
+	"CONFIG_DMA_SHARED_BUFFER", "CONFIG_PCI_P2PDMA",
+};
+
+/*
+ * Read the options from one config file (gzip or plain: zlib reads both).
+ * val[i][0] == '\0' means not set (or not listed, which is the same).
+ */
+static int kconfig_read(struct sysroot *sr, const char *path,
+			char val[K_COUNT][16])
+{
+	char line[512];
+	int fd = sysroot_open(sr, path, O_RDONLY | O_CLOEXEC);
+	gzFile gz;
+	struct stat sb;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -SYSROOT_ENOTREG;
+	}
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
+	memset(val, 0, sizeof(char[K_COUNT][16]));
+	while (gzgets(gz, line, sizeof(line)))
+		for (int i = 0; i < K_COUNT; i++)
+			if (parse_kconfig_line(line, kopt_name[i], val[i],
+					       sizeof(val[i])) >= 0)
+				break;
+	if (!gzeof(gz)) {
+		gzclose(gz);
+		return -EIO;
+	}
+	gzclose(gz);
+	return 0;
+}
+
+static bool kset(const char *v)
+{
+	return v[0] && strcmp(v, "n");
+}
+
+void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
+{
+	char rel[128], boot[200], val[K_COUNT][16], why[400];
+	const char *src = "/proc/config.gz";
+	struct result *r;
+	int ret = kconfig_read(ctx->sr, src, val), ret2 = -ENOENT;
+
+	(void)t;
+	if (ret) {
+		int rr = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease",
+					   rel, sizeof(rel));
+
+		snprintf(boot, sizeof(boot), "/boot/config-%s", rr ? "?" : rel);
+		if (!rr)
+			ret2 = kconfig_read(ctx->sr, boot, val);
+		src = boot;
+	}
+	if (ret && ret2) {
+		snprintf(why, sizeof(why), "/proc/config.gz: %s; %s: %s",
+			 sysroot_strerror(-ret), boot,
+			 sysroot_strerror(-ret2));
+		r = emit(ctx, ctx->host, ST_SKIP, C_KCONFIG_UNREADABLE,
+			 "no kernel config readable (%s)", why);
+		return;
+	}
+	if (kset(val[K_INFINIBAND]) && !kset(val[K_USER_MEM])) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KCONFIG_NO_USER_MEM,
+			 "%s has CONFIG_INFINIBAND but not "
+			 "CONFIG_INFINIBAND_USER_MEM: ib_core cannot register "
+			 "user memory (no ibv_reg_mr, no ibv_reg_dmabuf_mr)",
+			 src);
+		remedy_KCONFIG_NO_USER_MEM(r);
+	} else if (!kset(val[K_DMA_BUF])) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KCONFIG_NO_DMA_BUF,
+			 "%s lacks CONFIG_DMA_SHARED_BUFFER: the NVIDIA open "
+			 "module builds no dma-buf exporter", src);
+		remedy_KCONFIG_NO_DMA_BUF(r);
+		/* Only the DMA-BUF path needs it. */
+		r->paths = P_DMABUF;
+	} else if (!kset(val[K_INFINIBAND])) {
+		r = emit(ctx, ctx->host, ST_PASS, C_KCONFIG_OUT_OF_TREE,
+			 "%s has no in-tree RDMA stack (CONFIG_INFINIBAND not "
+			 "set): ib_core comes from out of tree (MLNX_OFED/"
+			 "DOCA-OFED) and these options do not apply to it", src);
+	} else {
+		r = emit(ctx, ctx->host, ST_PASS, C_KCONFIG_OK,
+			 "%s has CONFIG_DMA_SHARED_BUFFER and "
+			 "CONFIG_INFINIBAND_USER_MEM", src);
+	}
+	ev_str(r, "source", "%s", src);
+	for (int i = 0; i < K_COUNT; i++)
+		ev_str(r, kopt_name[i], "%s", val[i][0] ? val[i] : "not set");
+	ev_str(r, "note", "CONFIG_PCI_P2PDMA is shown only: nvidia-uvm uses "
+	       "it; the NVIDIA dma-buf exporter and ib_umem_dmabuf do not");
 }

@@ -15,6 +15,7 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t);
 void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t);
 void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t);
 void gate_host_container(struct gdr_ctx *ctx, const struct target *t);
+void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t);
 
 /* gpu */
 void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t);

@@ -16,6 +16,35 @@
 
 #include "decode/parse.h"
 
+/* --- parse_kconfig_line --------------------------------------------------- */
+
+/* Lines of siderolabs/talos#12021's /proc/config.gz and a distro config. */
+static void test_kconfig_line(void **state)
+{
+	char v[16];
+
+	(void)state;
+	assert_int_equal(parse_kconfig_line("# CONFIG_PCI_P2PDMA is not set",
+					    "CONFIG_PCI_P2PDMA", v, sizeof(v)), 0);
+	assert_int_equal(parse_kconfig_line("CONFIG_PCI_P2PDMA=y\n",
+					    "CONFIG_PCI_P2PDMA", v, sizeof(v)), 1);
+	assert_string_equal(v, "y");
+	assert_int_equal(parse_kconfig_line("CONFIG_INFINIBAND_USER_MEM=y",
+				"CONFIG_INFINIBAND_USER_MEM", v, sizeof(v)), 1);
+	/* A longer option with the same prefix is another option. */
+	assert_int_equal(parse_kconfig_line("CONFIG_INFINIBAND_USER_MEM_X=y",
+				"CONFIG_INFINIBAND_USER_MEM", v, sizeof(v)),
+			 -ENOENT);
+	assert_int_equal(parse_kconfig_line("# CONFIG_PCI_P2PDMA_X is not set",
+					    "CONFIG_PCI_P2PDMA", v, sizeof(v)),
+			 -ENOENT);
+	assert_int_equal(parse_kconfig_line("CONFIG_DMA_SHARED_BUFFER",
+				"CONFIG_DMA_SHARED_BUFFER", v, sizeof(v)), -ENOENT);
+	assert_int_equal(parse_kconfig_line("CONFIG_NR_CPUS=8192",
+					    "CONFIG_NR_CPUS", v, 3), 1);
+	assert_string_equal(v, "81");
+}
+
 /* --- parse_kmsg_symbol_version ---------------------------------------- */
 
 /* The records of NVIDIA/gpu-operator#2868's dmesg, as /dev/kmsg gives them. */
@@ -993,6 +1022,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_release_real),
+		cmocka_unit_test(test_kconfig_line),
 		cmocka_unit_test(test_kmsg_symbol_version_real),
 		cmocka_unit_test(test_kmsg_symbol_version_odd),
 		cmocka_unit_test(test_kernel_release_two_parts),
