@@ -347,3 +347,49 @@ void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "note", "CONFIG_PCI_P2PDMA is shown only: nvidia-uvm uses "
 	       "it; the NVIDIA dma-buf exporter and ib_umem_dmabuf do not");
 }
+
+/* --- RDMA network namespaces ------------------------------------------- */
+
+#define NETNS_MODE	"/sys/module/ib_core/parameters/netns_mode"
+
+void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
+{
+	char mode[16];
+	struct result *r;
+	int ret = sysroot_read_line(ctx->sr, NETNS_MODE, mode, sizeof(mode));
+	bool container = sysroot_exists(ctx->sr, "/.dockerenv") ||
+			 sysroot_exists(ctx->sr, "/run/.containerenv");
+
+	(void)t;
+	/* A bool parameter reads Y or N (1/0 from older kernels). */
+	if (!ret && strcmp(mode, "Y") && strcmp(mode, "N") &&
+	    strcmp(mode, "1") && strcmp(mode, "0"))
+		ret = -EINVAL;
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_SKIP, C_NETNS_UNKNOWN,
+			 "cannot read %s: %s (ib_core not loaded?)", NETNS_MODE,
+			 ret == -EINVAL ? "not a bool" : sysroot_strerror(-ret));
+		ev_str(r, "path", NETNS_MODE);
+		return;
+	}
+	if (!strcmp(mode, "Y") || !strcmp(mode, "1")) {
+		r = emit(ctx, ctx->host, ST_PASS, C_NETNS_SHARED,
+			 "RDMA subsystem in shared netns mode: every RDMA device "
+			 "is visible in every network namespace");
+	} else if (ctx->inv.nnic) {
+		r = emit(ctx, ctx->host, ST_PASS, C_NETNS_EXCLUSIVE,
+			 "RDMA subsystem in exclusive netns mode: %zu RDMA "
+			 "device(s) belong to this network namespace",
+			 ctx->inv.nnic);
+	} else {
+		r = emit(ctx, ctx->host, ST_WARN, C_NETNS_EXCLUSIVE_HIDDEN,
+			 "RDMA subsystem in exclusive netns mode and no RDMA "
+			 "device in this network namespace: devices of other "
+			 "namespaces are hidden");
+		remedy_NETNS_EXCLUSIVE_HIDDEN(r);
+	}
+	ev_str(r, "netns_mode", "%s (%s)", mode, !strcmp(mode, "Y") ||
+	       !strcmp(mode, "1") ? "shared" : "exclusive");
+	ev_int(r, "rdma_devices_here", (long long)ctx->inv.nnic);
+	ev_str(r, "container", "%s", container ? "yes" : "no markers");
+}

@@ -30,6 +30,7 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_port(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t);
