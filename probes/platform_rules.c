@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -392,4 +393,111 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 	       !strcmp(mode, "1") ? "shared" : "exclusive");
 	ev_int(r, "rdma_devices_here", (long long)ctx->inv.nnic);
 	ev_str(r, "container", "%s", container ? "yes" : "no markers");
+}
+
+/* --- IOMMU groups and the driver's topology override ------------------- */
+
+#define NV_PARAMS	"/proc/driver/nvidia/params"
+
+/* "GrdmaPciTopoCheckOverride: N" of the driver's params; -1 if absent. */
+static int grdma_override(struct sysroot *sr)
+{
+	static const char key[] = "GrdmaPciTopoCheckOverride: ";
+	char text[16384];
+	const char *p;
+
+	if (sysroot_read(sr, NV_PARAMS, text, sizeof(text)) < 0)
+		return -1;
+	for (p = text; (p = strstr(p, key)); p++)
+		if (p == text || p[-1] == '\n')
+			return atoi(p + sizeof(key) - 1);
+	return -1;
+}
+
+static int group_of(struct sysroot *sr, const char *bdf, char *g, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/iommu_group", bdf);
+	return sysroot_link_name(sr, p, g, len);
+}
+
+/* The CPU vendor of an x86 /proc/cpuinfo, or NULL (arm64 and others). */
+static const char *x86_vendor(struct sysroot *sr, char *buf, size_t len)
+{
+	char text[8192];
+	const char *v;
+	ssize_t n = sysroot_read(sr, "/proc/cpuinfo", text, sizeof(text));
+
+	/* The first CPU's lines are enough: a longer file is fine. */
+	if (n < 0 && n != -EFBIG)
+		return NULL;
+	text[sizeof(text) - 1] = '\0';
+	v = strstr(text, "vendor_id\t: ");
+	if (!v)
+		return NULL;
+	v += strlen("vendor_id\t: ");
+	snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
+	return strcmp(buf, "GenuineIntel") && strcmp(buf, "AuthenticAMD") ?
+	       NULL : buf;
+}
+
+void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const char *gpu = ctx->inv.gpu[pr->gpu].pci;
+	const char *nic = ctx->inv.nic[pr->nic].pci;
+	char gg[32] = "", ng[32] = "", vendor[32];
+	int ovr = grdma_override(ctx->sr), rg, rn;
+	struct result *r;
+
+	if (!nic[0]) {
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
+	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
+	if (ovr == 2) {
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_GRDMA_TOPO_DENY,
+			 "NVreg_GrdmaPciTopoCheckOverride is 2: the NVIDIA "
+			 "driver denies every dma-buf attach its topology check "
+			 "decides (non-coherent GPUs)");
+		remedy_GRDMA_TOPO_DENY(r);
+	} else if ((rg && path_state_of(rg) == PATH_UNREADABLE) ||
+		   (rn && path_state_of(rn) == PATH_UNREADABLE)) {
+		bool g = rg && path_state_of(rg) == PATH_UNREADABLE;
+
+		r = emit(ctx, pr->subject, ST_ERROR, C_IOMMU_GROUP_UNREADABLE,
+			 "cannot read the IOMMU group of %s: %s", g ? gpu : nic,
+			 sysroot_strerror(g ? -rg : -rn));
+	} else if (rg && rn) {
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_NONE,
+			 "neither GPU nor NIC is in an IOMMU group (no IOMMU): "
+			 "the driver's group comparison sees them alike");
+	} else if (!rg && !rn && !strcmp(gg, ng)) {
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
+			 "GPU and NIC share IOMMU group %s", gg);
+	} else if (x86_vendor(ctx->sr, vendor, sizeof(vendor))) {
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
+			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
+			 "not coherent and the driver does not compare IOMMU "
+			 "groups", rg ? "none" : gg, rn ? "none" : ng, vendor);
+	} else {
+		r = emit(ctx, pr->subject, ST_WARN, C_IOMMU_GROUPS_DIFFER,
+			 "GPU in IOMMU group %s, NIC in %s: a dma-buf exported "
+			 "with the PCIe (BAR1) mapping type is refused at attach "
+			 "on coherent platforms; other mappings are not affected",
+			 rg ? "none" : gg, rn ? "none" : ng);
+		remedy_IOMMU_GROUPS_DIFFER(r);
+	}
+	ev_str(r, "gpu_group", "%s", rg ? "none" : gg);
+	ev_str(r, "nic_group", "%s", rn ? "none" : ng);
+	if (ovr < 0)
+		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
+	else
+		ev_str(r, "GrdmaPciTopoCheckOverride", "%d (%s)", ovr,
+		       ovr == 0 ? "driver decides" : ovr == 1 ?
+		       "allow: topology check overridden" : ovr == 2 ?
+		       "deny" : "unknown value");
 }
