@@ -501,3 +501,113 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		       "allow: topology check overridden" : ovr == 2 ?
 		       "deny" : "unknown value");
 }
+
+/* --- arm-smmu-v3 identity domains before 6.11 --------------------------- */
+
+/* The first "smmu3.*" unit in /sys/class/iommu (arm-smmu-v3's names). */
+static int smmu3_unit(struct sysroot *sr, char *buf, size_t len)
+{
+	char **units = NULL;
+	size_t n = 0;
+	int ret = sysroot_list(sr, "/sys/class/iommu", &units, &n);
+
+	buf[0] = '\0';
+	for (size_t i = 0; !ret && i < n && !buf[0]; i++)
+		if (!strncmp(units[i], "smmu3.", 6))
+			snprintf(buf, len, "%s", units[i]);
+	sysroot_free_list(units, n);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* The last word of the command line starting with key (the kernel's). */
+static const char *cmdline_word(const char *line, const char *key, char *buf,
+				size_t len)
+{
+	size_t k = strlen(key);
+	const char *found = NULL;
+
+	for (const char *p = line; *p; ) {
+		size_t w = strcspn(p, " ");
+
+		if (w >= k && !strncmp(p, key, k)) {
+			snprintf(buf, len, "%.*s", (int)w, p);
+			found = buf;
+		}
+		p += w;
+		p += strspn(p, " ");
+	}
+	return found;
+}
+
+void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t)
+{
+	char unit[64], rel[128], cmd[4096], pt[64], acs[256], vendor[32];
+	struct result *r;
+	struct kver v;
+	bool identity;
+	int ret;
+
+	(void)t;
+	ret = smmu3_unit(ctx->sr, unit, sizeof(unit));
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_ERROR, C_SMMU_FACTS_UNREADABLE,
+			 "cannot read /sys/class/iommu: %s",
+			 sysroot_strerror(-ret));
+		return;
+	}
+	if (!unit[0]) {
+		const char *x86 = x86_vendor(ctx->sr, vendor, sizeof(vendor));
+
+		emit(ctx, ctx->host, ST_SKIP, C_SMMU_NOT_APPLICABLE,
+		     "no arm-smmu-v3 unit (%s): the Grace/SMMU rule does not "
+		     "apply", x86 ? x86 : "no smmu3.* in /sys/class/iommu");
+		return;
+	}
+	ret = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease", rel,
+				sizeof(rel));
+	if (!ret && parse_kernel_release(rel, &v))
+		ret = -EINVAL;
+	if (!ret)
+		ret = sysroot_read_line(ctx->sr, "/proc/cmdline", cmd,
+					sizeof(cmd));
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_ERROR, C_SMMU_FACTS_UNREADABLE,
+			 "cannot read the kernel release or command line: %s",
+			 ret == -EINVAL ? "release not a version" :
+			 sysroot_strerror(-ret));
+		return;
+	}
+	/* iommu.passthrough=1/y/on, or iommu=pt (the last one counts). */
+	identity = false;
+	if (cmdline_word(cmd, "iommu.passthrough=", pt, sizeof(pt)))
+		identity = (pt[18] && strchr("1yY", pt[18])) ||
+			   !strcmp(pt + 18, "on");
+	else if (cmdline_word(cmd, "iommu=pt", pt, sizeof(pt)))
+		identity = !strcmp(pt, "iommu=pt");
+	if (!cmdline_word(cmd, "pci=config_acs=", acs, sizeof(acs)))
+		acs[0] = '\0';
+	if (kver_cmp(&v, 6, 11) >= 0 || !identity) {
+		r = emit(ctx, ctx->host, ST_PASS, C_SMMU_OK,
+			 "arm-smmu-v3 with kernel %s: %s", rel,
+			 kver_cmp(&v, 6, 11) >= 0 ? "PASIDs attach to identity "
+			 "domains (>= 6.11)" : "translating domains, the PASID "
+			 "bind works");
+	} else if (acs[0]) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_SMMU_PASSTHROUGH_ACS,
+			 "arm-smmu-v3, kernel %s < 6.11, identity domains (%s) "
+			 "and ACS set on the command line (%s): nvidia_uvm's "
+			 "PASID bind fails, no CUDA context can be created", rel,
+			 pt, acs);
+		remedy_SMMU_PASSTHROUGH_ACS(r);
+	} else {
+		r = emit(ctx, ctx->host, ST_WARN, C_SMMU_PASSTHROUGH,
+			 "arm-smmu-v3, kernel %s < 6.11 and identity domains "
+			 "(%s): enabling ACS (pci=config_acs=) would stop CUDA "
+			 "contexts", rel, pt);
+		remedy_SMMU_PASSTHROUGH(r);
+	}
+	ev_str(r, "smmu_unit", "%s", unit);
+	ev_str(r, "release", "%s", rel);
+	ev_str(r, "passthrough", "%s", identity ? pt : "no");
+	ev_str(r, "config_acs", "%s", acs[0] ? acs : "not on the command line");
+}

@@ -56,6 +56,7 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t);
 
 /* registration and datapath */
