@@ -498,3 +498,42 @@ int ib_port_state_check(int num, const char *name)
 		return -ERANGE;
 	return strcmp(names[num], name) ? -ERANGE : 0;
 }
+
+int parse_kmsg_symbol_version(const char *rec, char *mod, size_t mlen,
+			      char *sym, size_t slen)
+{
+	static const char what[] = ": disagrees about version of symbol ";
+	const char *msg = strchr(rec, ';'), *hit, *end;
+
+	if (!msg || msg == rec || !mlen || !slen)
+		return -EINVAL;
+	msg++;
+	hit = strstr(msg, what);
+	if (!hit || hit == msg || memchr(msg, ' ', (size_t)(hit - msg)))
+		return -ENOENT;
+	end = hit + sizeof(what) - 1;
+	if (!*end || *end == '\n' || *end == ' ')
+		return -ENOENT;
+	snprintf(mod, mlen, "%.*s", (int)(hit - msg), msg);
+	snprintf(sym, slen, "%.*s", (int)strcspn(end, " \n"), end);
+	return 0;
+}
+
+int parse_kconfig_line(const char *line, const char *opt, char *val,
+		       size_t vlen)
+{
+	size_t n = strlen(opt);
+
+	if (!strncmp(line, opt, n) && line[n] == '=') {
+		snprintf(val, vlen, "%.*s", (int)strcspn(line + n + 1, "\n"),
+			 line + n + 1);
+		return 1;
+	}
+	if (!strncmp(line, "# ", 2) && !strncmp(line + 2, opt, n) &&
+	    !strncmp(line + 2 + n, " is not set", 11)) {
+		if (vlen)
+			val[0] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -131,6 +131,23 @@ int cuda_driver_version_check(int v);
 /* A port state number and name ("4: ACTIVE") that belong together. */
 int ib_port_state_check(int num, const char *name);
 
+/*
+ * A /dev/kmsg record ("PRI,SEQ,USEC,FLAGS;MESSAGE") saying a module was
+ * built against another ib_core: "MOD: disagrees about version of symbol
+ * SYM" (NVIDIA/gpu-operator#2868). 0 and the module and symbol names, or
+ * -ENOENT when the record says something else (-EINVAL: not a record).
+ */
+int parse_kmsg_symbol_version(const char *rec, char *mod, size_t mlen,
+			      char *sym, size_t slen);
+
+/*
+ * One line of a kernel .config for option opt ("CONFIG_X"): 1 and its value
+ * ("y", "m", "0x10"...) for "CONFIG_X=v", 0 for "# CONFIG_X is not set",
+ * -ENOENT for any other line.
+ */
+int parse_kconfig_line(const char *line, const char *opt, char *val,
+		       size_t vlen);
+
 /* Human size: 268435456 -> "256 MiB". */
 void format_bytes(unsigned long long v, char *buf, size_t len);
 

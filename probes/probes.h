@@ -15,6 +15,7 @@ void gate_host_kernel(struct gdr_ctx *ctx, const struct target *t);
 void gate_host_memlock(struct gdr_ctx *ctx, const struct target *t);
 void gate_host_privileges(struct gdr_ctx *ctx, const struct target *t);
 void gate_host_container(struct gdr_ctx *ctx, const struct target *t);
+void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t);
 
 /* gpu */
 void gate_gpu_driver(struct gdr_ctx *ctx, const struct target *t);
@@ -30,6 +31,7 @@ void gate_gpu_nvml(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_devices(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_port(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t);
@@ -41,6 +43,7 @@ void gate_mech_dmabuf_verbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t);
+void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t);
 
 /* topology */
 void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t);
@@ -56,6 +59,8 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t);
 
 /* registration and datapath */
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);

@@ -8,6 +8,7 @@ absolute inside the sysroot. Values use shell-like quoting (shlex).
                                     expands to X when NAME is not set
   include FILE                      read another spec (relative to this one)
   file PATH TEXT                    write TEXT + newline ("\\n" escapes work)
+  gzfile PATH TEXT                  as file, gzip-compressed (/proc/config.gz)
   touch PATH                        empty file (e.g. a /dev node stand-in)
   dir PATH                          empty directory
   link PATH TARGET                  symlink
@@ -62,6 +63,7 @@ port keys: state=ACTIVE|DOWN|INIT|ARMED, phys=LinkUp|Polling|Disabled,
 link=Ethernet|InfiniBand, rate=TEXT, gids=TYPE[:netdev],... where TYPE is
 v2, v1 or zero (an unpopulated entry).
 """
+import gzip
 import os
 import re
 import socket
@@ -91,6 +93,13 @@ class Builder:
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
+
+    def write_gz(self, path, text):
+        full = self.p(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        # mtime 0: the same spec builds the same bytes.
+        with gzip.GzipFile(full, "wb", mtime=0) as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
 
     def mkdir(self, path):
         os.makedirs(self.p(path), exist_ok=True)
@@ -347,6 +356,8 @@ def run_spec(b, spec, env=None):
                     run_spec(b, os.path.join(here, args[0]), env)
                 elif cmd == "file":
                     b.write(args[0], args[1].replace("\\n", "\n") + "\n")
+                elif cmd == "gzfile":
+                    b.write_gz(args[0], args[1].replace("\\n", "\n") + "\n")
                 elif cmd == "touch":
                     b.write(args[0], "")
                 elif cmd == "dir":

@@ -16,6 +16,82 @@
 
 #include "decode/parse.h"
 
+/* --- parse_kconfig_line --------------------------------------------------- */
+
+/* Lines of siderolabs/talos#12021's /proc/config.gz and a distro config. */
+static void test_kconfig_line(void **state)
+{
+	char v[16];
+
+	(void)state;
+	assert_int_equal(parse_kconfig_line("# CONFIG_PCI_P2PDMA is not set",
+					    "CONFIG_PCI_P2PDMA", v, sizeof(v)), 0);
+	assert_int_equal(parse_kconfig_line("CONFIG_PCI_P2PDMA=y\n",
+					    "CONFIG_PCI_P2PDMA", v, sizeof(v)), 1);
+	assert_string_equal(v, "y");
+	assert_int_equal(parse_kconfig_line("CONFIG_INFINIBAND_USER_MEM=y",
+				"CONFIG_INFINIBAND_USER_MEM", v, sizeof(v)), 1);
+	/* A longer option with the same prefix is another option. */
+	assert_int_equal(parse_kconfig_line("CONFIG_INFINIBAND_USER_MEM_X=y",
+				"CONFIG_INFINIBAND_USER_MEM", v, sizeof(v)),
+			 -ENOENT);
+	assert_int_equal(parse_kconfig_line("# CONFIG_PCI_P2PDMA_X is not set",
+					    "CONFIG_PCI_P2PDMA", v, sizeof(v)),
+			 -ENOENT);
+	assert_int_equal(parse_kconfig_line("CONFIG_DMA_SHARED_BUFFER",
+				"CONFIG_DMA_SHARED_BUFFER", v, sizeof(v)), -ENOENT);
+	assert_int_equal(parse_kconfig_line("CONFIG_NR_CPUS=8192",
+					    "CONFIG_NR_CPUS", v, 3), 1);
+	assert_string_equal(v, "81");
+}
+
+/* --- parse_kmsg_symbol_version ---------------------------------------- */
+
+/* The records of NVIDIA/gpu-operator#2868's dmesg, as /dev/kmsg gives them. */
+static void test_kmsg_symbol_version_real(void **state)
+{
+	char mod[32], sym[64];
+
+	(void)state;
+	assert_int_equal(parse_kmsg_symbol_version("4,1523,98765432,-;"
+		"nvidia_peermem: disagrees about version of symbol "
+		"ib_register_peer_memory_client\n", mod, sizeof(mod), sym,
+		sizeof(sym)), 0);
+	assert_string_equal(mod, "nvidia_peermem");
+	assert_string_equal(sym, "ib_register_peer_memory_client");
+	/* The line after it is another message. */
+	assert_int_equal(parse_kmsg_symbol_version("4,1524,98765433,-;"
+		"nvidia_peermem: Unknown symbol ib_register_peer_memory_client "
+		"(err -22)\n", mod, sizeof(mod), sym, sizeof(sym)), -ENOENT);
+}
+
+static void test_kmsg_symbol_version_odd(void **state)
+{
+	char mod[8], sym[8];
+
+	(void)state;
+	/* No header: not a kmsg record. */
+	assert_int_equal(parse_kmsg_symbol_version("nvidia_peermem: disagrees "
+		"about version of symbol x", mod, sizeof(mod), sym,
+		sizeof(sym)), -EINVAL);
+	/* No module before it, a module with blanks, no symbol after it. */
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;: disagrees about "
+		"version of symbol x", mod, sizeof(mod), sym, sizeof(sym)),
+		-ENOENT);
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;a b: disagrees "
+		"about version of symbol x", mod, sizeof(mod), sym,
+		sizeof(sym)), -ENOENT);
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;m: disagrees about "
+		"version of symbol \n", mod, sizeof(mod), sym, sizeof(sym)),
+		-ENOENT);
+	/* Names longer than the buffers are cut, not overrun. */
+	assert_int_equal(parse_kmsg_symbol_version("4,1,2,-;nvidia_peermem: "
+		"disagrees about version of symbol ib_register", mod,
+		sizeof(mod), sym, sizeof(sym)), 0);
+	assert_string_equal(mod, "nvidia_");
+	assert_string_equal(sym, "ib_regi");
+}
+
 /* --- parse_kernel_release / kver_cmp ------------------------------------ */
 
 static void expect_kver(const char *s, int major, int minor, int patch)
@@ -946,6 +1022,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_release_real),
+		cmocka_unit_test(test_kconfig_line),
+		cmocka_unit_test(test_kmsg_symbol_version_real),
+		cmocka_unit_test(test_kmsg_symbol_version_odd),
 		cmocka_unit_test(test_kernel_release_two_parts),
 		cmocka_unit_test(test_kernel_release_garbage),
 		cmocka_unit_test(test_kernel_release_major_only),

@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Platform rules from the field (issue 16): facts about the kernel a
+ * mechanism needs that the chain's other gates take for granted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "access/sysroot.h"
+#include "decode/parse.h"
+#include "probes/probes.h"
+
+#define KALLSYMS	"/proc/kallsyms"
+#define PEER_API_SYM	"ib_register_peer_memory_client"
+
+/* What one pass over /proc/kallsyms found. */
+struct ksym_find {
+	long lines;		/* symbol lines seen */
+	bool found;
+	bool zero_addr;		/* its address reads as 0 (kptr_restrict) */
+	char module[64];	/* "[ib_core]" -> "ib_core"; "" when built in */
+};
+
+/*
+ * One kallsyms line: "ADDR TYPE NAME[\t[MODULE]]". The name must match
+ * exactly: "__kstrtab_<sym>" and "__ksymtab_<sym>" are other symbols.
+ */
+static void ksym_line(const char *l, size_t len, const char *sym,
+		      struct ksym_find *f)
+{
+	size_t slen = strlen(sym), i = 0, a, name;
+
+	while (i < len && l[i] != ' ')
+		i++;
+	a = i;
+	if (!a || i + 3 > len || l[i + 2] != ' ')
+		return;
+	f->lines++;
+	name = i + 3;
+	if (len - name < slen || memcmp(l + name, sym, slen) ||
+	    (name + slen < len && l[name + slen] != '\t' &&
+	     l[name + slen] != ' '))
+		return;
+	f->found = true;
+	f->zero_addr = strspn(l, "0") == a;
+	f->module[0] = '\0';
+	for (i = name + slen; i < len && l[i] != '['; i++)
+		;
+	if (i < len) {
+		size_t m = ++i;
+
+		while (i < len && l[i] != ']')
+			i++;
+		snprintf(f->module, sizeof(f->module), "%.*s", (int)(i - m),
+			 l + m);
+	}
+}
+
+/* Stream the file (megabytes: it does not fit a sysfs-sized buffer). */
+static int ksym_scan(struct sysroot *sr, const char *sym, struct ksym_find *f)
+{
+	char buf[65536];
+	size_t have = 0;
+	int fd = sysroot_open(sr, KALLSYMS, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+		size_t start = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		have += (size_t)n;
+		for (size_t i = 0; i < have; i++) {
+			if (buf[i] != '\n')
+				continue;
+			ksym_line(buf + start, i - start, sym, f);
+			start = i + 1;
+		}
+		if (n == 0 || (!start && have == sizeof(buf))) {
+			/* The end, or a line longer than the buffer. */
+			if (have > start)
+				ksym_line(buf + start, have - start, sym, f);
+			break;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	close(fd);
+	return ret;
+}
+
+/* What the kernel log holds about peer-memory modules. */
+struct kmsg_find {
+	int err;		/* 0: read to the end; else why not */
+	int mismatches;		/* "disagrees about version of symbol" */
+	char mod[64], sym[96];	/* the first one */
+};
+
+static bool peer_module(const char *mod)
+{
+	return !strcmp(mod, "nvidia_peermem") || !strcmp(mod, "nv_peer_mem");
+}
+
+/*
+ * The kernel log from its oldest record (read-only, non-blocking): a
+ * character device or nothing, as for data.kmsg's window.
+ */
+static void kmsg_scan(struct sysroot *sr, struct kmsg_find *k)
+{
+	char rec[1024], mod[64], sym[96];
+	struct stat sb;
+	int fd = sysroot_open(sr, "/dev/kmsg", O_RDONLY | O_NONBLOCK |
+			      O_CLOEXEC);
+
+	memset(k, 0, sizeof(*k));
+	if (fd < 0) {
+		k->err = -fd;
+		return;
+	}
+	if (fstat(fd, &sb) || !S_ISCHR(sb.st_mode)) {
+		k->err = ENODEV;
+		close(fd);
+		return;
+	}
+	for (;;) {
+		ssize_t n;
+
+		errno = 0;
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: skip ahead */
+		if (n < 0 && errno != EAGAIN)
+			k->err = errno ? errno : EIO;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (parse_kmsg_symbol_version(rec, mod, sizeof(mod), sym,
+					      sizeof(sym)) || !peer_module(mod))
+			continue;
+		if (!k->mismatches++) {
+			snprintf(k->mod, sizeof(k->mod), "%s", mod);
+			snprintf(k->sym, sizeof(k->sym), "%s", sym);
+		}
+	}
+	close(fd);
+}
+
+static bool peer_client_loaded(struct sysroot *sr)
+{
+	return sysroot_exists(sr, "/sys/kernel/mm/memory_peers/nv_mem") ||
+	       sysroot_exists(sr, "/sys/kernel/mm/memory_peers/nv_mem_nc") ||
+	       sysroot_exists(sr, "/sys/module/nvidia_peermem") ||
+	       sysroot_exists(sr, "/sys/module/nv_peer_mem");
+}
+
+static void kmsg_evidence(struct result *r, const struct kmsg_find *k)
+{
+	if (k->err)
+		ev_str(r, "kernel_log", "not read (/dev/kmsg: %s)",
+		       k->err == ENODEV ? "not a character device" :
+		       strerror(k->err));
+	else if (!k->mismatches)
+		ev_str(r, "kernel_log", "no symbol version mismatch of a "
+		       "peer-memory module");
+	else
+		ev_str(r, "kernel_log", "%d line(s) like \"%s: disagrees "
+		       "about version of symbol %s\"", k->mismatches, k->mod,
+		       k->sym);
+}
+
+void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
+{
+	struct ksym_find f;
+	struct kmsg_find k;
+	struct result *r;
+	int ret = ksym_scan(ctx->sr, PEER_API_SYM, &f);
+
+	(void)t;
+	kmsg_scan(ctx->sr, &k);
+	if (k.mismatches && !peer_client_loaded(ctx->sr)) {
+		/*
+		 * gpu-operator#2868: the symbol is there, but nvidia_peermem
+		 * was built against another ib_core (after an OFED upgrade).
+		 */
+		r = emit(ctx, ctx->host, ST_BLOCKED,
+			 C_PEERMEM_API_VERSION_MISMATCH, "the kernel log says "
+			 "%s disagrees about version of symbol %s: "
+			 "nvidia_peermem was built against another ib_core and "
+			 "cannot load", k.mod, k.sym);
+		remedy_PEERMEM_API_VERSION_MISMATCH(r);
+		kmsg_evidence(r, &k);
+		ev_str(r, "symbol", PEER_API_SYM);
+		ev_str(r, "kallsyms", "%s", ret ? sysroot_strerror(-ret) :
+		       f.found ? "exported" : "not listed");
+		return;
+	}
+	if (ret || !f.lines) {
+		r = emit(ctx, ctx->host, ST_SKIP, C_PEERMEM_API_UNREADABLE,
+			 "cannot read %s: %s", KALLSYMS,
+			 ret ? sysroot_strerror(-ret) : "no symbol lines "
+			 "(CONFIG_KALLSYMS off?)");
+		ev_str(r, "path", KALLSYMS);
+		kmsg_evidence(r, &k);
+		return;
+	}
+	if (f.found) {
+		r = emit(ctx, ctx->host, ST_PASS, C_PEERMEM_API_PRESENT,
+			 "ib_core exports the peer-memory API (%s in %s)",
+			 PEER_API_SYM, f.module[0] ? f.module : "the kernel");
+		ev_str(r, "module", "%s", f.module[0] ? f.module : "built in");
+		/* Names are listed to everyone; addresses only to root. */
+		ev_str(r, "address", "%s", f.zero_addr ? "0 (hidden: "
+		       "kptr_restrict, not root; the name is what counts)" :
+		       "non-zero");
+	} else if (!sysroot_exists(ctx->sr, "/sys/module/ib_core")) {
+		r = emit(ctx, ctx->host, ST_SKIP, C_PEERMEM_API_NO_IB_CORE,
+			 "ib_core is not loaded (/sys/module/ib_core absent): "
+			 "its exports cannot be seen");
+	} else {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_PEERMEM_API_MISSING,
+			 "ib_core is loaded but %s lists no %s: an inbox "
+			 "ib_core without the peer-memory API; nvidia_peermem "
+			 "cannot load (modprobe: EINVAL)", KALLSYMS,
+			 PEER_API_SYM);
+		remedy_PEERMEM_API_MISSING(r);
+	}
+	ev_str(r, "symbol", PEER_API_SYM);
+	ev_int(r, "kallsyms_lines", f.lines);
+	kmsg_evidence(r, &k);
+}
+
+/* --- kernel config ------------------------------------------------------ */
+
+enum kopt { K_INFINIBAND, K_USER_MEM, K_DMA_BUF, K_P2PDMA, K_COUNT };
+
+static const char *const kopt_name[K_COUNT] = {
+	"CONFIG_INFINIBAND", "CONFIG_INFINIBAND_USER_MEM",
+	"CONFIG_DMA_SHARED_BUFFER", "CONFIG_PCI_P2PDMA",
+};
+
+/*
+ * Read the options from one config file (gzip or plain: zlib reads both).
+ * val[i][0] == '\0' means not set (or not listed, which is the same).
+ */
+static int kconfig_read(struct sysroot *sr, const char *path,
+			char val[K_COUNT][16])
+{
+	char line[512];
+	int fd = sysroot_open(sr, path, O_RDONLY | O_CLOEXEC);
+	gzFile gz;
+	struct stat sb;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -SYSROOT_ENOTREG;
+	}
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
+	memset(val, 0, sizeof(char[K_COUNT][16]));
+	while (gzgets(gz, line, sizeof(line)))
+		for (int i = 0; i < K_COUNT; i++)
+			if (parse_kconfig_line(line, kopt_name[i], val[i],
+					       sizeof(val[i])) >= 0)
+				break;
+	if (!gzeof(gz)) {
+		gzclose(gz);
+		return -EIO;
+	}
+	gzclose(gz);
+	return 0;
+}
+
+static bool kset(const char *v)
+{
+	return v[0] && strcmp(v, "n");
+}
+
+void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
+{
+	char rel[128], boot[200], val[K_COUNT][16], why[400];
+	const char *src = "/proc/config.gz";
+	struct result *r;
+	int ret = kconfig_read(ctx->sr, src, val), ret2 = -ENOENT;
+
+	(void)t;
+	if (ret) {
+		int rr = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease",
+					   rel, sizeof(rel));
+
+		snprintf(boot, sizeof(boot), "/boot/config-%s", rr ? "?" : rel);
+		if (!rr)
+			ret2 = kconfig_read(ctx->sr, boot, val);
+		src = boot;
+	}
+	if (ret && ret2) {
+		snprintf(why, sizeof(why), "/proc/config.gz: %s; %s: %s",
+			 sysroot_strerror(-ret), boot,
+			 sysroot_strerror(-ret2));
+		r = emit(ctx, ctx->host, ST_SKIP, C_KCONFIG_UNREADABLE,
+			 "no kernel config readable (%s)", why);
+		return;
+	}
+	if (kset(val[K_INFINIBAND]) && !kset(val[K_USER_MEM])) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KCONFIG_NO_USER_MEM,
+			 "%s has CONFIG_INFINIBAND but not "
+			 "CONFIG_INFINIBAND_USER_MEM: ib_core cannot register "
+			 "user memory (no ibv_reg_mr, no ibv_reg_dmabuf_mr)",
+			 src);
+		remedy_KCONFIG_NO_USER_MEM(r);
+	} else if (!kset(val[K_DMA_BUF])) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KCONFIG_NO_DMA_BUF,
+			 "%s lacks CONFIG_DMA_SHARED_BUFFER: the NVIDIA open "
+			 "module builds no dma-buf exporter", src);
+		remedy_KCONFIG_NO_DMA_BUF(r);
+		/* Only the DMA-BUF path needs it. */
+		r->paths = P_DMABUF;
+	} else if (!kset(val[K_INFINIBAND])) {
+		r = emit(ctx, ctx->host, ST_PASS, C_KCONFIG_OUT_OF_TREE,
+			 "%s has no in-tree RDMA stack (CONFIG_INFINIBAND not "
+			 "set): ib_core comes from out of tree (MLNX_OFED/"
+			 "DOCA-OFED) and these options do not apply to it", src);
+	} else {
+		r = emit(ctx, ctx->host, ST_PASS, C_KCONFIG_OK,
+			 "%s has CONFIG_DMA_SHARED_BUFFER and "
+			 "CONFIG_INFINIBAND_USER_MEM", src);
+	}
+	ev_str(r, "source", "%s", src);
+	for (int i = 0; i < K_COUNT; i++)
+		ev_str(r, kopt_name[i], "%s", val[i][0] ? val[i] : "not set");
+	ev_str(r, "note", "CONFIG_PCI_P2PDMA is shown only: nvidia-uvm uses "
+	       "it; the NVIDIA dma-buf exporter and ib_umem_dmabuf do not");
+}
+
+/* --- RDMA network namespaces ------------------------------------------- */
+
+#define NETNS_MODE	"/sys/module/ib_core/parameters/netns_mode"
+
+void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
+{
+	char mode[16];
+	struct result *r;
+	int ret = sysroot_read_line(ctx->sr, NETNS_MODE, mode, sizeof(mode));
+	bool container = sysroot_exists(ctx->sr, "/.dockerenv") ||
+			 sysroot_exists(ctx->sr, "/run/.containerenv");
+
+	(void)t;
+	/* A bool parameter reads Y or N (1/0 from older kernels). */
+	if (!ret && strcmp(mode, "Y") && strcmp(mode, "N") &&
+	    strcmp(mode, "1") && strcmp(mode, "0"))
+		ret = -EINVAL;
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_SKIP, C_NETNS_UNKNOWN,
+			 "cannot read %s: %s (ib_core not loaded?)", NETNS_MODE,
+			 ret == -EINVAL ? "not a bool" : sysroot_strerror(-ret));
+		ev_str(r, "path", NETNS_MODE);
+		return;
+	}
+	if (!strcmp(mode, "Y") || !strcmp(mode, "1")) {
+		r = emit(ctx, ctx->host, ST_PASS, C_NETNS_SHARED,
+			 "RDMA subsystem in shared netns mode: every RDMA device "
+			 "is visible in every network namespace");
+	} else if (ctx->inv.nnic) {
+		r = emit(ctx, ctx->host, ST_PASS, C_NETNS_EXCLUSIVE,
+			 "RDMA subsystem in exclusive netns mode: %zu RDMA "
+			 "device(s) belong to this network namespace",
+			 ctx->inv.nnic);
+	} else {
+		r = emit(ctx, ctx->host, ST_WARN, C_NETNS_EXCLUSIVE_HIDDEN,
+			 "RDMA subsystem in exclusive netns mode and no RDMA "
+			 "device in this network namespace: devices of other "
+			 "namespaces are hidden");
+		remedy_NETNS_EXCLUSIVE_HIDDEN(r);
+	}
+	ev_str(r, "netns_mode", "%s (%s)", mode, !strcmp(mode, "Y") ||
+	       !strcmp(mode, "1") ? "shared" : "exclusive");
+	ev_int(r, "rdma_devices_here", (long long)ctx->inv.nnic);
+	ev_str(r, "container", "%s", container ? "yes" : "no markers");
+}
+
+/* --- IOMMU groups and the driver's topology override ------------------- */
+
+#define NV_PARAMS	"/proc/driver/nvidia/params"
+
+/* "GrdmaPciTopoCheckOverride: N" of the driver's params; -1 if absent. */
+static int grdma_override(struct sysroot *sr)
+{
+	static const char key[] = "GrdmaPciTopoCheckOverride: ";
+	char text[16384];
+	const char *p;
+
+	if (sysroot_read(sr, NV_PARAMS, text, sizeof(text)) < 0)
+		return -1;
+	for (p = text; (p = strstr(p, key)); p++)
+		if (p == text || p[-1] == '\n')
+			return atoi(p + sizeof(key) - 1);
+	return -1;
+}
+
+static int group_of(struct sysroot *sr, const char *bdf, char *g, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/iommu_group", bdf);
+	return sysroot_link_name(sr, p, g, len);
+}
+
+/* The CPU vendor of an x86 /proc/cpuinfo, or NULL (arm64 and others). */
+static const char *x86_vendor(struct sysroot *sr, char *buf, size_t len)
+{
+	char text[8192];
+	const char *v;
+	ssize_t n = sysroot_read(sr, "/proc/cpuinfo", text, sizeof(text));
+
+	/* The first CPU's lines are enough: a longer file is fine. */
+	if (n < 0 && n != -EFBIG)
+		return NULL;
+	text[sizeof(text) - 1] = '\0';
+	v = strstr(text, "vendor_id\t: ");
+	if (!v)
+		return NULL;
+	v += strlen("vendor_id\t: ");
+	snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
+	return strcmp(buf, "GenuineIntel") && strcmp(buf, "AuthenticAMD") ?
+	       NULL : buf;
+}
+
+void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	const char *gpu = ctx->inv.gpu[pr->gpu].pci;
+	const char *nic = ctx->inv.nic[pr->nic].pci;
+	char gg[32] = "", ng[32] = "", vendor[32];
+	int ovr = grdma_override(ctx->sr), rg, rn;
+	struct result *r;
+
+	if (!nic[0]) {
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
+	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
+	if (ovr == 2) {
+		r = emit(ctx, pr->subject, ST_BLOCKED, C_GRDMA_TOPO_DENY,
+			 "NVreg_GrdmaPciTopoCheckOverride is 2: the NVIDIA "
+			 "driver denies every dma-buf attach its topology check "
+			 "decides (non-coherent GPUs)");
+		remedy_GRDMA_TOPO_DENY(r);
+	} else if ((rg && path_state_of(rg) == PATH_UNREADABLE) ||
+		   (rn && path_state_of(rn) == PATH_UNREADABLE)) {
+		bool g = rg && path_state_of(rg) == PATH_UNREADABLE;
+
+		r = emit(ctx, pr->subject, ST_ERROR, C_IOMMU_GROUP_UNREADABLE,
+			 "cannot read the IOMMU group of %s: %s", g ? gpu : nic,
+			 sysroot_strerror(g ? -rg : -rn));
+	} else if (rg && rn) {
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_NONE,
+			 "neither GPU nor NIC is in an IOMMU group (no IOMMU): "
+			 "the driver's group comparison sees them alike");
+	} else if (!rg && !rn && !strcmp(gg, ng)) {
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
+			 "GPU and NIC share IOMMU group %s", gg);
+	} else if (x86_vendor(ctx->sr, vendor, sizeof(vendor))) {
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
+			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
+			 "not coherent and the driver does not compare IOMMU "
+			 "groups", rg ? "none" : gg, rn ? "none" : ng, vendor);
+	} else {
+		r = emit(ctx, pr->subject, ST_WARN, C_IOMMU_GROUPS_DIFFER,
+			 "GPU in IOMMU group %s, NIC in %s: a dma-buf exported "
+			 "with the PCIe (BAR1) mapping type is refused at attach "
+			 "on coherent platforms; other mappings are not affected",
+			 rg ? "none" : gg, rn ? "none" : ng);
+		remedy_IOMMU_GROUPS_DIFFER(r);
+	}
+	ev_str(r, "gpu_group", "%s", rg ? "none" : gg);
+	ev_str(r, "nic_group", "%s", rn ? "none" : ng);
+	if (ovr < 0)
+		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
+	else
+		ev_str(r, "GrdmaPciTopoCheckOverride", "%d (%s)", ovr,
+		       ovr == 0 ? "driver decides" : ovr == 1 ?
+		       "allow: topology check overridden" : ovr == 2 ?
+		       "deny" : "unknown value");
+}
+
+/* --- arm-smmu-v3 identity domains before 6.11 --------------------------- */
+
+/* The first "smmu3.*" unit in /sys/class/iommu (arm-smmu-v3's names). */
+static int smmu3_unit(struct sysroot *sr, char *buf, size_t len)
+{
+	char **units = NULL;
+	size_t n = 0;
+	int ret = sysroot_list(sr, "/sys/class/iommu", &units, &n);
+
+	buf[0] = '\0';
+	for (size_t i = 0; !ret && i < n && !buf[0]; i++)
+		if (!strncmp(units[i], "smmu3.", 6))
+			snprintf(buf, len, "%s", units[i]);
+	sysroot_free_list(units, n);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* The last word of the command line starting with key (the kernel's). */
+static const char *cmdline_word(const char *line, const char *key, char *buf,
+				size_t len)
+{
+	size_t k = strlen(key);
+	const char *found = NULL;
+
+	for (const char *p = line; *p; ) {
+		size_t w = strcspn(p, " ");
+
+		if (w >= k && !strncmp(p, key, k)) {
+			snprintf(buf, len, "%.*s", (int)w, p);
+			found = buf;
+		}
+		p += w;
+		p += strspn(p, " ");
+	}
+	return found;
+}
+
+void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t)
+{
+	char unit[64], rel[128], cmd[4096], pt[64], acs[256], vendor[32];
+	struct result *r;
+	struct kver v;
+	bool identity;
+	int ret;
+
+	(void)t;
+	ret = smmu3_unit(ctx->sr, unit, sizeof(unit));
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_ERROR, C_SMMU_FACTS_UNREADABLE,
+			 "cannot read /sys/class/iommu: %s",
+			 sysroot_strerror(-ret));
+		return;
+	}
+	if (!unit[0]) {
+		const char *x86 = x86_vendor(ctx->sr, vendor, sizeof(vendor));
+
+		emit(ctx, ctx->host, ST_SKIP, C_SMMU_NOT_APPLICABLE,
+		     "no arm-smmu-v3 unit (%s): the Grace/SMMU rule does not "
+		     "apply", x86 ? x86 : "no smmu3.* in /sys/class/iommu");
+		return;
+	}
+	ret = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease", rel,
+				sizeof(rel));
+	if (!ret && parse_kernel_release(rel, &v))
+		ret = -EINVAL;
+	if (!ret)
+		ret = sysroot_read_line(ctx->sr, "/proc/cmdline", cmd,
+					sizeof(cmd));
+	if (ret) {
+		r = emit(ctx, ctx->host, ST_ERROR, C_SMMU_FACTS_UNREADABLE,
+			 "cannot read the kernel release or command line: %s",
+			 ret == -EINVAL ? "release not a version" :
+			 sysroot_strerror(-ret));
+		return;
+	}
+	/* iommu.passthrough=1/y/on, or iommu=pt (the last one counts). */
+	identity = false;
+	if (cmdline_word(cmd, "iommu.passthrough=", pt, sizeof(pt)))
+		identity = (pt[18] && strchr("1yY", pt[18])) ||
+			   !strcmp(pt + 18, "on");
+	else if (cmdline_word(cmd, "iommu=pt", pt, sizeof(pt)))
+		identity = !strcmp(pt, "iommu=pt");
+	if (!cmdline_word(cmd, "pci=config_acs=", acs, sizeof(acs)))
+		acs[0] = '\0';
+	if (kver_cmp(&v, 6, 11) >= 0 || !identity) {
+		r = emit(ctx, ctx->host, ST_PASS, C_SMMU_OK,
+			 "arm-smmu-v3 with kernel %s: %s", rel,
+			 kver_cmp(&v, 6, 11) >= 0 ? "PASIDs attach to identity "
+			 "domains (>= 6.11)" : "translating domains, the PASID "
+			 "bind works");
+	} else if (acs[0]) {
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_SMMU_PASSTHROUGH_ACS,
+			 "arm-smmu-v3, kernel %s < 6.11, identity domains (%s) "
+			 "and ACS set on the command line (%s): nvidia_uvm's "
+			 "PASID bind fails, no CUDA context can be created", rel,
+			 pt, acs);
+		remedy_SMMU_PASSTHROUGH_ACS(r);
+	} else {
+		r = emit(ctx, ctx->host, ST_WARN, C_SMMU_PASSTHROUGH,
+			 "arm-smmu-v3, kernel %s < 6.11 and identity domains "
+			 "(%s): enabling ACS (pci=config_acs=) would stop CUDA "
+			 "contexts", rel, pt);
+		remedy_SMMU_PASSTHROUGH(r);
+	}
+	ev_str(r, "smmu_unit", "%s", unit);
+	ev_str(r, "release", "%s", rel);
+	ev_str(r, "passthrough", "%s", identity ? pt : "no");
+	ev_str(r, "config_acs", "%s", acs[0] ? acs : "not on the command line");
+}
