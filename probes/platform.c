@@ -160,7 +160,7 @@ static void cmdline_iommu(struct sysroot *sr, char *out, size_t len)
 
 void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 {
-	char **units = NULL, cmd[256], key[96], group[32], type[32];
+	char **units = NULL, cmd[256], key[96], group[32], type[32], unit[64];
 	size_t nunits = 0, translated = 0, grouped = 0, unreadable = 0;
 	size_t untyped = 0;
 	const char *first_bad = NULL, *first_untyped = NULL;
@@ -205,7 +205,12 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 					 "function(s): peer-to-peer needs ACS "
 					 "redirect off or ATS, else it faults or "
 					 "detours", translated);
-				remedy_IOMMU_TRANSLATING(r);
+				/* The x86 advice is inverted on Grace. */
+				if (!smmu3_unit(ctx->sr, unit, sizeof(unit)) &&
+				    unit[0])
+					remedy_IOMMU_TRANSLATING_SMMU(r);
+				else
+					remedy_IOMMU_TRANSLATING(r);
 			} else {
 				r = emit(ctx, ctx->host, ST_PASS,
 					 C_IOMMU_PASSTHROUGH,

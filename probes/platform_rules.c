@@ -505,7 +505,7 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 /* --- arm-smmu-v3 identity domains before 6.11 --------------------------- */
 
 /* The first "smmu3.*" unit in /sys/class/iommu (arm-smmu-v3's names). */
-static int smmu3_unit(struct sysroot *sr, char *buf, size_t len)
+int smmu3_unit(struct sysroot *sr, char *buf, size_t len)
 {
 	char **units = NULL;
 	size_t n = 0;

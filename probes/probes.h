@@ -164,4 +164,11 @@ bool cuda_usable(const struct gdr_ctx *ctx);
 int gpu_nvlink_peers(const struct gdr_ctx *ctx, int gpu, int *peers, int max); /* inventory GPU indexes of NVLink-connected GPUs (directly or via NVSwitch); returns count, or -1 when unknown */
 int gpu_is_c2c(const struct gdr_ctx *ctx, int gpu); /* 1 C2C-attached (Grace), 0 not, -1 unknown */
 
+/*
+ * The first arm-smmu-v3 unit ("smmu3.*" in /sys/class/iommu) in buf, ""
+ * when none; 0, or -errno when the class cannot be listed. Rules whose
+ * advice differs on Grace read it (probes/platform_rules.c).
+ */
+int smmu3_unit(struct sysroot *sr, char *buf, size_t len);
+
 #endif
