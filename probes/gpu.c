@@ -379,6 +379,7 @@ static const struct cuda_gpu *gpu_or_skip(struct gdr_ctx *ctx,
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
 
+	/* Not a DEP: a GPU whose gpu.visible ERRORs still has attributes. */
 	if (!g)
 		emit(ctx, ig->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
 		     "not visible to CUDA (see gpu.visible)");

@@ -82,6 +82,7 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	int n = nvidia_module(ctx, &fl, &version);
 
+	/* Not a DEP on gpu.driver: absent and unreadable are two codes. */
 	if (n < 0 && n != -EINVAL && path_state_of(n) == PATH_ABSENT) {
 		emit(ctx, ctx->host, ST_SKIP, C_NVIDIA_DRIVER_NOT_LOADED,
 		     "no NVIDIA kernel driver (see gpu.driver)");
@@ -193,6 +194,7 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 	char why[256], human[32];
 	struct result *r;
 
+	/* Not a DEP: a GPU whose gpu.visible ERRORs may still export. */
 	if (!g) {
 		emit(ctx, subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
 		     "not visible to CUDA (see gpu.visible)");
