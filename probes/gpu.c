@@ -242,7 +242,7 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 	if (cf->count == 0) {
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_NO_CUDA_GPU,
 			 "CUDA sees no GPU; %zu NVIDIA GPU(s) on the PCI bus", pci);
-		remedy_CUDA_NO_DEVICE(r);
+		remedy_NO_CUDA_GPU(r);
 	} else if ((size_t)cf->count > pci) {
 		r = emit(ctx, ctx->host, ST_WARN, C_PCI_GPUS_MISSING,
 			 "CUDA sees %d GPU(s) but the PCI bus shows %zu NVIDIA "

@@ -34,6 +34,7 @@
 #include "access/sysroot.h"
 #include "core/xalloc.h"
 #include "decode/cuda_api.h"
+#include "decode/parse.h"
 #include "decode/pcie.h"
 #include "nccl/conf.h"
 #include "nccl/rules.h"
@@ -55,6 +56,7 @@ struct pair_model {
 	struct nccl_gdr_out rd, wr;	/* send (GDR read) / receive */
 	struct nccl_mech_out mrd, mwr;
 	int gid_index;		/* -1 IB or unknown */
+	bool cc_unknown;	/* compute capability unanswered or out of domain */
 };
 
 struct nccl_state {
@@ -463,7 +465,19 @@ static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
 	in.ver = s->ver;
 	in.net_gdr = probe.net_gdr;
 	in.gpu_gdr = !g || g->attr_gdr != 0;
-	in.cc = g && g->cc_major > 0 ? g->cc_major * 10 + g->cc_minor : 90;
+	/*
+	 * Only an answered compute capability inside its domain counts; else
+	 * the read rule falls back to the newest GPUs' (cc >= 8: on), and the
+	 * result says it assumed.
+	 */
+	m->cc_unknown = !g ||
+		(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
+				       CU_SLOT_BIT(CU_SLOT_CC_MINOR))) ||
+		cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+				g->cc_major) ||
+		cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+				g->cc_minor);
+	in.cc = m->cc_unknown ? 90 : g->cc_major * 10 + g->cc_minor;
 	in.ngpus = (int)ctx->inv.ngpu;
 	in.nvlink_peer = npeers > 0;
 	in.dist = m->type;
@@ -672,8 +686,10 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
 			     s->vcode == C_NCCL_VERSION_UNREADABLE;
 	f->ngpus = inv->ngpu;
+	/* report_alloc does not clear: every rail count starts at 0. */
 	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
 			       sizeof(*f->gpus));
+	memset(f->gpus, 0, (inv->ngpu ? inv->ngpu : 1) * sizeof(*f->gpus));
 	for (size_t g = 0; g < inv->ngpu; g++) {
 		struct nccl_gpu_rails *gr = &f->gpus[g];
 
@@ -961,6 +977,9 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
 	ev_str(r, "mechanism_recv", "%s", mech_name(m->mwr.mech));
 	ev_bool(r, "no_fallback", m->mwr.no_fallback || m->mrd.no_fallback);
+	if (m->cc_unknown)
+		ev_str(r, "gdr_read_reason", "default (compute capability "
+		       "unknown)");
 	ev_str(r, "nccl_version", "%s", s->version);
 }
 

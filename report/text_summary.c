@@ -5,12 +5,59 @@
  */
 #include <string.h>
 
+#include "gate/catalog.h"
 #include "report/text.h"
+
+/*
+ * What NCCL would do, from the model's typed rails (report.nccl): how many
+ * rails, how many use GPUDirect RDMA both ways and by which mechanism, and
+ * how many of those were proven by a real registration and transfer.
+ */
+static void text_nccl_rails(const struct text_ctx *t)
+{
+	const struct nccl_facts *f = &t->r->nccl;
+	int rails = 0, both = 0, recv = 0, host = 0, dmabuf = 0, peermem = 0;
+	int proven = 0, pxn = 0;
+
+	if (!f->modelled || !f->ngpus)
+		return;
+	for (size_t g = 0; g < f->ngpus; g++)
+		for (int k = 0; k < f->gpus[g].nrails; k++) {
+			const struct nccl_rail *rl = &f->gpus[g].rail[k];
+
+			rails++;
+			if (rl->gdr_send && rl->gdr_recv)
+				both++;
+			else if (rl->gdr_recv)
+				recv++;
+			else
+				host++;
+			if (rl->gdr_recv && !strcmp(rl->mech_recv, "dmabuf"))
+				dmabuf++;
+			else if (rl->gdr_recv && !strcmp(rl->mech_recv, "peermem"))
+				peermem++;
+			proven += !strcmp(rl->proof, "proven");
+			pxn += rl->relay_gpu >= 0;
+		}
+	fprintf(t->out, "  %-8s %d rail(s) on %zu GPU(s), NCCL %s%s: GPUDirect "
+		"RDMA both ways on %d", "rails", rails, f->ngpus, f->version,
+		f->version_assumed ? " (assumed)" : "", both);
+	if (recv)
+		fprintf(t->out, ", receive-only on %d", recv);
+	if (host)
+		fprintf(t->out, ", host staging on %d", host);
+	if (dmabuf)
+		fprintf(t->out, "; DMA-BUF on %d", dmabuf);
+	if (peermem)
+		fprintf(t->out, "; peermem on %d", peermem);
+	if (pxn)
+		fprintf(t->out, "; PXN on %d", pxn);
+	fprintf(t->out, "; proven on %d\n", proven);
+}
 
 void text_summary(const struct text_ctx *t)
 {
 	const struct report *r = t->r;
-	int gdr = 0, recv = 0, host = 0, unknown = 0;
 	char list[1024];
 
 	fprintf(t->out, "\n%sverdict%s\n", text_bold(t), text_reset(t));
@@ -30,40 +77,14 @@ void text_summary(const struct text_ctx *t)
 			text_reset(t));
 		text_put_clean(summary, t->out);
 		fputc('\n', t->out);
-		if (pv->nready < 2)
+		/* The nccl path is judged per GPU: its rails say more. */
+		if (pv->nready < 2 || p == PATH_NCCL)
 			continue;
 		text_pair_list(r, (const int (*)[2])pv->ready, pv->nready, " + ",
 			       list, sizeof(list));
 		fprintf(t->out, "  %-8s ready: %s\n", "", list);
 	}
-	/* NCCL's own decision per pair (topo.nccl), counted. */
-	for (size_t i = 0; i < r->nres; i++) {
-		const struct result *res = &r->res[i];
-
-		/* Per pair only: "no pair to check" on the host is no pair. */
-		if (strcmp(res->gate->id, "topo.nccl") ||
-		    r->subj[res->subject].kind != SUBJ_PAIR)
-			continue;
-		if (res->status == ST_PASS)
-			gdr++;
-		else if (res->status == ST_SKIP || res->status == ST_ERROR)
-			unknown++;
-		else if (!strcmp(res->code, "NCCL_GDR_WRITE_ONLY"))
-			recv++;
-		else
-			host++;
-	}
-	if (gdr + recv + host + unknown) {
-		fprintf(t->out, "  %-8s GPUDirect RDMA on %d of %d GPU-NIC pair(s)",
-			"nccl", gdr, gdr + recv + host + unknown);
-		if (recv)
-			fprintf(t->out, ", receive-only on %d", recv);
-		if (host)
-			fprintf(t->out, ", host staging on %d", host);
-		if (unknown)
-			fprintf(t->out, ", undecided on %d", unknown);
-		fputc('\n', t->out);
-	}
+	text_nccl_rails(t);
 	for (int i = 0; i < r->meta.policy.nviolations; i++) {
 		fprintf(t->out, "  %-8s ", "policy");
 		text_put_clean(r->meta.policy.violations[i], t->out);
@@ -81,7 +102,7 @@ static void layer_subjects(const struct text_ctx *t, enum gdr_layer l)
 		for (size_t i = 0; i < r->nsubj; i++)
 			n += r->subj[i].kind == SUBJ_GPU;
 		for (size_t i = 0; i < r->nres; i++)
-			m += !strcmp(r->res[i].gate->id, "gpu.visible") &&
+			m += r->res[i].gate == &gate_descs[G_GPU_VISIBLE] &&
 			     r->res[i].status == ST_PASS;
 		fprintf(t->out, "%d GPU(s), %d visible to CUDA; ", n, m);
 	} else if (l == L_NIC) {
@@ -92,7 +113,7 @@ static void layer_subjects(const struct text_ctx *t, enum gdr_layer l)
 			ports += r->subj[i].kind == SUBJ_PORT;
 		}
 		for (size_t i = 0; i < r->nres; i++)
-			m += !strcmp(r->res[i].gate->id, "nic.port") &&
+			m += r->res[i].gate == &gate_descs[G_NIC_PORT] &&
 			     r->res[i].status == ST_PASS;
 		fprintf(t->out, "%d device(s), %d of %d port(s) ACTIVE; ", n, m,
 			ports);

@@ -65,7 +65,7 @@ not_replayed corrupt "cannot be read: /gdrcheck/vendor-facts.json: not JSON"
 sed 's/"version": 1,/"version": 99,/' "$WORK/facts.good" >"$facts"
 replay version
 not_replayed version "version 99, this gdrcheck reads 1"
-sed 's/"driver_version": \([0-9]*\)/"driver_version": "\1"/' "$WORK/facts.good" >"$facts"
+sed 's/"driver_version": \([0-9][0-9]*\)/"driver_version": "\1"/' "$WORK/facts.good" >"$facts"
 replay wrongtype
 not_replayed wrongtype "facts.cuda.driver_version: not an integer"
 rm "$facts"
