@@ -459,6 +459,7 @@ static const struct reg_pair *vmm_pair_or_skip(struct gdr_ctx *ctx,
 		return NULL;
 	pp = ctx_reg_pair(ctx, pr);
 	*vp = vmm_of(ctx, pr);
+	/* The registration stage's own record (vendor facts), not a DEP. */
 	if (!pp) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: GPU or RDMA device not usable (see earlier "
@@ -487,6 +488,7 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 	pp = vmm_pair_or_skip(ctx, pr, "ibv_reg_mr on a VMM buffer", &v);
 	if (!pp)
 		return;
+	/* The registration stage's own record (vendor facts), not a DEP. */
 	if (!pp->vmm_peermem.tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: GPU or RDMA device not usable (see earlier "
