@@ -51,7 +51,7 @@ DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libnvidia-ml-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
-	     tests/unit/test_vendor_json tests/unit/test_context
+	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/xalloc.h"
 #include "access/symtab.h"
 #include "engine/gates.h"
 #include "probes/probes.h"
@@ -137,12 +138,153 @@ static void skip_no_subject(struct gdr_ctx *ctx, const struct gate_desc *g)
 	r->waived = true;
 }
 
+/*
+ * What the run knows of the gates already run: where each one's results
+ * lie in the report, and (built on first use, for DEP rows) per subject
+ * the result that decides whether a dependent gate may run there.
+ */
+struct dep_state {
+	size_t first[G_COUNT], end[G_COUNT];
+	int *by_subject[G_COUNT];	/* result index, -1 none */
+};
+
+/* The subject a probe is asked about for target t. */
+static int target_subject(const struct gdr_ctx *ctx,
+			  const struct gate_desc *g, const struct target *t)
+{
+	const struct inv_nic *nic;
+
+	switch (g->scope) {
+	case SUBJ_GPU:
+		return ctx->inv.gpu[t->gpu].subject;
+	case SUBJ_NIC:
+		return ctx->inv.nic[t->nic].subject;
+	case SUBJ_PORT:
+		nic = &ctx->inv.nic[t->nic];
+		return t->port < 0 ? nic->subject : nic->ports[t->port].subject;
+	case SUBJ_PAIR:
+		return ctx->inv.pair[t->pair].subject;
+	default:
+		return ctx->host;
+	}
+}
+
+/*
+ * The subject of kind scope that subject subj depends on: itself, its
+ * pair's GPU or NIC, its port's NIC, or the host; -1 when none relates
+ * (tests/unit/test_catalog.c keeps DEP rows to relatable kinds).
+ */
+static int related_subject(const struct gdr_ctx *ctx, int subj,
+			   enum subject_kind scope)
+{
+	const struct subject *s = &ctx->rep->subj[subj];
+
+	if (scope == SUBJ_HOST)
+		return ctx->host;
+	if (s->kind == scope)
+		return subj;
+	if (s->kind == SUBJ_PAIR && scope == SUBJ_GPU)
+		return s->pair_gpu;
+	if (s->kind == SUBJ_PAIR && scope == SUBJ_NIC)
+		return s->pair_nic;
+	if (s->kind == SUBJ_PORT && scope == SUBJ_NIC)
+		return s->parent;
+	return -1;
+}
+
+static bool status_usable(enum gdr_status st)
+{
+	return st == ST_PASS || st == ST_WARN;
+}
+
+/* Per subject, gate d's first result that is not PASS/WARN, else its first. */
+static const int *dep_results(struct gdr_ctx *ctx, struct dep_state *ds,
+			      int d)
+{
+	const struct report *rep = ctx->rep;
+	int *m = ds->by_subject[d];
+
+	if (m)
+		return m;
+	m = xcalloc(rep->nsubj ? rep->nsubj : 1, sizeof(*m));
+	for (size_t s = 0; s < rep->nsubj; s++)
+		m[s] = -1;
+	for (size_t i = ds->first[d]; i < ds->end[d]; i++) {
+		int s = rep->res[i].subject;
+
+		if (s < 0 || (size_t)s >= rep->nsubj)
+			continue;
+		if (m[s] < 0 || (status_usable(rep->res[m[s]].status) &&
+				  !status_usable(rep->res[i].status)))
+			m[s] = (int)i;
+	}
+	ds->by_subject[d] = m;
+	return m;
+}
+
+/*
+ * The catalog's DEP rows of gate g for subject subj: true (and a SKIP
+ * emitted with the row's code) when a dependency did not PASS or WARN
+ * there, or did not run.
+ */
+static bool dep_unmet(struct gdr_ctx *ctx, struct dep_state *ds,
+		      const struct gate_desc *g, int subj)
+{
+	size_t n;
+	const struct gate_dep *dp = gate_deps(g->index, &n);
+
+	for (size_t k = 0; k < n; k++) {
+		const struct gate_desc *d = &gate_descs[dp[k].gate];
+		int rs = related_subject(ctx, subj, d->scope);
+		const struct result *r;
+		int ri;
+
+		if (!gate_selected(ctx->opt, d)) {
+			emit(ctx, subj, ST_SKIP, dp[k].code, "not checked: %s "
+			     "was excluded by --only/--skip", d->id);
+			return true;
+		}
+		ri = rs < 0 ? -1 : dep_results(ctx, ds, d->index)[rs];
+		if (ri < 0) {
+			emit(ctx, subj, ST_SKIP, dp[k].code, "not checked: %s "
+			     "has no result%s%s", d->id,
+			     rs >= 0 && rs != ctx->host ? " for " : "",
+			     rs >= 0 && rs != ctx->host ?
+			     ctx->rep->subj[rs].id : "");
+			return true;
+		}
+		r = &ctx->rep->res[ri];
+		if (status_usable(r->status))
+			continue;
+		emit(ctx, subj, ST_SKIP, dp[k].code, "not checked: %s is %s%s%s "
+		     "(%s)", d->id, status_name(r->status),
+		     rs != ctx->host ? " for " : "",
+		     rs != ctx->host ? ctx->rep->subj[rs].id : "", r->code);
+		return true;
+	}
+	return false;
+}
+
+/* Ask gate g's probe about target t, unless a dependency rules it out. */
+static void run_probe(struct gdr_ctx *ctx, struct dep_state *ds,
+		      const struct gate_desc *g, const struct target *t)
+{
+	if (dep_unmet(ctx, ds, g, target_subject(ctx, g, t)))
+		return;
+	gate_run[g->index](ctx, t);
+}
+
 void gates_run(struct gdr_ctx *ctx)
 {
+	struct dep_state ds;
+
+	memset(&ds, 0, sizeof(ds));
 	for (int i = 0; i < G_COUNT; i++) {
 		const struct gate_desc *g = &gate_descs[i];
 		struct target t = { -1, -1, -1, -1 };
 		bool any = false;
+
+		ds.first[i] = ctx->rep->nres;
 
 		ctx->gate = g;
 		ctx->mark_ms = now_ms();
@@ -152,22 +294,23 @@ void gates_run(struct gdr_ctx *ctx)
 
 			/* Leaving out the transfer is the user's call. */
 			r->waived = g->layer == L_DATAPATH;
+			ds.end[i] = ctx->rep->nres;
 			continue;
 		}
 		switch (g->scope) {
 		case SUBJ_HOST:
-			gate_run[i](ctx, &t);
+			run_probe(ctx, &ds, g, &t);
 			any = true;
 			break;
 		case SUBJ_GPU:
 			for (t.gpu = 0; t.gpu < (int)ctx->inv.ngpu; t.gpu++) {
-				gate_run[i](ctx, &t);
+				run_probe(ctx, &ds, g, &t);
 				any = true;
 			}
 			break;
 		case SUBJ_NIC:
 			for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++) {
-				gate_run[i](ctx, &t);
+				run_probe(ctx, &ds, g, &t);
 				any = true;
 			}
 			break;
@@ -177,13 +320,13 @@ void gates_run(struct gdr_ctx *ctx)
 				if (ctx->inv.nic[t.nic].ports_err &&
 				    ctx->inv.nic[t.nic].ports_err != ENOENT) {
 					t.port = -1;
-					gate_run[i](ctx, &t);
+					run_probe(ctx, &ds, g, &t);
 					any = true;
 				}
 				for (t.port = 0;
 				     t.port < (int)ctx->inv.nic[t.nic].nports;
 				     t.port++) {
-					gate_run[i](ctx, &t);
+					run_probe(ctx, &ds, g, &t);
 					any = true;
 				}
 			}
@@ -192,7 +335,7 @@ void gates_run(struct gdr_ctx *ctx)
 			for (t.pair = 0; t.pair < (int)ctx->inv.npair; t.pair++) {
 				t.gpu = ctx->inv.pair[t.pair].gpu;
 				t.nic = ctx->inv.pair[t.pair].nic;
-				gate_run[i](ctx, &t);
+				run_probe(ctx, &ds, g, &t);
 				any = true;
 			}
 			break;
@@ -200,7 +343,10 @@ void gates_run(struct gdr_ctx *ctx)
 		/* Every gate shows up in the report, if only to say why not. */
 		if (!any)
 			skip_no_subject(ctx, g);
+		ds.end[i] = ctx->rep->nres;
 	}
+	for (int i = 0; i < G_COUNT; i++)
+		free(ds.by_subject[i]);
 	ctx->gate = NULL;
 	nccl_state_free(ctx);	/* issue 14: the NCCL model's working state */
 }

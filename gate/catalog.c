@@ -80,6 +80,49 @@ const struct remedy_desc remedy_descs[R_COUNT] = {
 #undef REMEDY_F
 };
 
+/* GATE and DEP rows in file order: a DEP belongs to the GATE above it. */
+static const struct { int owner, gate, code; } dep_rows[] = {
+#define GATE(e, ...) { G_##e, -1, -1 },
+#define CODE(...)
+#define REMEDY(...)
+#define REMEDY_F(...)
+#define DEP(g, c) { -1, G_##g, C_##c },
+#include "gate/gates.def"
+#undef GATE
+#undef CODE
+#undef REMEDY
+#undef REMEDY_F
+#undef DEP
+};
+#define DEP_ROWS (sizeof(dep_rows) / sizeof(dep_rows[0]))
+
+const struct gate_dep *gate_deps(int g, size_t *n)
+{
+	static struct gate_dep all[DEP_ROWS];
+	static size_t first[G_COUNT], count[G_COUNT];
+	static bool built;
+
+	if (!built) {
+		size_t k = 0;
+		int owner = -1;
+
+		for (size_t i = 0; i < DEP_ROWS; i++) {
+			if (dep_rows[i].owner >= 0) {
+				owner = dep_rows[i].owner;
+				first[owner] = k;
+				continue;
+			}
+			all[k].gate = dep_rows[i].gate;
+			all[k].code = (enum reason_code)dep_rows[i].code;
+			count[owner]++;
+			k++;
+		}
+		built = true;
+	}
+	*n = g >= 0 && g < G_COUNT ? count[g] : 0;
+	return *n ? &all[first[g]] : NULL;
+}
+
 /* Owners, from the row order, once. */
 static int code_gate_of[C_COUNT];
 static int remedy_code_of[R_COUNT];

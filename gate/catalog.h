@@ -86,6 +86,15 @@ extern const struct gate_desc gate_descs[G_COUNT];
 extern const struct code_desc code_descs[C_COUNT];
 extern const struct remedy_desc remedy_descs[R_COUNT];
 
+/* A DEP(OTHER, CODE) row: its gate needs OTHER; where not, SKIP with code. */
+struct gate_dep {
+	int gate;		/* G_* of the dependency */
+	enum reason_code code;	/* C_* the skipped subject carries */
+};
+
+/* The DEP rows of gate g, in file order; *n of them (maybe 0). */
+const struct gate_dep *gate_deps(int g, size_t *n);
+
 /* The G_* whose GATE row a code follows; -1 for a shared code. */
 int code_gate(enum reason_code c);
 /* The C_* whose CODE row a remedy follows. */

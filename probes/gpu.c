@@ -161,14 +161,14 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 	char why[256], ver[16];
 	struct result *r;
 
+	/* DEP(GPU_LIBCUDA): libcuda is loaded; cuInit ran unless the stage
+	 * failed on the way. */
 	if (!cf->init.called) {
-		if (stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)) &&
-		    cf->lib.loaded)
-			emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
-			     "cuInit: %s", why);
-		else
-			emit(ctx, ctx->host, ST_SKIP, C_LIBCUDA_UNAVAILABLE,
-			     "libcuda not loaded (see gpu.libcuda)");
+		if (!stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
+			snprintf(why, sizeof(why), "the CUDA stage did not "
+				 "call it");
+		emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
+		     "cuInit: %s", why);
 		return;
 	}
 	if (cf->init.rc != CUDA_SUCCESS) {
@@ -379,6 +379,7 @@ static const struct cuda_gpu *gpu_or_skip(struct gdr_ctx *ctx,
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
 
+	/* Not a DEP: a GPU whose gpu.visible ERRORs still has attributes. */
 	if (!g)
 		emit(ctx, ig->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
 		     "not visible to CUDA (see gpu.visible)");

@@ -82,6 +82,7 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	int n = nvidia_module(ctx, &fl, &version);
 
+	/* Not a DEP on gpu.driver: absent and unreadable are two codes. */
 	if (n < 0 && n != -EINVAL && path_state_of(n) == PATH_ABSENT) {
 		emit(ctx, ctx->host, ST_SKIP, C_NVIDIA_DRIVER_NOT_LOADED,
 		     "no NVIDIA kernel driver (see gpu.driver)");
@@ -119,11 +120,7 @@ void gate_mech_dmabuf_verbs(struct gdr_ctx *ctx, const struct target *t)
 	const struct verbs_facts *v = &ctx->vf->verbs;
 	struct result *r;
 
-	if (!v->lib.loaded) {
-		emit(ctx, ctx->host, ST_SKIP, C_LIBIBVERBS_UNAVAILABLE,
-		     "libibverbs not loaded (see nic.libibverbs)");
-		return;
-	}
+	/* DEP(NIC_LIBIBVERBS): the engine runs this only with it loaded. */
 	if (v->have_reg_dmabuf_mr) {
 		r = emit(ctx, ctx->host, ST_PASS, C_VERBS_DMABUF_API,
 			 "libibverbs exports ibv_reg_dmabuf_mr@IBVERBS_1.12");
@@ -140,17 +137,16 @@ void gate_mech_dmabuf_provider(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
 	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
-	const struct verbs_facts *v = &ctx->vf->verbs;
 	char why[256];
 	struct classified c;
 	enum reason_code code;
 	struct result *r;
 
-	if (!v->lib.loaded || !v->have_reg_dmabuf_mr) {
-		emit(ctx, nic->subject, ST_SKIP, C_NO_DMABUF_API,
-		     "libibverbs unavailable or without ibv_reg_dmabuf_mr");
-		return;
-	}
+	/*
+	 * DEP(MECH_DMABUF_VERBS): libibverbs is loaded with the symbol.
+	 * Not a DEP on nic.uverbs: a device the verbs stage failed to open
+	 * is this gate's ERROR, which nic.uverbs's status does not tell.
+	 */
 	if (!vn || !vn->opened) {
 		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why)))
 			emit(ctx, nic->subject, ST_ERROR, C_PROVIDER_PROBE_FAILED,
@@ -198,6 +194,7 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 	char why[256], human[32];
 	struct result *r;
 
+	/* Not a DEP: a GPU whose gpu.visible ERRORs may still export. */
 	if (!g) {
 		emit(ctx, subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
 		     "not visible to CUDA (see gpu.visible)");

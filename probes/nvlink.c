@@ -324,6 +324,7 @@ void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t)
 	char list[1024], why[256];
 	struct result *r;
 
+	/* Not a DEP: gpu.nvml ERRORs on a late hang with usable answers. */
 	if (!nvml_usable(ctx)) {
 		emit(ctx, subj, ST_SKIP, C_NVML_UNAVAILABLE,
 		     "NVML unavailable (see gpu.nvml): NVLink and C2C unknown");

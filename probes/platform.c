@@ -267,6 +267,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	bool proven;
 
+	/* Not a DEP: topo.path ERRORs on paths still judged here. */
 	if (!p->known) {
 		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");
@@ -463,6 +464,7 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t)
 	size_t used = 0, oused = 0;
 	struct result *r;
 
+	/* Not a DEP: topo.path ERRORs on paths still judged here. */
 	if (!p->known) {
 		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");

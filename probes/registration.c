@@ -73,6 +73,7 @@ static bool stage_missing_gpu(struct gdr_ctx *ctx, int subject,
 		     "%s not tried without libcuda: %s", what, why);
 		return true;
 	}
+	/* What the registration stage could load (vendor facts), not a DEP. */
 	if (!rf->ran || (needs_gpu && !rf->cuda)) {
 		emit(ctx, subject, ST_SKIP, C_VENDOR_UNAVAILABLE,
 		     "%s not tried: %s unusable (see the %s layer)", what,
@@ -213,6 +214,7 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 	    nic_ambiguous(ctx, nic->subject, t->nic))
 		return;
 	rn = reg_nic_of(ctx, t->nic);
+	/* From the registration stage's own open, not nic.uverbs's result. */
 	if (!rn || rn->open_err || rn->pd_err) {
 		emit(ctx, nic->subject, ST_SKIP, C_DEVICE_NOT_OPENED,
 		     "device not usable through libibverbs (see nic.uverbs)%s%s",
@@ -263,6 +265,7 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = ctx_reg_pair(ctx, pr);
+	/* The registration stage's own reason (vendor facts), not a DEP. */
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
@@ -315,12 +318,15 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = ctx_reg_pair(ctx, pr);
+	/* The registration stage's own reason (vendor facts), not a DEP. */
 	if (!pp || pp->skip[0]) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp && pp->skip[0] ? pp->skip :
 		     "GPU or RDMA device not usable (see earlier layers)");
 		return;
 	}
+	/* Not a DEP: libcuda or libibverbs may lack its half (the stage's
+	 * record says which was tried). */
 	if (!pp->export_call.called) {
 		emit(ctx, pr->subject, ST_SKIP, C_NO_DMABUF_API,
 		     "not tried: libcuda lacks the export or libibverbs lacks "
@@ -385,6 +391,7 @@ static bool vmm_no_buffer(struct gdr_ctx *ctx, int subject,
 {
 	struct result *r;
 
+	/* The stage's VMM record (vendor facts), not reg.plan's result. */
 	if (!v || v->skip == VMMS_NOT_RUN) {
 		emit(ctx, subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: no GPU buffer or context (see reg.plan)");
@@ -452,6 +459,7 @@ static const struct reg_pair *vmm_pair_or_skip(struct gdr_ctx *ctx,
 		return NULL;
 	pp = ctx_reg_pair(ctx, pr);
 	*vp = vmm_of(ctx, pr);
+	/* The registration stage's own record (vendor facts), not a DEP. */
 	if (!pp) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: GPU or RDMA device not usable (see earlier "
@@ -480,6 +488,7 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 	pp = vmm_pair_or_skip(ctx, pr, "ibv_reg_mr on a VMM buffer", &v);
 	if (!pp)
 		return;
+	/* The registration stage's own record (vendor facts), not a DEP. */
 	if (!pp->vmm_peermem.tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: GPU or RDMA device not usable (see earlier "
@@ -540,6 +549,8 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 			      &v);
 	if (!pp)
 		return;
+	/* Not a DEP: libcuda or libibverbs may lack its half (the stage's
+	 * record says which was tried). */
 	if (!pp->vmm_export_call.called) {
 		emit(ctx, pr->subject, ST_SKIP, C_NO_DMABUF_API,
 		     "not tried: libcuda lacks the export or libibverbs lacks "
@@ -767,6 +778,7 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 		d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
 		m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
 	}
+	/* The stage's transfer record (vendor facts), not a DEP. */
 	if (!d || !d->tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_NOT_REGISTERED,
 		     "no transfer: %s", pp && pp->skip[0] ? pp->skip :

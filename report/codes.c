@@ -54,6 +54,22 @@ static void codes_text(FILE *out, int g)
 	}
 }
 
+/* "(else SKIP CODE)" for a DEP row of gate g on gate d, or "". */
+static const char *dep_note(int g, int d)
+{
+	static char note[96];
+	size_t n;
+	const struct gate_dep *dp = gate_deps(g, &n);
+
+	for (size_t k = 0; k < n; k++)
+		if (dp[k].gate == d) {
+			snprintf(note, sizeof(note), "(else SKIP %s)",
+				 code_descs[dp[k].code].name);
+			return note;
+		}
+	return "";
+}
+
 static void catalog_text(FILE *out)
 {
 	fputs("shared codes (any gate may emit them)\n", out);
@@ -75,7 +91,8 @@ static void catalog_text(FILE *out)
 						stage_name((enum worker_stage)s));
 			for (int d = 0; d < G_COUNT; d++)
 				if (g->deps & (1ull << d))
-					fprintf(out, " gate:%s", gate_descs[d].id);
+					fprintf(out, " gate:%s%s", gate_descs[d].id,
+						dep_note(i, d));
 			fputc('\n', out);
 		}
 		codes_text(out, i);
