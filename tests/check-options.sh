@@ -591,8 +591,8 @@ check_selected() {
 }
 check_selected "host.kernel" --only host.kernel
 check_selected "host.kernel,host.memlock" --only host.container --only host.kernel,host.memlock
-check_selected "host.container,host.kernel,host.privileges" --only host --skip host.memlock
-check_selected "host.kernel" --only host,host.kernel --skip host.memlock,host.privileges,host.container
+check_selected "host.container,host.kconfig,host.kernel,host.privileges" --only host --skip host.memlock
+check_selected "host.kernel" --only host,host.kernel --skip host.memlock,host.privileges,host.container,host.kconfig
 
 echo "options: $pass passed, $fail failed"
 [ $fail -eq 0 ]
