@@ -524,7 +524,7 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 			 "reg.peermem)" : "");
 		/* The same failure as reg.peermem's has its fix there. */
 		if (same)
-			;
+			remedy_VMM_AS_CUMEMALLOC(r, "reg.peermem");
 		else if (pp->vmm_peermem.err == EFAULT)
 			remedy_NO_PEER_MEMORY_CLIENT(r);
 		else if (pp->vmm_peermem.err == ENOMEM)
@@ -566,7 +566,9 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 			 same ? " (as on cuMemAlloc memory, see reg.dmabuf)" :
 			 "");
 		/* The same failure as reg.dmabuf's has its fix there. */
-		if (!same)
+		if (same)
+			remedy_VMM_AS_CUMEMALLOC(r, "reg.dmabuf");
+		else
 			remedy_VMM_EXPORT_FAILED(r);
 		ev_str(r, "error", "%s", pp->vmm_export_call.name);
 		ev_bool(r, "cumemalloc_exported",
@@ -591,7 +593,9 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		 "ibv_reg_dmabuf_mr on the VMM buffer: %s%s", c.meaning,
 		 same ? " (as on cuMemAlloc memory, see reg.dmabuf)" : "");
 	/* The same failure as reg.dmabuf's has its fix there. */
-	if (!same && pp->vmm_dmabuf.err == EOPNOTSUPP)
+	if (same)
+		remedy_VMM_AS_CUMEMALLOC(r, "reg.dmabuf");
+	else if (pp->vmm_dmabuf.err == EOPNOTSUPP)
 		remedy_PROVIDER_LACKS_DMABUF_MR(r);
 	ev_int(r, "errno", pp->vmm_dmabuf.err);
 	vmm_evidence(r, v);

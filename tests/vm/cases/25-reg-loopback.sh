@@ -81,9 +81,11 @@ data.dmabuf SKIP NOT_REGISTERED
 	.results[] | select(.gate == "data.dmabuf" and .status == "SKIP" and .reason_code == "NOT_REGISTERED")
 data.kmsg PASS KMSG_CLEAN (no IOMMU/AER lines during the transfer)
 	.results[] | select(.gate == "data.kmsg" and .status == "PASS" and .reason_code == "KMSG_CLEAN")
-paths.peermem BLOCKED at mech.peermem, its only blocker (but platform.acs with VM_IOMMU=1): registration and transfer passed
+mech.peermem_api BLOCKED PEERMEM_API_MISSING: Debian's inbox ib_core exports no peer-memory API (real /proc/kallsyms)
+	.results[] | select(.gate == "mech.peermem_api" and .status == "BLOCKED" and .reason_code == "PEERMEM_API_MISSING")
+paths.peermem BLOCKED at mech.peermem; its blockers are the two peermem gates (but platform.acs with VM_IOMMU=1): registration and transfer passed
 	.paths.peermem | .verdict == "BLOCKED" and .gate == "mech.peermem" and .reason_code == "PEERMEM_NOT_LOADED"
-		and ([.blockers[] | select(.gate != "platform.acs") | .gate] == ["mech.peermem"]) and (.ready | length == 0)
+		and ([.blockers[] | select(.gate != "platform.acs") | .gate] == ["mech.peermem", "mech.peermem_api"]) and (.ready | length == 0)
 paths.dmabuf BLOCKED (mech.dmabuf_provider, reg.dmabuf)
 	.paths.dmabuf | .verdict == "BLOCKED" and any(.blockers[]; .gate == "reg.dmabuf" and .reason_code == "PROVIDER_LACKS_DMABUF")
 verdict BLOCKED, exit_code 1
