@@ -52,6 +52,7 @@ struct pair_model {
 	enum nccl_ptype type;	/* NCCL's path type, PXN/P2C applied */
 	bool rail;		/* one of the GPU's rails */
 	int relay;		/* PXN relay: inventory GPU index, -1 */
+	enum nccl_ptype relay_dist;	/* the relay's path to the NIC */
 	int err;		/* nccl_gdr_decide failed */
 	struct nccl_gdr_out rd, wr;	/* send (GDR read) / receive */
 	struct nccl_mech_out mrd, mwr;
@@ -499,11 +500,98 @@ static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
 
 static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
 
+/*
+ * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
+ * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
+ * ncclTopoComputePaths, so after the PXN rewrite (paths.cc; topo.cc).
+ */
+static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct inventory *inv = &ctx->inv;
+	size_t ng = inv->ngpu, nn = inv->nnic;
+	int *locals = xcalloc(ng * nn + 1, sizeof(int));
+	int *nlocal = xcalloc(ng + 1, sizeof(int));
+	int *cand = xcalloc(nn + 1, sizeof(int));
+	struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
+
+	for (size_t i = 0; i < inv->npair; i++)
+		s->pm[i].rail = false;
+
+	for (size_t g = 0; g < ng; g++) {
+		int nc = 0, loc[64];
+
+		for (size_t n = 0; n < nn; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+
+			if (pi < 0 || !s->pm[pi].used)
+				continue;
+			cand[nc] = (int)n;
+			paths[nc].type = s->pm[pi].type;
+			paths[nc].bw = 1.0;	/* bandwidths not modelled */
+			nc++;
+		}
+		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
+						 nc <= 64 ? loc : loc) : 0;
+		if (nlocal[g] > 64)
+			nlocal[g] = 64;
+		for (int k = 0; k < nlocal[g]; k++)
+			locals[g * nn + (size_t)k] = cand[loc[k]];
+	}
+	for (size_t g = 0; g < ng; g++) {
+		const struct cuda_gpu *cg = ctx_cuda_gpu(ctx, (int)g);
+		struct nccl_rail_in ri;
+		int lg = 0, same = 0, same_idx = 0;
+
+		if (!nlocal[g])
+			continue;
+		for (size_t h = 0; h < ng; h++) {
+			bool has = false, eq = nlocal[h] == nlocal[g];
+
+			for (int k = 0; k < nlocal[h]; k++) {
+				has |= locals[h * nn + (size_t)k] ==
+				       locals[g * nn];
+				eq &= locals[h * nn + (size_t)k] ==
+				      locals[g * nn + (size_t)k];
+			}
+			lg += has;
+			if (eq) {
+				if (h < g)
+					same_idx++;
+				same++;
+			}
+		}
+		memset(&ri, 0, sizeof(ri));
+		ri.ver = s->ver;
+		ri.gpu_dev = cg ? cg->ordinal : (int)g;
+		ri.local_nets = nlocal[g];
+		ri.local_gpus = lg ? lg : 1;
+		ri.same_set_index = same_idx;
+		ri.same_set_count = same;
+		ri.policy = nccl_netdevs_parse(get(s, "NCCL_NETDEVS_POLICY"),
+					       &ri.policy_max);
+		for (int ch = 0; ch < nlocal[g]; ch++) {
+			int k;
+
+			ri.channel = ch;
+			k = nccl_rail_pick(&ri);
+			if (k >= 0 && k < nlocal[g])
+				s->pm[pair_index(ctx, (int)g,
+					locals[g * nn + (size_t)k])].rail = true;
+		}
+	}
+	free(locals);
+	free(nlocal);
+	free(cand);
+	free(paths);
+}
+
+
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
 	struct nccl_state *s;
 	int *npeers, (*peers)[MAX_PEERS];
+	bool any_pxn = false;
 
 	if (ctx->nccl)
 		return ctx->nccl;
@@ -531,83 +619,15 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		m->used = s->ib_used && m->known && m->port >= 0;
 	}
 
-	/* Rails: ncclTopoGetLocal (nearest NICs), then ncclTopoGetLocalNet. */
-	{
-		size_t ng = inv->ngpu, nn = inv->nnic;
-		int *locals = xcalloc(ng * nn + 1, sizeof(int));
-		int *nlocal = xcalloc(ng + 1, sizeof(int));
-		int *cand = xcalloc(nn + 1, sizeof(int));
-		struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
+	compute_rails(ctx, s);
 
-		for (size_t g = 0; g < ng; g++) {
-			int nc = 0, loc[64];
-
-			for (size_t n = 0; n < nn; n++) {
-				int pi = pair_index(ctx, (int)g, (int)n);
-
-				if (pi < 0 || !s->pm[pi].used)
-					continue;
-				cand[nc] = (int)n;
-				paths[nc].type = s->pm[pi].type;
-				paths[nc].bw = 1.0;	/* bandwidths not modelled */
-				nc++;
-			}
-			nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
-							 nc <= 64 ? loc : loc) : 0;
-			if (nlocal[g] > 64)
-				nlocal[g] = 64;
-			for (int k = 0; k < nlocal[g]; k++)
-				locals[g * nn + (size_t)k] = cand[loc[k]];
-		}
-		for (size_t g = 0; g < ng; g++) {
-			const struct cuda_gpu *cg = ctx_cuda_gpu(ctx, (int)g);
-			struct nccl_rail_in ri;
-			int lg = 0, same = 0, same_idx = 0;
-
-			if (!nlocal[g])
-				continue;
-			for (size_t h = 0; h < ng; h++) {
-				bool has = false, eq = nlocal[h] == nlocal[g];
-
-				for (int k = 0; k < nlocal[h]; k++) {
-					has |= locals[h * nn + (size_t)k] ==
-					       locals[g * nn];
-					eq &= locals[h * nn + (size_t)k] ==
-					      locals[g * nn + (size_t)k];
-				}
-				lg += has;
-				if (eq) {
-					if (h < g)
-						same_idx++;
-					same++;
-				}
-			}
-			memset(&ri, 0, sizeof(ri));
-			ri.ver = s->ver;
-			ri.gpu_dev = cg ? cg->ordinal : (int)g;
-			ri.local_nets = nlocal[g];
-			ri.local_gpus = lg ? lg : 1;
-			ri.same_set_index = same_idx;
-			ri.same_set_count = same;
-			ri.policy = nccl_netdevs_parse(get(s, "NCCL_NETDEVS_POLICY"),
-						       &ri.policy_max);
-			for (int ch = 0; ch < nlocal[g]; ch++) {
-				int k;
-
-				ri.channel = ch;
-				k = nccl_rail_pick(&ri);
-				if (k >= 0 && k < nlocal[g])
-					s->pm[pair_index(ctx, (int)g,
-						locals[g * nn + (size_t)k])].rail = true;
-			}
-		}
-		free(locals);
-		free(nlocal);
-		free(cand);
-		free(paths);
-	}
-
-	/* PXN and the GDR decision, pair by pair. */
+	/*
+	 * PXN (paths.cc ncclTopoComputePaths): the relay is the NIC's local
+	 * GPU (ncclTopoGetLocalGpu, from the NIC->GPU paths PXN never
+	 * rewrites: here the GPUs the NIC is a rail of before PXN), and
+	 * ncclTopoCheckGdr(relay, NIC, read) must pass (2.30.3+); so first
+	 * the pre-PXN rails and their GDR decisions.
+	 */
 	npeers = xcalloc(inv->ngpu + 1, sizeof(int));
 	peers = xcalloc(inv->ngpu + 1, sizeof(*peers));
 	for (size_t g = 0; g < inv->ngpu; g++)
@@ -616,6 +636,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		const struct inv_pair *pr = &inv->pair[i];
 		struct pair_model *m = &s->pm[i];
 
+		m->relay_dist = NPT_DIS;
 		if (m->used && m->rail)
 			decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
 			       NPT_DIS);
@@ -623,19 +644,17 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	for (size_t i = 0; i < inv->npair; i++) {
 		const struct inv_pair *pr = &inv->pair[i];
 		struct pair_model *m = &s->pm[i];
-		enum nccl_ptype relay_dist = NPT_DIS;
 
-		if (!m->used || m->rail)
+		if (!m->used)
 			continue;
-		/* ncclTopoGetLocalGpu: the NIC's local GPU relays (2.18.1+). */
 		for (int k = 0; k < npeers[pr->gpu] && m->relay < 0; k++) {
 			int p = peers[pr->gpu][k], pi;
 			struct nccl_pxn_in x;
 
-			if (p < 0 || (size_t)p >= inv->ngpu)
+			if (p < 0 || (size_t)p >= inv->ngpu || p == pr->gpu)
 				continue;
 			pi = pair_index(ctx, p, pr->nic);
-			if (pi < 0 || !s->pm[pi].rail)
+			if (pi < 0 || !s->pm[pi].rail || s->pm[pi].relay >= 0)
 				continue;
 			memset(&x, 0, sizeof(x));
 			x.ver = s->ver;
@@ -651,12 +670,27 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 			x.peer_gdr_read = s->pm[pi].rd.mode != NCCL_GDR_DISABLED;
 			if (nccl_pxn_applies(&x)) {
 				m->relay = p;
-				relay_dist = s->pm[pi].type;
+				m->relay_dist = s->pm[pi].type;
 				m->type = NPT_PXN;
+				any_pxn = true;
 			}
 		}
-		decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
-		       relay_dist);
+	}
+	/*
+	 * ncclTopoGetLocal then reads the rewritten GPU->NIC paths: a GPU
+	 * with no near NIC gets the PXN NICs as rails (PXN < PHB, equal
+	 * widths). Then the GDR decision of every pair, a PXN one with its
+	 * relay's distance (ncclTopoCheckGdr).
+	 */
+	if (any_pxn)
+		compute_rails(ctx, s);
+	for (size_t i = 0; i < inv->npair; i++) {
+		const struct inv_pair *pr = &inv->pair[i];
+		struct pair_model *m = &s->pm[i];
+
+		if (m->used)
+			decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
+			       m->relay_dist);
 	}
 	for (size_t i = 0; i < inv->npair; i++)
 		if (s->pm[i].used && s->pm[i].rail)
@@ -917,7 +951,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		if (m->relay >= 0)
 			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
 				 "not a rail of this GPU: NCCL uses %s; here "
-				 "PXN through GPU %s (NVLink), GDR %s",
+				 "PXN through %s (NVLink), GDR %s",
 				 rails, ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id,
 				 m->rd.mode != NCCL_GDR_DISABLED ? "on" : "off");
 		else
@@ -955,18 +989,29 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 nccl_ptype_name(m->wr.level), why_name(m->rd.why));
 		remedy_NCCL_GDR_WRITE_ONLY(r);
 	} else {
+		char via[160] = "";
+
+		/* ncclTopoCheckGdr: a PXN path's distance is the relay's. */
+		if (m->relay >= 0)
+			snprintf(via, sizeof(via), " (PXN: sends through %s "
+				 "over NVLink; the relay's distance)",
+				 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
 			 "NCCL rail %s port %d: %s both ways%s, distance %s <= "
-			 "level %s%s", ctx->inv.nic[pr->nic].name, m->port,
+			 "level %s%s%s", ctx->inv.nic[pr->nic].name, m->port,
 			 mech_name(m->mwr.mech),
 			 m->mwr.no_fallback ? " (no fallback)" : "",
 			 nccl_ptype_name(m->wr.distance),
 			 nccl_ptype_name(m->wr.level),
-			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
+			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)",
+			 via);
 	}
 	fact_gdr(r, gdr_fact(m));
 	ev_bool(r, "rail", true);
 	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+	if (m->relay >= 0)
+		ev_str(r, "pxn_relay", "%s",
+		       ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
 	ev_int(r, "port", m->port);
 	if (m->gid_index >= 0)
 		ev_int(r, "gid_index", m->gid_index);
@@ -1062,8 +1107,12 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		mm = m->mwr.mech != NCCL_MECH_HOST ? m->mwr.mech : m->mrd.mech;
 		if (used < sizeof(on))
 			used += (size_t)snprintf(on + used, sizeof(on) - used,
-						 "%s%s", used ? ", " : "",
-						 ctx->inv.nic[n].name);
+						 "%s%s%s%s%s", used ? ", " : "",
+						 ctx->inv.nic[n].name,
+						 m->relay >= 0 ? " (PXN through " : "",
+						 m->relay >= 0 ? ctx->rep->subj[
+						 ctx->inv.gpu[m->relay].subject].id : "",
+						 m->relay >= 0 ? ")" : "");
 		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
 			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
 			 "host memory");
@@ -1074,6 +1123,27 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		} else {
 			p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
 				   P_PEERMEM, &why);
+			/*
+			 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
+			 * sends leave from the relay GPU's memory, so the
+			 * relay's pair must be proven too.
+			 */
+			if (m->relay >= 0) {
+				const struct result *rwhy;
+				int rpi = pair_index(ctx, m->relay, (int)n);
+				enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
+						    m->mrd.mech : mm;
+				enum proof rp = rpi < 0 ? PR_UNPROVEN :
+					proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
+					       P_DMABUF : P_PEERMEM, &rwhy);
+
+				if (rpi < 0)
+					rwhy = NULL;
+				if (rp > p) {
+					p = rp;
+					why = rwhy;
+				}
+			}
 		}
 		if (gr)
 			for (int k = 0; k < gr->nrails; k++)
