@@ -200,7 +200,7 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 
 	if (!g) {
 		emit(ctx, subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
-		     "not visible to CUDA (see gpu.visible)");
+		     "not visible to this process (see gpu.visible)");
 		return;
 	}
 	if (ctx->opt->no_alloc) {

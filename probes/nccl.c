@@ -874,6 +874,11 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	char rails[256];
 	struct result *r;
 
+	if (ctx_gpu_hidden(ctx, pr->gpu)) {
+		emit(ctx, pr->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
+		     "not visible to this process (see gpu.visible)");
+		return;
+	}
 	if (!m->known) {
 		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");
@@ -1025,6 +1030,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	bool nogdr = false;
 	struct result *r;
 
+	if (ctx_gpu_hidden(ctx, t->gpu)) {
+		emit(ctx, gpu->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
+		     "not visible to this process (see gpu.visible)");
+		return;
+	}
 	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
 		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
 			gr = &ctx->rep->nccl.gpus[g];
