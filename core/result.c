@@ -353,6 +353,13 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
 	return (int)r->nsubj++;
 }
 
+void report_subject_uuid(struct report *r, int subject, const char *uuid)
+{
+	struct subject *s = &r->subj[subject];
+
+	report_clean(s->uuid, sizeof(s->uuid), uuid ? uuid : "");
+}
+
 struct result *report_vadd(struct report *r, const struct gate_desc *gate,
 			   enum gdr_layer layer, unsigned int paths,
 			   int subject, enum gdr_status st, const char *code,

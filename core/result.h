@@ -17,8 +17,9 @@
 struct subject {
 	enum subject_kind kind;
 	char id[80];		/* stable: "host", "GPU0", "mlx5_0", "mlx5_0/1" */
-	char label[128];	/* human: "NVIDIA H200 (0000:00:06.0)" */
+	char label[256];	/* human: "NVIDIA H200 (0000:00:06.0, GPU-...)" */
 	char pci[32];		/* PCI address where one applies */
+	char uuid[96];		/* a GPU's UUID ("GPU-..."), or "" */
 	int parent;		/* port -> its NIC subject; -1 otherwise */
 	int pair_gpu;		/* pair -> its GPU and NIC subjects; -1 */
 	int pair_nic;
@@ -259,6 +260,8 @@ void report_free(struct report *r);
  */
 int report_subject(struct report *r, enum subject_kind kind, const char *id,
 		   const char *label, const char *pci, int parent);
+/* A GPU subject's UUID (cleaned like every outside string). */
+void report_subject_uuid(struct report *r, int subject, const char *uuid);
 
 /*
  * Memory that lives as long as the report and is freed by report_free:

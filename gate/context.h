@@ -60,6 +60,7 @@ struct options {
 struct inv_gpu {
 	char pci[32];
 	int cuda;		/* index in vendor_facts.cuda.gpus, -1 if none */
+	char uuid[96];		/* from NVML, matched by PCI address; or "" */
 	bool in_sysfs;
 	unsigned int pci_device;
 	int subject;

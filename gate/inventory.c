@@ -59,20 +59,55 @@ static bool is_nvidia_gpu(struct sysroot *sr, struct inventory *inv,
 	return true;
 }
 
-static void add_gpu_subject(struct gdr_ctx *ctx, struct inv_gpu *g,
-			    const struct cuda_gpu *cg)
+/* NVML's UUID of the GPU at this PCI address, or "". */
+static const char *nvml_uuid(const struct nvml_facts *nf, const char *pci)
 {
-	char id[64], label[160];
+	if (!pci[0])
+		return "";
+	for (int i = 0; i < nf->gpus_recorded && i < VF_MAX_GPUS; i++)
+		if (!strcmp(nf->gpus[i].pci, pci))
+			return nf->gpus[i].uuid;
+	return "";
+}
 
-	if (cg) {
-		snprintf(id, sizeof(id), "GPU%d", cg->ordinal);
-		snprintf(label, sizeof(label), "%s (%s)", cg->name, g->pci);
-	} else {
-		snprintf(id, sizeof(id), "GPU@%s", g->pci);
-		snprintf(label, sizeof(label), "NVIDIA GPU 10de:%04x (%s)",
-			 g->pci_device, g->pci);
-	}
+/*
+ * GPUn: n is the GPU's place in PCI address order on the node (what
+ * nvidia-smi numbers), never its CUDA ordinal, so a GPU keeps its id when
+ * CUDA_VISIBLE_DEVICES or a device cgroup hides others. The label carries
+ * the PCI address and the UUID where NVML gave one.
+ */
+static void add_gpu_subject(struct gdr_ctx *ctx, struct inv_gpu *g,
+			    const struct cuda_gpu *cg, size_t index)
+{
+	char id[64], name[VF_NAME + 16], label[256];
+
+	snprintf(id, sizeof(id), "GPU%zu", index);
+	if (cg && cg->name[0])
+		snprintf(name, sizeof(name), "%s", cg->name);
+	else
+		snprintf(name, sizeof(name), "NVIDIA GPU 10de:%04x",
+			 g->pci_device);
+	if (g->uuid[0])
+		snprintf(label, sizeof(label), "%s (%s, %s)", name,
+			 g->pci[0] ? g->pci : "PCI address unknown", g->uuid);
+	else if (g->pci[0])
+		snprintf(label, sizeof(label), "%s (%s)", name, g->pci);
+	else
+		snprintf(label, sizeof(label), "%s (PCI address unknown)", name);
 	g->subject = report_subject(ctx->rep, SUBJ_GPU, id, label, g->pci, -1);
+	report_subject_uuid(ctx->rep, g->subject, g->uuid);
+}
+
+/* PCI address order; GPUs whose address is unknown last, by CUDA ordinal. */
+static int cmp_gpu(const void *a, const void *b)
+{
+	const struct inv_gpu *x = a, *y = b;
+
+	if (!x->pci[0] != !y->pci[0])
+		return x->pci[0] ? -1 : 1;
+	if (x->pci[0] && strcmp(x->pci, y->pci))
+		return strcmp(x->pci, y->pci);
+	return x->cuda - y->cuda;
 }
 
 static void build_gpus(struct gdr_ctx *ctx)
@@ -89,7 +124,7 @@ static void build_gpus(struct gdr_ctx *ctx)
 	inv->gpu = xcalloc((size_t)cf->gpus_recorded + n, sizeof(*inv->gpu));
 	used = xcalloc(n, sizeof(*used));
 
-	/* CUDA's GPUs first, in CUDA ordinal order, matched to sysfs. */
+	/* CUDA's GPUs, matched to sysfs. */
 	for (int i = 0; i < cf->gpus_recorded; i++) {
 		struct inv_gpu *g = &inv->gpu[ng++];
 
@@ -102,12 +137,11 @@ static void build_gpus(struct gdr_ctx *ctx)
 						    &g->pci_device);
 			used[j] = true;
 		}
-		add_gpu_subject(ctx, g, &cf->gpus[i]);
 	}
 	/*
 	 * Then GPUs on the PCI bus that CUDA did not report -- unless a CUDA
 	 * GPU's address is unknown: one of them is that GPU, and listing it
-	 * twice would call it "not visible to CUDA".
+	 * twice would call it "not visible to this process".
 	 */
 	size_t scan = n;
 
@@ -125,7 +159,15 @@ static void build_gpus(struct gdr_ctx *ctx)
 		g->cuda = -1;
 		g->in_sysfs = true;
 		g->pci_device = device;
-		add_gpu_subject(ctx, g, NULL);
+	}
+	qsort(inv->gpu, ng, sizeof(*inv->gpu), cmp_gpu);
+	for (size_t i = 0; i < ng; i++) {
+		struct inv_gpu *g = &inv->gpu[i];
+
+		snprintf(g->uuid, sizeof(g->uuid), "%s",
+			 nvml_uuid(&ctx->vf->nvml, g->pci));
+		add_gpu_subject(ctx, g, g->cuda >= 0 ? &cf->gpus[g->cuda] :
+				NULL, i);
 	}
 	inv->ngpu = ng;
 	free(used);

@@ -95,6 +95,16 @@ const struct result *ctx_result_of(const struct gdr_ctx *ctx,
 	return NULL;
 }
 
+bool ctx_gpu_hidden(const struct gdr_ctx *ctx, int gpu)
+{
+	const struct result *r;
+
+	if (gpu < 0 || (size_t)gpu >= ctx->inv.ngpu)
+		return false;
+	r = ctx_result_of(ctx, "gpu.visible", ctx->inv.gpu[gpu].subject);
+	return r && r->code_index == C_GPU_HIDDEN;
+}
+
 const struct reg_pair *ctx_reg_pair(const struct gdr_ctx *ctx,
 				   const struct inv_pair *pr)
 {

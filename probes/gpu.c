@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Layer 1: the GPU — driver, libcuda, cuInit, GDR and DMA-BUF attributes. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "access/cuda.h"
@@ -208,6 +210,70 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 	r->duration_ms = cf->init.ms;
 }
 
+/*
+ * Why a GPU on the PCI bus is not among CUDA's: hidden from this process on
+ * purpose (CUDA_VISIBLE_DEVICES; a container or device cgroup that left its
+ * /dev/nvidiaN out), not a fault. Fills why (the reason text) and, for the
+ * remedy, the variable's value or the device node; false when neither
+ * explains it (the driver lost the GPU: that is gpu.visible BLOCKED).
+ */
+enum hidden_by { HIDDEN_NOT = 0, HIDDEN_BY_ENV, HIDDEN_BY_CGROUP };
+
+static enum hidden_by gpu_hidden(struct gdr_ctx *ctx, const struct inv_gpu *ig,
+				 char *why, size_t len, char *what,
+				 size_t wlen)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	char p[128], info[2048], node[48];
+	const char *minor;
+	long long n;
+	ssize_t got;
+
+	if (cvd) {
+		report_clean(what, wlen, cvd);
+		snprintf(why, len, "CUDA_VISIBLE_DEVICES=%s", what);
+		return HIDDEN_BY_ENV;
+	}
+	if (!ig->pci[0])
+		return HIDDEN_NOT;
+	snprintf(p, sizeof(p), "/proc/driver/nvidia/gpus/%s/information",
+		 ig->pci);
+	got = sysroot_read(ctx->sr, p, info, sizeof(info) - 1);
+	if (got <= 0)
+		return HIDDEN_NOT;
+	info[got] = '\0';
+	minor = strstr(info, "Device Minor:");
+	if (!minor || sscanf(minor + 13, "%lld", &n) != 1 || n < 0 || n > 255)
+		return HIDDEN_NOT;
+	snprintf(node, sizeof(node), "/dev/nvidia%lld", n);
+	if (sysroot_exists(ctx->sr, node))
+		return HIDDEN_NOT;
+	snprintf(what, wlen, "%s", node);
+	snprintf(why, len, "its device node %s is not in this process's /dev "
+		 "(a container or device cgroup)", node);
+	return HIDDEN_BY_CGROUP;
+}
+
+/* The GPUs on the PCI bus CUDA did not list, all hidden on purpose? */
+static bool all_missing_hidden(struct gdr_ctx *ctx, char *why, size_t len)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < ctx->inv.ngpu; i++) {
+		const struct inv_gpu *ig = &ctx->inv.gpu[i];
+		char w[256], what[128];
+
+		if (ctx_cuda_gpu(ctx, (int)i) || !ig->in_sysfs)
+			continue;
+		if (!gpu_hidden(ctx, ig, w, sizeof(w), what, sizeof(what)))
+			return false;
+		if (!any)
+			snprintf(why, len, "%s", w);
+		any = true;
+	}
+	return any;
+}
+
 void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct cuda_facts *cf = &ctx->vf->cuda;
@@ -248,6 +314,12 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 			 "CUDA sees %d GPU(s) but the PCI bus shows %zu NVIDIA "
 			 "GPU(s): sysfs incomplete, or a sysroot from another "
 			 "node?", cf->count, pci);
+	} else if ((size_t)cf->count < pci &&
+		   all_missing_hidden(ctx, why, sizeof(why))) {
+		r = emit(ctx, ctx->host, ST_PASS, C_GPUS_HIDDEN_BY_SCOPE,
+			 "CUDA sees %d of the %zu NVIDIA GPUs on the PCI bus; "
+			 "the others are hidden from this process (%s)",
+			 cf->count, pci, why);
 	} else if ((size_t)cf->count < pci) {
 		r = emit(ctx, ctx->host, ST_WARN, C_GPUS_HIDDEN,
 			 "CUDA sees %d of the %zu NVIDIA GPUs on the PCI bus",
@@ -335,6 +407,28 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 			     "finish: %s", ig->pci, why);
 			return;
 		}
+		char what[128];
+
+		switch (gpu_hidden(ctx, ig, why, sizeof(why), what,
+				   sizeof(what))) {
+		case HIDDEN_BY_ENV:
+			r = emit(ctx, ig->subject, ST_SKIP, C_GPU_HIDDEN,
+				 "on the PCI bus at %s but not visible to this "
+				 "process: %s", ig->pci, why);
+			ev_str(r, "hidden_by", "CUDA_VISIBLE_DEVICES");
+			remedy_GPU_HIDDEN_BY_ENV(r, what);
+			return;
+		case HIDDEN_BY_CGROUP:
+			r = emit(ctx, ig->subject, ST_SKIP, C_GPU_HIDDEN,
+				 "on the PCI bus at %s but not visible to this "
+				 "process: %s", ig->pci, why);
+			ev_str(r, "hidden_by", "cgroup");
+			ev_str(r, "device_node", "%s", what);
+			remedy_GPU_HIDDEN_BY_CGROUP(r, what);
+			return;
+		case HIDDEN_NOT:
+			break;
+		}
 		r = emit(ctx, ig->subject, ST_BLOCKED, C_GPU_NOT_VISIBLE,
 			 "on the PCI bus at %s but not visible to CUDA", ig->pci);
 		remedy_GPU_NOT_VISIBLE(r);
@@ -382,7 +476,7 @@ static const struct cuda_gpu *gpu_or_skip(struct gdr_ctx *ctx,
 	/* Not a DEP: a GPU whose gpu.visible ERRORs still has attributes. */
 	if (!g)
 		emit(ctx, ig->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
-		     "not visible to CUDA (see gpu.visible)");
+		     "not visible to this process (see gpu.visible)");
 	return g;
 }
 

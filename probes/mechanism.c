@@ -197,7 +197,7 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 	/* Not a DEP: a GPU whose gpu.visible ERRORs may still export. */
 	if (!g) {
 		emit(ctx, subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
-		     "not visible to CUDA (see gpu.visible)");
+		     "not visible to this process (see gpu.visible)");
 		return;
 	}
 	if (ctx->opt->no_alloc) {

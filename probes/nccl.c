@@ -924,6 +924,11 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	char rails[256];
 	struct result *r;
 
+	if (ctx_gpu_hidden(ctx, pr->gpu)) {
+		emit(ctx, pr->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
+		     "not visible to this process (see gpu.visible)");
+		return;
+	}
 	/* Not a DEP: topo.path ERRORs on paths the model still places. */
 	if (!m->known) {
 		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
@@ -1090,6 +1095,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	bool nogdr = false;
 	struct result *r;
 
+	if (ctx_gpu_hidden(ctx, t->gpu)) {
+		emit(ctx, gpu->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
+		     "not visible to this process (see gpu.visible)");
+		return;
+	}
 	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
 		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
 			gr = &ctx->rep->nccl.gpus[g];

@@ -131,6 +131,12 @@ const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
 const struct result *ctx_result_of(const struct gdr_ctx *ctx,
 				   const char *gate, int subject);
 /*
+ * gpu.visible said this inventory GPU is hidden from this process on
+ * purpose (CUDA_VISIBLE_DEVICES, a device cgroup): later gates that model
+ * what this process's NCCL would do SKIP it, citing gpu.visible.
+ */
+bool ctx_gpu_hidden(const struct gdr_ctx *ctx, int gpu);
+/*
  * What the registration stage did for an inventory pair, or NULL: later
  * gates' proof, which earlier gates cite instead of contradicting it.
  */

@@ -864,10 +864,23 @@ void gate_data_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	data_gate(ctx, t, true, true);
 }
 
+/* A CUDA ordinal's GPU subject id (GPUn in PCI order), or "GPU ?". */
+static const char *gpu_id_of_ordinal(const struct gdr_ctx *ctx, int ordinal)
+{
+	for (size_t g = 0; g < ctx->inv.ngpu; g++) {
+		const struct cuda_gpu *cg = ctx_cuda_gpu(ctx, (int)g);
+
+		if (cg && cg->ordinal == ordinal)
+			return ctx->rep->subj[ctx->inv.gpu[g].subject].id;
+	}
+	return "GPU ?";
+}
+
 void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
 	const struct reg_nic *rn;
+	const char *src, *dst;
 	struct result *r;
 
 	if (ctx->opt->no_datapath) {
@@ -884,23 +897,25 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 		     "needs two GPUs registered on this device");
 		return;
 	}
+	src = gpu_id_of_ordinal(ctx, rn->g2g_src);
+	dst = gpu_id_of_ordinal(ctx, rn->g2g_dst);
 	if (rn->g2g_ok)
 		r = emit(ctx, nic->subject, ST_PASS, C_GPU_TO_GPU_OK,
-			 "RDMA WRITE from GPU%d's MR into GPU%d's MR verified",
-			 rn->g2g_src, rn->g2g_dst);
+			 "RDMA WRITE from %s's MR into %s's MR verified",
+			 src, dst);
 	else if (rn->g2g_fault)
 		r = emit(ctx, nic->subject, ST_WARN,
 			 rn->g2g_fault == DPF_NOT_LANDED ?
 			 C_GPU_TO_GPU_NOT_LANDED : C_GPU_TO_GPU_MISMATCH,
-			 "RDMA WRITE from GPU%d's MR into GPU%d's MR completed "
-			 "successfully but %s", rn->g2g_src, rn->g2g_dst,
+			 "RDMA WRITE from %s's MR into %s's MR completed "
+			 "successfully but %s", src, dst,
 			 rn->g2g_fault == DPF_NOT_LANDED ?
 			 "no byte reached the destination GPU" :
 			 write_fault_meaning(rn->g2g_fault));
 	else
 		r = emit(ctx, nic->subject, ST_WARN, C_GPU_TO_GPU_FAILED,
-			 "RDMA WRITE from GPU%d's MR into GPU%d's MR: %s",
-			 rn->g2g_src, rn->g2g_dst, rn->g2g_error);
+			 "RDMA WRITE from %s's MR into %s's MR: %s",
+			 src, dst, rn->g2g_error);
 	ev_int(r, "src_cuda", rn->g2g_src);
 	ev_int(r, "dst_cuda", rn->g2g_dst);
 	if (rn->g2g_fault)

@@ -16,7 +16,8 @@
 #include "report/json_out.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "2.1"	/* 2.1: the nccl path and object */
+#define SCHEMA_VERSION "2.2"	/* 2.1: the nccl path and object;
+				 * 2.2: a GPU subject's uuid */
 
 /* Keys here are ASCII literals: jansson need not check them. */
 static int set(json_t *o, const char *key, json_t *v)
@@ -206,6 +207,8 @@ static json_t *subject_json(const struct report *r, size_t i)
 	bad |= set_str(o, "kind", subject_kind_name(s->kind));
 	bad |= set_str(o, "label", s->label);
 	bad |= set_str_or_null(o, "pci", s->pci[0] ? s->pci : NULL);
+	if (s->kind == SUBJ_GPU)
+		bad |= set_str_or_null(o, "uuid", s->uuid[0] ? s->uuid : NULL);
 	bad |= set_str_or_null(o, "parent", s->parent >= 0 ?
 			       subject_id(r, s->parent) : NULL);
 	return done(o, bad);

@@ -21,7 +21,7 @@
 
 static void test_subjects(void **state)
 {
-	char longid[200];
+	char longid[400];
 	struct report r;
 	int h, n, p, l;
 
@@ -51,6 +51,9 @@ static void test_subjects(void **state)
 	assert_int_equal(strlen(r.subj[l].id), sizeof(r.subj[l].id) - 1);
 	assert_int_equal(strlen(r.subj[l].label), sizeof(r.subj[l].label) - 1);
 	assert_int_equal(strlen(r.subj[l].pci), sizeof(r.subj[l].pci) - 1);
+	report_subject_uuid(&r, l, longid);
+	assert_int_equal(strlen(r.subj[l].uuid), sizeof(r.subj[l].uuid) - 1);
+	assert_string_equal(r.subj[h].uuid, "");
 	report_free(&r);
 	assert_int_equal(r.nsubj, 0);
 	assert_null(r.subj);
@@ -313,7 +316,7 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "2.1");
+	assert_string_equal(jstr(root, "schema_version"), "2.2");
 	assert_string_equal(jstr(json_object_get(root, "tool"), "version"),
 			    "0.1.0");
 	assert_string_equal(jstr(root, "require"), "any");
