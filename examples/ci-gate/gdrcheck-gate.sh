@@ -19,7 +19,7 @@
 #   2  usage error (gdrcheck's, or an option this gate owns: --json,
 #      --format, --quiet, --output, --list-gates, --help, --version)
 #   3  undecided: a probe failed or timed out and nothing is BLOCKED
-#      (gdrcheck exit 3, or --no-alloc)
+#      (gdrcheck exit 3); --no-alloc on a healthy node is READY-UNPROVEN, exit 0
 #   4  no usable report: gdrcheck missing, crashed (exit > 3), or its JSON
 #      is absent, unparseable or disagrees with its exit status
 #

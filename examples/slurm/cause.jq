@@ -12,7 +12,9 @@
 def required_paths:
 	(.require // "any") as $req
 	| [(.paths // {}) | to_entries[]
-	   | select($req == "any" or .key == $req)];
+	   # "any" accepts either mechanism (dmabuf, peermem); the nccl path
+	   # counts only when --require nccl asks for it.
+	   | select(($req == "any" and .key != "nccl") or .key == $req)];
 
 def causes:
 	if (.verdict.exit_code // 3) == 0 then []

@@ -288,8 +288,9 @@ def causes(d):
     mech = "+".join(ready) or "-"
     if d["verdict"]["exit_code"] == 0:
         return [mech, "-", "-", "-"]
+    # "any" accepts dmabuf or peermem; nccl counts only when required.
     req = [(k, v) for k, v in d["paths"].items()
-           if d["require"] == "any" or k == d["require"]]
+           if (d["require"] == "any" and k != "nccl") or k == d["require"]]
     if any(v["verdict"] == "READY" for _, v in req):
         viol = (d["policy"]["violations"] or ["not READY"])[0]
         rems = d["remediations"]
@@ -545,7 +546,7 @@ quiet_line() {
 }
 if [ $have_jq = 1 ]; then
 	arch=$work/archive
-	for t in "reg-ok 0" "h200 1" "reg-no-alloc 3" "peermem-proprietary 0" \
+	for t in "reg-ok 0" "h200 1" "reg-no-alloc 0" "peermem-proprietary 0" \
 		"old-verbs 1" "cuda-crash 3"; do
 		# shellcheck disable=SC2086 # split "scenario status"
 		set -- $t
@@ -564,12 +565,16 @@ if [ $have_jq = 1 ]; then
 		check "gate $sc: prints the line gdrcheck --quiet prints" \
 			sh -c '[ "$(wc -l <"$1")" = 1 ] && cmp -s "$1" "$2"' sh "$work/gate.out" "$work/quiet.out"
 	done
+	# --no-alloc on a healthy node is READY-UNPROVEN: exit 0 (issue 15).
 	run_gate reg-no-alloc "$arch"
 	rc=$?
-	check "gate reg-no-alloc: undecided is exit 3 by default, got $rc" [ $rc = 3 ]
-	ALLOW_UNDECIDED=1 run_gate reg-no-alloc "$arch"
+	check "gate reg-no-alloc: READY-UNPROVEN is exit 0, got $rc" [ $rc = 0 ]
+	run_gate cuda-hang "$arch"
 	rc=$?
-	check "gate reg-no-alloc: ALLOW_UNDECIDED=1 passes, got $rc" [ $rc = 0 ]
+	check "gate cuda-hang: undecided is exit 3 by default, got $rc" [ $rc = 3 ]
+	ALLOW_UNDECIDED=1 run_gate cuda-hang "$arch"
+	rc=$?
+	check "gate cuda-hang: ALLOW_UNDECIDED=1 passes, got $rc" [ $rc = 0 ]
 	ALLOW_UNDECIDED=1 run_gate h200 "$arch"
 	rc=$?
 	check "gate h200: ALLOW_UNDECIDED=1 does not pass BLOCKED, got $rc" [ $rc = 1 ]
@@ -577,13 +582,13 @@ if [ $have_jq = 1 ]; then
 	rc=$?
 	check "gate: ALLOW_UNDECIDED=yes is a usage error, got $rc" [ $rc = 2 ]
 	n=$(ls -d "$arch/node-reg-no-alloc"/*/ | wc -l)
-	check "gate: each run its own archive directory (3 runs of reg-no-alloc: $n)" [ "$n" = 3 ]
+	check "gate: each run its own archive directory (2 runs of reg-no-alloc: $n)" [ "$n" = 2 ]
 	# Options pass through: --require dmabuf on a node READY only by peermem.
 	run_gate peermem-proprietary "$arch" --require dmabuf
 	rc=$?
 	check "gate peermem-proprietary --require dmabuf: exit 1, got $rc" [ $rc = 1 ]
 	check "gate: --require reached gdrcheck" \
-		grep -q '^gdrcheck: BLOCKED (--require dmabuf); dmabuf BLOCKED at gpu.dmabuf_attr (GPU0); peermem READY$' "$work/gate.out"
+		grep -q '^gdrcheck: BLOCKED (--require dmabuf); dmabuf BLOCKED at gpu.dmabuf_attr (GPU0); peermem READY; nccl BLOCKED at data.nccl (GPU0)$' "$work/gate.out"
 	run_gate reg-ok "$arch" --bogus-option
 	rc=$?
 	check "gate: a gdrcheck usage error is exit 2, got $rc" [ $rc = 2 ]
@@ -662,7 +667,7 @@ if sysroot reg-ok; then
 		sh -c 'awk "/^# TYPE/ { if (seen[\$3]++) exit 1; typed[\$3] = 1 }
 			/^[a-z]/ { split(\$1, a, \"{\"); if (!typed[a[1]]) exit 1 }" "$1"' sh "$td/gdrcheck.prom"
 	check "textfile: log line names the node and the verdicts" \
-		grep -q "node-a: gdrcheck exit 0; dmabuf READY; peermem BLOCKED$" "$work/tf.out"
+		grep -q "node-a: gdrcheck exit 0; dmabuf READY; peermem BLOCKED; nccl READY$" "$work/tf.out"
 	# A crash replaces the metrics: no stale READY.
 	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td GDRCHECK="$work/bin/segv" "$tf" >/dev/null 2>&1
 	rc=$?
