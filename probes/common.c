@@ -8,6 +8,30 @@
 #include "access/sysroot.h"
 #include "probes/probes.h"
 
+struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
+			    bool named, enum worker_stage s, const char *lib)
+{
+	const struct vendor_facts *vf = ctx->vf;
+	struct result *r;
+
+	if (lf->attempted || !ctx->opt->sysroot || named ||
+	    (vf->replayed_from[0] && vf->stage[s].state != STAGE_NOT_RUN))
+		return NULL;
+	if (vf->replayed_from[0])
+		return emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			    "not replayed: the captured run did not load %s",
+			    lib);
+	if (!vf->replay_error[0])
+		return emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			    "not replayed: --sysroot analyses a captured "
+			    "node; its vendor answers are not in the capture");
+	r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+		 "not replayed: the capture's vendor answers cannot be read: "
+		 "%s", vf->replay_error);
+	ev_str(r, "replay_error", "%s", vf->replay_error);
+	return r;
+}
+
 enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 			      enum worker_stage s, char *buf, size_t len)
 {

@@ -93,27 +93,8 @@ void gate_gpu_libcuda(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "missing_optional", "%s", lf->missing_optional);
 		return;
 	}
-	/*
-	 * A --sysroot replay loads no local vendor library unless named; it
-	 * replays the capture's vendor answers when the capture has them.
-	 */
-	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libcuda &&
-	    (!ctx->vf->replayed_from[0] ||
-	     ctx->vf->stage[WSTAGE_CUDA].state == STAGE_NOT_RUN)) {
-		if (ctx->vf->replayed_from[0]) {
-			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-				 "not replayed: the captured run did not load "
-				 "libcuda");
-		} else if (ctx->vf->replay_error[0]) {
-			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-				 "not replayed: the capture's vendor answers "
-				 "cannot be read: %s", ctx->vf->replay_error);
-			ev_str(r, "replay_error", "%s", ctx->vf->replay_error);
-		} else {
-			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-				 "not replayed: --sysroot analyses a captured "
-				 "node; its vendor answers are not in the capture");
-		}
+	r = not_replayed(ctx, lf, ctx->opt->libcuda, WSTAGE_CUDA, "libcuda");
+	if (r) {
 		remedy_NOT_REPLAYED_CUDA(r);
 		return;
 	}

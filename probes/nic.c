@@ -38,27 +38,9 @@ void gate_nic_libibverbs(struct gdr_ctx *ctx, const struct target *t)
 		ev_bool(r, "_ibv_query_gid_ex@IBVERBS_1.11", v->have_query_gid_ex);
 		return;
 	}
-	/*
-	 * A --sysroot replay loads no local vendor library unless named; it
-	 * replays the capture's vendor answers when the capture has them.
-	 */
-	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libibverbs &&
-	    (!ctx->vf->replayed_from[0] ||
-	     ctx->vf->stage[WSTAGE_VERBS].state == STAGE_NOT_RUN)) {
-		if (ctx->vf->replayed_from[0]) {
-			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-				 "not replayed: the captured run did not load "
-				 "libibverbs");
-		} else if (ctx->vf->replay_error[0]) {
-			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-				 "not replayed: the capture's vendor answers "
-				 "cannot be read: %s", ctx->vf->replay_error);
-			ev_str(r, "replay_error", "%s", ctx->vf->replay_error);
-		} else {
-			r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-				 "not replayed: --sysroot analyses a captured "
-				 "node; its vendor answers are not in the capture");
-		}
+	r = not_replayed(ctx, lf, ctx->opt->libibverbs, WSTAGE_VERBS,
+			 "libibverbs");
+	if (r) {
 		remedy_NOT_REPLAYED_VERBS(r);
 		return;
 	}

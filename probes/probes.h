@@ -116,6 +116,16 @@ enum gdr_status stage_problem(const struct gdr_ctx *ctx,
 			      enum worker_stage s, char *buf, size_t len);
 
 /*
+ * A --sysroot replay loads no local vendor library unless one is named
+ * (named); it replays the capture's vendor answers when the capture has
+ * them. When stage s of library lib (lf) is neither loaded nor replayed,
+ * emit SKIP NOT_REPLAYED on the host saying why and return it (the caller
+ * attaches its library's remedy); else NULL.
+ */
+struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
+			    bool named, enum worker_stage s, const char *lib);
+
+/*
  * What a vendor library printed to stdout/stderr during a stage becomes
  * evidence ("library_output") on the stage's first result. Run after the
  * gates.
