@@ -46,7 +46,8 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
-DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
+DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libcuda-fake-old.so \
+	  tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so tests/doubles/libnvidia-ml-fake.so \
 	  tests/doubles/libnvidia-ml-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
@@ -72,6 +73,10 @@ doubles: $(DOUBLES)
 
 tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+
+# A driver before CUDA 11.7 (R470): no cuMemGetHandleForAddressRange.
+tests/doubles/libcuda-fake-old.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_CUDA_OLD -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
 
 tests/doubles/libnvidia-ml-fake.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c

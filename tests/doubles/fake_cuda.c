@@ -96,8 +96,10 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes);
 EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr);
+#ifndef FAKE_CUDA_OLD
 EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 		size_t size, int type, unsigned long long flags);
+#endif
 EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr);
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
@@ -128,6 +130,7 @@ static struct {
 } open_fds[FAKE_MAX_FDS];
 static int n_open_fds;
 
+#ifndef FAKE_CUDA_OLD
 static void track_fd(int fd)
 {
 	struct stat st;
@@ -139,6 +142,7 @@ static void track_fd(int fd)
 	}
 	fake_ledger_acquire(L_FD);
 }
+#endif
 
 /* Count as released every exported fd the caller has closed since. */
 static void sweep_fds(void)
@@ -623,6 +627,8 @@ CUresult cuMemFree_v2(CUdeviceptr ptr)
 	return CUDA_SUCCESS;
 }
 
+/* A driver before CUDA 11.7 (R470) has no export entry point. */
+#ifndef FAKE_CUDA_OLD
 static bool overlaps(size_t o1, size_t l1, size_t o2, size_t l2)
 {
 	return o1 < o2 + l2 && o2 < o1 + l1;
@@ -706,6 +712,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	track_fd(fd);
 	return CUDA_SUCCESS;
 }
+#endif
 
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr)
 {
