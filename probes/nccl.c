@@ -982,11 +982,12 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(d),
 			d >= NPT_SYS ? "CPU interconnect" : "root complex");
 	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
-		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
+		/* Not the distance: the level advice would not help. */
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_RAIL_NO_GDR,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
 			 why_name(m->wr.why));
-		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(m->type),
-			m->type >= NPT_SYS ? "CPU interconnect" : "root complex");
+		if (m->wr.why == NCCL_GDR_NO_SUPPORT)
+			remedy_NCCL_RAIL_NO_GDR(r);
 	} else if (m->rd.mode == NCCL_GDR_DISABLED) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL rail: GDR for receives (distance %s <= %s) but "
