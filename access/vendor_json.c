@@ -105,6 +105,9 @@ static const struct field t_vnic[] = {
 	B(struct verbs_nic, opened), I(struct verbs_nic, phys_ports),
 	B(struct verbs_nic, probe_run), I(struct verbs_nic, probe_errno),
 	B(struct verbs_nic, probe_returned_mr), I(struct verbs_nic, pd_errno),
+	I(struct verbs_nic, mlx5), B(struct verbs_nic, dd_probe_run),
+	I(struct verbs_nic, dd_probe_errno), B(struct verbs_nic, dd_path_called),
+	I(struct verbs_nic, dd_path_rc), S(struct verbs_nic, dd_path),
 	END
 };
 
@@ -113,6 +116,10 @@ static const struct field t_verbs[] = {
 	B(struct verbs_facts, have_reg_dmabuf_mr),
 	B(struct verbs_facts, have_reg_mr_iova2),
 	B(struct verbs_facts, have_query_gid_ex),
+	O(struct verbs_facts, mlx5_lib, t_lib),
+	B(struct verbs_facts, have_mlx5_is_supported),
+	B(struct verbs_facts, have_dd_sysfs_path),
+	B(struct verbs_facts, have_mlx5_reg_dmabuf_mr),
 	B(struct verbs_facts, list_called), I(struct verbs_facts, list_errno),
 	I(struct verbs_facts, name_errno), I(struct verbs_facts, count),
 	A(struct verbs_facts, nics, t_vnic, count), END
@@ -123,7 +130,8 @@ static const struct field t_mr[] = {
 	I(struct mr_result, err), S(struct mr_result, call),
 	D(struct mr_result, ms_cold), D(struct mr_result, ms_warm),
 	D(struct mr_result, ms_dereg), U(struct mr_result, lkey),
-	U(struct mr_result, rkey), B(struct mr_result, relaxed_ordering), END
+	U(struct mr_result, rkey), B(struct mr_result, relaxed_ordering),
+	B(struct mr_result, data_direct), END
 };
 
 static const struct field t_dp[] = {
@@ -143,6 +151,7 @@ static const struct field t_pair[] = {
 	I(struct reg_pair, gpu), S(struct reg_pair, nic), I(struct reg_pair, port),
 	I(struct reg_pair, gid_index), I(struct reg_pair, link_layer),
 	S(struct reg_pair, skip), O(struct reg_pair, export_call, t_call),
+	U(struct reg_pair, export_flags),
 	O(struct reg_pair, peermem, t_mr), O(struct reg_pair, dmabuf, t_mr),
 	O(struct reg_pair, dp_peermem, t_dp), O(struct reg_pair, dp_dmabuf, t_dp),
 	O(struct reg_pair, vmm_export_call, t_call),
