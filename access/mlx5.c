@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "access/symtab.h"
-#include "access/verbs.h"
 
 #define VSYM(n, ver, field) { .name = n, .version = ver, \
 	.offset = offsetof(struct mlx5_table, field), .required = false }
@@ -55,7 +54,7 @@ const struct mlx5_table *mlx5_api(const struct vendor_options *opt,
 }
 
 void mlx5_probe_device(const struct mlx5_table *t,
-		       const struct verbs_table *ibv, struct ibv_device *dev,
+		       int (*dereg_mr)(struct ibv_mr *mr), struct ibv_device *dev,
 		       struct ibv_context *ctx, struct ibv_pd *pd,
 		       struct verbs_nic *n, struct stage_status *st)
 {
@@ -84,7 +83,7 @@ void mlx5_probe_device(const struct mlx5_table *t,
 		if (mr) {
 			/* A provider that took fd -1: nothing to keep. */
 			enter(st, "ibv_dereg_mr");
-			ibv->dereg_mr(mr);
+			dereg_mr(mr);
 		}
 	}
 	if (!t->get_data_direct_sysfs_path)

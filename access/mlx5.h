@@ -44,9 +44,8 @@ const struct mlx5_table *mlx5_api(const struct vendor_options *opt,
  * (ncclMlx5dvDmaBufCapable), and its Data Direct function's sysfs path.
  * pd: a PD of the opened device (NULL: no probe).
  */
-struct verbs_table;
 void mlx5_probe_device(const struct mlx5_table *dv,
-		       const struct verbs_table *ibv, struct ibv_device *dev,
+		       int (*dereg_mr)(struct ibv_mr *mr), struct ibv_device *dev,
 		       struct ibv_context *ctx, struct ibv_pd *pd,
 		       struct verbs_nic *n, struct stage_status *st);
 

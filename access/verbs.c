@@ -84,7 +84,7 @@ static void probe_dmabuf(const struct mlx5_table *dv, struct ibv_device *dev,
 		ibv.dereg_mr(mr);
 	}
 	/* libmlx5: Data Direct (NCCL's ncclMlx5dvDmaBufCapable after it). */
-	mlx5_probe_device(dv, &ibv, dev, ctx, pd, n, st);
+	mlx5_probe_device(dv, ibv.dereg_mr, dev, ctx, pd, n, st);
 	enter(st, "ibv_dealloc_pd");
 	ibv.dealloc_pd(pd);
 }

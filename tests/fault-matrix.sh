@@ -55,7 +55,7 @@ bound=${FAULT_BOUND:-30}
 # The binary under test (make sanitize-check points this at an ASan build).
 bin=${GDRCHECK_BIN:-$top/gdrcheck}
 unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ GDRCHECK_LIBCUDA GDRCHECK_LIBIBVERBS \
-	GDRCHECK_LIBNVML
+	GDRCHECK_LIBNVML GDRCHECK_LIBMLX5
 
 # --- one case (run by xargs in a child of this script) ---------------------
 if [ "${1:-}" = --one ]; then
