@@ -745,6 +745,18 @@ static void vendor_setup(struct vendor_options *vo, const struct options *o,
 	vo->skip_nvml = o->sysroot && !o->libnvml;
 	vo->libmlx5 = o->libmlx5;
 	vo->skip_mlx5 = o->sysroot && !o->libmlx5;
+	/*
+	 * NCCL_IB_DATA_DIRECT=0 from the environment: NCCL registers through
+	 * ibv_reg_dmabuf_mr, so the registration stage does too (conf files
+	 * and the version are the NCCL model's: data.nccl calls a proof made
+	 * the other way unproven).
+	 */
+	{
+		int64_t dd;
+
+		if (nccl_parse_param(getenv("NCCL_IB_DATA_DIRECT"), 1, &dd))
+			vo->no_data_direct = dd <= 0;
+	}
 	vo->stage_timeout = o->timeout;
 	vo->run_started_ms = t0;
 	vo->run_deadline_ms = t0 + o->deadline * 1e3;

@@ -1295,7 +1295,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 "NCCL uses DMA-BUF on %s (no fallback to "
 				 "peermem) and DMA-BUF fails there: %s: %s",
 				 nic, wg, wr);
-			remedy_NCCL_DMABUF_FAILS(r);
+			if (m->dd)
+				remedy_NCCL_DD_FAILS(r, ctx->inv.nic[
+					ctx->inv.pair[worst_pi].nic].name);
+			else
+				remedy_NCCL_DMABUF_FAILS(r);
 		} else if (worst == PR_FAILED) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
 				 "NCCL uses peermem on %s and peermem fails "
