@@ -279,7 +279,9 @@ MSAN_UNIT   = $(addprefix $(MSAN_DIR)/,$(filter-out tests/unit/test_json tests/u
 	      $(UNIT_TESTS)))
 MSAN_DOUBLES = $(MSAN_DIR)/doubles/libcuda-fake.so \
 	       $(MSAN_DIR)/doubles/libibverbs-fake.so \
-	       $(MSAN_DIR)/doubles/libibverbs-fake-old.so
+	       $(MSAN_DIR)/doubles/libibverbs-fake-old.so \
+	       $(MSAN_DIR)/doubles/libmlx5-fake.so \
+	       $(MSAN_DIR)/doubles/libmlx5-fake-old.so
 
 $(MSAN_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -312,6 +314,19 @@ $(MSAN_DIR)/doubles/libibverbs-fake-old.so: tests/doubles/fake_verbs.c tests/dou
 		-Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=tests/doubles/libibverbs-old.map \
 		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
+
+$(MSAN_DIR)/doubles/libmlx5-fake.so: tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libmlx5.map
+	@mkdir -p $(dir $@)
+	$(CC_MSAN) $(DOUBLE_CFLAGS) $(MSAN_FLAGS) -Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=tests/doubles/libmlx5.map \
+		-o $@ tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c -ldl
+
+$(MSAN_DIR)/doubles/libmlx5-fake-old.so: tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libmlx5-old.map
+	@mkdir -p $(dir $@)
+	$(CC_MSAN) $(DOUBLE_CFLAGS) $(MSAN_FLAGS) -DFAKE_MLX5_OLD \
+		-Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=tests/doubles/libmlx5-old.map \
+		-o $@ tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c -ldl
 
 msan-check: $(MSAN_DIR)/gdrcheck $(MSAN_DOUBLES) $(MSAN_UNIT)
 	./tests/msan-check.sh $(MSAN_DIR)
