@@ -451,11 +451,17 @@ static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
 		return;
 	fn = strrchr(v->dd_path, '/');
 	node = pcitree_find(&ctx->tree, fn ? fn + 1 : v->dd_path);
-	if (node < 0)
+	if (node >= 0)
+		pcitree_path(&ctx->tree, pr->node_gpu, node, &p);
+	/*
+	 * A function the tree lacks (a sysfs the capture cut short): NCCL
+	 * still uses `<dev>_dma` and mlx5dv; the NIC's own path stands in
+	 * for its distance.
+	 */
+	if (node < 0 || !p.known || p.cls == TOPO_UNKNOWN) {
+		m->dd = !dd.plain;
 		return;
-	pcitree_path(&ctx->tree, pr->node_gpu, node, &p);
-	if (!p.known || p.cls == TOPO_UNKNOWN)
-		return;
+	}
 	if (dd.plain && m->known && ptype_of(p.cls) > m->type)
 		return;
 	m->dd = true;

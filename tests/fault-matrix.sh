@@ -77,10 +77,11 @@ if [ "${1:-}" = --one ]; then
 	[ "$lib" = c ] && conf="$d/cuda.conf"
 	[ "$lib" = n ] && conf="$d/nvml.conf"
 	# libmlx5 (Data Direct): its double reads the verbs scenario; the NIC
-	# gets a Data Direct function so every mlx5dv call is made.
+	# gets a Data Direct function (its own, the one the fixture has) so
+	# every mlx5dv call is made.
 	if [ "$lib" = m ]; then
 		conf="$d/verbs.conf"
-		echo "dev0.dd_path = /devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:05:00.0" >>"$conf"
+		echo "dev0.dd_path = /devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0" >>"$conf"
 	fi
 	if [ "$value" = - ]; then	# second axis: kinds joined by '+'
 		for k in $(echo "$kind" | tr + ' '); do
