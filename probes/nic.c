@@ -538,8 +538,9 @@ void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	r = emit(ctx, nic->subject, ST_PASS, C_DD_FOUND,
-		 "Data Direct function %s: NCCL >= 2.27.3 uses %s_dma there, "
-		 "registering through mlx5dv_reg_dmabuf_mr(DATA_DIRECT)",
+		 "Data Direct function %s: NCCL >= 2.27.3 uses %s_dma there "
+		 "(unless NCCL_IB_DATA_DIRECT turns it off), registering "
+		 "through mlx5dv_reg_dmabuf_mr(DATA_DIRECT)",
 		 dd_function(vn->dd_path), nic->name);
 	ev_str(r, "dd_path", "%s", vn->dd_path);
 	ev_str(r, "dd_pci", "%s", dd_function(vn->dd_path));
