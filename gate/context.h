@@ -46,6 +46,7 @@ struct options {
 	const char *libcuda;
 	const char *libibverbs;
 	const char *libnvml;
+	const char *libmlx5;
 	const char *libpci;
 	const char *libnccl;		/* --libnccl: read for its version */
 	int nccl_version;		/* --nccl-version, NCCL_VER(); 0 none */

@@ -35,6 +35,7 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_port(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t);
 
 /* mechanism */
 void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t);

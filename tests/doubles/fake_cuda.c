@@ -44,6 +44,9 @@
  *                         memory only (uccl-project/mKernel#26)
  *   vmm.export [export]   the same as export, for a range of a VMM mapping
  *   vmm.granularity [2097152]   cuMemGetAllocationGranularity's answer
+ *   gpuI.pcie_mapping [0] 1: cuMemGetHandleForAddressRange takes
+ *                         CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (a C2C
+ *                         GPU, driver_version >= 12080); 0: 801 (H200)
  * VMM (cuMemCreate/AddressReserve/Map/SetAccess/Unmap/AddressFree/Release):
  * a handle is a memfd; a reservation is PROT_NONE address space; cuMemMap
  * maps the handle's memfd there, inaccessible until cuMemSetAccess (then
@@ -690,8 +693,15 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
 	    !size || ptr % PAGE || size % PAGE)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* The H200 answered the PCIe-mapping flag with 801. */
-	if (flags)
+	/*
+	 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (CUDA >= 12.8): taken
+	 * by a GPU with gpuI.pcie_mapping = 1 (a C2C part); the H200 answered
+	 * it with 801. Other bits, or a driver before 12.8: INVALID_VALUE.
+	 */
+	if (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE ||
+	    (flags && fake_get_ll("driver_version", 13000) < 12080))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (flags && !fake_getf_ll(0, "gpu%d.pcie_mapping", cur_dev()))
 		return CUDA_ERROR_NOT_SUPPORTED;
 	a = find_alloc(ptr, size);
 	if (!a)
@@ -707,6 +717,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	fd = export_fd(a, (size_t)(ptr - a->ptr), size, &err);
 	if (fd < 0)
 		return err;
+
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	*(int *)handle = fd;
 	track_fd(fd);
