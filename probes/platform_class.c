@@ -341,6 +341,32 @@ void gate_platform_class(struct gdr_ctx *ctx, const struct target *t)
 	       pc->vm_why[0] ? ")" : "");
 }
 
+static int top_of(const struct gdr_ctx *ctx, int i)
+{
+	while (i >= 0 && ctx->tree.n[i].parent >= 0)
+		i = ctx->tree.n[i].parent;
+	return i;
+}
+
+int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
+		      size_t len)
+{
+	int g = pcitree_find(&ctx->tree, gpu), top;
+	unsigned int d;
+
+	out[0] = '\0';
+	if (ctx_platform(ctx)->kind != PLAT_KIND_GRACE_DIRECT_NIC || g < 0)
+		return -ENOENT;
+	top = top_of(ctx, g);
+	for (size_t i = 0; i < ctx->tree.count; i++)
+		if (node_kind(ctx, i, &d) == DK_CX_DMA &&
+		    top_of(ctx, (int)i) == top) {
+			snprintf(out, len, "%s", ctx->tree.n[i].bdf);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 /* --- Direct-NIC ACS (rdma_topo's DMA-based complex) --------------------- */
 
 /*
@@ -531,7 +557,8 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 			      !ctx->cfg[i].acs_unreadable[0]))
 			continue;
 		w[nw++] = (struct acs_want){ (int)i, k == DK_CX_SWITCH ?
-			"CX switch port" : "Grace/Vera root port",
+			"CX switch port" : k == DK_VERA_RP ? "Vera root port" :
+			"Grace root port",
 			kernel_default(k), false };
 	}
 	if (!sysroot_read_line(ctx->sr, "/proc/cmdline", cmd, sizeof(cmd)))
@@ -615,6 +642,10 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 		       mask_holds(w[i].mask, c->acs.ctrl) ? "ok" : "differs");
 	}
 	ev_str(r, "config_acs_line", "pci=config_acs=\"%s\"", line);
+	if (pc->kernel_known && kver_cmp(&pc->kernel, 6, 11) < 0)
+		ev_str(r, "config_acs_kernel", "%s: before 6.11, which added "
+		       "pci=config_acs= (upgrade first, or rdma_topo setpci-acs "
+		       "with NVreg_GrdmaPciTopoCheckOverride=1)", pc->release);
 	ev_str(r, "cmdline_config_acs", "%s", !acs ? "absent" :
 	       in_cmd == nline ? "holds every mask above" :
 	       "present, without rdma_topo's masks");

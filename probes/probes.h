@@ -197,5 +197,12 @@ int smmu3_unit(struct sysroot *sr, char *buf, size_t len);
 const struct platform_class *ctx_platform(struct gdr_ctx *ctx);
 /* "arm-smmu-v3", "intel-iommu (VT-d)", ... for evidence. */
 const char *plat_iommu_name(enum plat_iommu i);
+/*
+ * On a Direct-NIC platform, the ConnectX Data Direct function below the
+ * GPU's root port (the importer of its DMA, rdma_topo's cx_dma) into out:
+ * 0, or -ENOENT (another class, or none there).
+ */
+int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
+		      size_t len);
 
 #endif
