@@ -480,6 +480,16 @@ static int dma_complex(const struct gdr_ctx *ctx, int dma, struct acs_want *w,
 			 "expects exactly 7)", members, ctx->tree.n[rp].bdf);
 		return -1;
 	}
+	/* rdma_topo asserts the ACS capability of the three (has_acs). */
+	for (int k = 0; k < 3; k++) {
+		int x = k == 0 ? dsp : k == 1 ? dsp1 : rp;
+
+		if (ctx->cfg[x].acs_unreadable[0] || ctx->cfg[x].acs.present)
+			continue;
+		snprintf(why, wlen, "%s has no ACS capability",
+			 ctx->tree.n[x].bdf);
+		return -1;
+	}
 	if (*nw + 3 > ACS_MAX_PORTS)
 		return 0;
 	w[(*nw)++] = (struct acs_want){ dsp, "CX switch port toward the Data "
