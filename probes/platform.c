@@ -198,6 +198,22 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 				r = emit(ctx, ctx->host, ST_PASS, C_NO_IOMMU,
 					 "no IOMMU active: peer DMA is not "
 					 "translated");
+			} else if (translated && ctx_platform(ctx)->kind ==
+				   PLAT_KIND_GRACE_DIRECT_NIC) {
+				/*
+				 * rdma_topo's masks are made for translating
+				 * domains: SV off on the root port puts the
+				 * Data Direct function and the GPU in one
+				 * iommu_group, the redirect kept on the GPU's
+				 * port sends the rest to the SMMU
+				 * (NVCX_DMA_Complex.compute_acs).
+				 */
+				r = emit(ctx, ctx->host, ST_PASS,
+					 C_IOMMU_TRANSLATING_DIRECT_NIC,
+					 "IOMMU translates DMA of %zu GPU/NIC "
+					 "function(s): the state %s is set up for "
+					 "(ACS per port, platform.direct_acs)",
+					 translated, ctx_platform(ctx)->describe);
 			} else if (translated) {
 				r = emit(ctx, ctx->host, ST_WARN,
 					 C_IOMMU_TRANSLATING,
