@@ -13,6 +13,7 @@
 #include "decode/parse.h"
 #include "decode/pcie.h"
 #include "probes/probes.h"
+#include "core/xalloc.h"
 
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 
@@ -197,6 +198,13 @@ static void classify_iommu(struct gdr_ctx *ctx, struct platform_class *pc)
 	sysroot_free_list(units, n);
 }
 
+static int top_of(const struct gdr_ctx *ctx, int i)
+{
+	while (i >= 0 && ctx->tree.n[i].parent >= 0)
+		i = ctx->tree.n[i].parent;
+	return i;
+}
+
 static void classify_pci(struct gdr_ctx *ctx, struct platform_class *pc)
 {
 	for (size_t i = 0; i < ctx->tree.count; i++) {
@@ -213,20 +221,18 @@ static void classify_pci(struct gdr_ctx *ctx, struct platform_class *pc)
 			snprintf(pc->cx8_pf, sizeof(pc->cx8_pf), "%s", bdf);
 		}
 		if (k == DK_CX_DMA) {
-			int up = ctx->tree.n[i].parent;
+			/* Its root port: the topmost bridge above it. */
+			int up = top_of(ctx, ctx->tree.n[i].parent);
+			enum dev_kind uk = DK_OTHER;
 			unsigned int d;
 
 			if (!pc->cx_dma)
 				snprintf(pc->cx_dma_fn, sizeof(pc->cx_dma_fn),
 					 "%s", bdf);
 			pc->cx_dma = true;
-			/* Its root port: the topmost bridge above it. */
-			while (up >= 0 && ctx->tree.n[up].parent >= 0)
-				up = ctx->tree.n[up].parent;
-			if (up >= 0 && (node_kind(ctx, (size_t)up, &d) ==
-					DK_GRACE_RP || node_kind(ctx, (size_t)up,
-					&d) == DK_VERA_RP))
-				pc->direct_nic = true;
+			if (up >= 0)
+				uk = node_kind(ctx, (size_t)up, &d);
+			pc->direct_nic |= uk == DK_GRACE_RP || uk == DK_VERA_RP;
 		}
 	}
 }
@@ -341,13 +347,6 @@ void gate_platform_class(struct gdr_ctx *ctx, const struct target *t)
 	       pc->vm_why[0] ? ")" : "");
 }
 
-static int top_of(const struct gdr_ctx *ctx, int i)
-{
-	while (i >= 0 && ctx->tree.n[i].parent >= 0)
-		i = ctx->tree.n[i].parent;
-	return i;
-}
-
 int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
 		      size_t len)
 {
@@ -359,8 +358,8 @@ int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
 		return -ENOENT;
 	top = top_of(ctx, g);
 	for (size_t i = 0; i < ctx->tree.count; i++)
-		if (node_kind(ctx, i, &d) == DK_CX_DMA &&
-		    top_of(ctx, (int)i) == top) {
+		if (top_of(ctx, (int)i) == top &&
+		    node_kind(ctx, i, &d) == DK_CX_DMA) {
 			snprintf(out, len, "%s", ctx->tree.n[i].bdf);
 			return 0;
 		}
@@ -414,12 +413,12 @@ static bool mask_holds(const char *mask, unsigned int ctl)
 	return true;
 }
 
-static int parent_of(const struct gdr_ctx *ctx, int i, enum dev_kind want)
+static int parent_of(const struct gdr_ctx *ctx, const enum dev_kind *kind,
+		     int i, enum dev_kind want)
 {
-	unsigned int d;
 	int p = i >= 0 ? ctx->tree.n[i].parent : -1;
 
-	return p >= 0 && node_kind(ctx, (size_t)p, &d) == want ? p : -1;
+	return p >= 0 && kind[p] == want ? p : -1;
 }
 
 static bool below(const struct gdr_ctx *ctx, int i, int top)
@@ -439,14 +438,14 @@ static bool has_acs(const struct gdr_ctx *ctx, int i)
  * One DMA-based complex from its DMA function: the three ports and masks
  * rdma_topo sets, or a reason the layout is not the one it knows.
  */
-static int dma_complex(const struct gdr_ctx *ctx, int dma, struct acs_want *w,
-		       size_t *nw, char *why, size_t wlen)
+static int dma_complex(const struct gdr_ctx *ctx, const enum dev_kind *kind,
+		       int dma, struct acs_want *w, size_t *nw, char *why,
+		       size_t wlen)
 {
-	int dsp = parent_of(ctx, dma, DK_CX_SWITCH);
-	int usp = parent_of(ctx, dsp, DK_CX_SWITCH);
-	int rp = parent_of(ctx, usp, DK_GRACE_RP);
+	int dsp = parent_of(ctx, kind, dma, DK_CX_SWITCH);
+	int usp = parent_of(ctx, kind, dsp, DK_CX_SWITCH);
+	int rp = parent_of(ctx, kind, usp, DK_GRACE_RP);
 	int gpu = -1, ngpu = 0, dsp2, usp2, dsp1, members = 0;
-	unsigned int d;
 
 	if (rp < 0 || ctx->tree.n[rp].parent >= 0) {
 		snprintf(why, wlen, "%s is not below CX switch DSP, CX switch "
@@ -457,7 +456,7 @@ static int dma_complex(const struct gdr_ctx *ctx, int dma, struct acs_want *w,
 		if (!below(ctx, (int)i, rp))
 			continue;
 		members++;
-		if (node_kind(ctx, i, &d) == DK_NVGPU) {
+		if (kind[i] == DK_NVGPU) {
 			gpu = (int)i;
 			ngpu++;
 		}
@@ -467,9 +466,9 @@ static int dma_complex(const struct gdr_ctx *ctx, int dma, struct acs_want *w,
 			 ngpu, ctx->tree.n[rp].bdf);
 		return -1;
 	}
-	dsp2 = parent_of(ctx, gpu, DK_CX_SWITCH);
-	usp2 = parent_of(ctx, dsp2, DK_CX_SWITCH);
-	dsp1 = parent_of(ctx, usp2, DK_CX_SWITCH);
+	dsp2 = parent_of(ctx, kind, gpu, DK_CX_SWITCH);
+	usp2 = parent_of(ctx, kind, dsp2, DK_CX_SWITCH);
+	dsp1 = parent_of(ctx, kind, usp2, DK_CX_SWITCH);
 	if (dsp1 < 0 || ctx->tree.n[dsp1].parent != usp) {
 		snprintf(why, wlen, "GPU %s is not behind two CX switch levels "
 			 "below %s", ctx->tree.n[gpu].bdf, ctx->tree.n[usp].bdf);
@@ -528,6 +527,7 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 	struct acs_want w[ACS_MAX_PORTS];
 	char why[160] = "", line[1024] = "", cmd[4096] = "", key[64], bad[256] = "";
 	const char *acs = NULL;
+	enum dev_kind *kind = NULL;
 	size_t nw = 0, used = 0, bused = 0;
 	int wrong = 0, unreadable = 0, header = 0, in_cmd = 0, nline = 0;
 	unsigned int d;
@@ -540,11 +540,14 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 		     "rdma_topo do not apply to %s", pc->describe);
 		return;
 	}
+	kind = xcalloc(ctx->tree.count ? ctx->tree.count : 1, sizeof(*kind));
+	for (size_t i = 0; i < ctx->tree.count; i++)
+		kind[i] = node_kind(ctx, i, &d);
 	/* The complexes, in tree order. */
 	for (size_t i = 0; i < ctx->tree.count; i++) {
-		if (node_kind(ctx, i, &d) != DK_CX_DMA)
+		if (kind[i] != DK_CX_DMA)
 			continue;
-		if (dma_complex(ctx, (int)i, w, &nw, why, sizeof(why)))
+		if (dma_complex(ctx, kind, (int)i, w, &nw, why, sizeof(why)))
 			break;
 	}
 	if (why[0]) {
@@ -552,11 +555,11 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 			 "Direct-NIC layout not the one rdma_topo knows: %s",
 			 why);
 		remedy_DIRECT_ACS_LAYOUT_UNKNOWN(r);
-		return;
+		goto out;
 	}
 	/* Every other CX switch port and Grace/Vera root port with ACS. */
 	for (size_t i = 0; i < ctx->tree.count && nw < ACS_MAX_PORTS; i++) {
-		enum dev_kind k = node_kind(ctx, i, &d);
+		enum dev_kind k = kind[i];
 		bool taken = false;
 
 		if (k != DK_CX_SWITCH && k != DK_GRACE_RP && k != DK_VERA_RP)
@@ -659,4 +662,6 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "cmdline_config_acs", "%s", !acs ? "absent" :
 	       in_cmd == nline ? "holds every mask above" :
 	       "present, without rdma_topo's masks");
+out:
+	free(kind);
 }
