@@ -387,8 +387,6 @@ int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
  * control register. rdma_topo also pairs the DMA function with its PF by
  * VPD V3; that does not change a mask and is not repeated here.
  */
-#define ACS_MAX_PORTS 64
-
 struct acs_want {
 	int node;
 	const char *role;
@@ -489,8 +487,6 @@ static int dma_complex(const struct gdr_ctx *ctx, const enum dev_kind *kind,
 			 ctx->tree.n[x].bdf);
 		return -1;
 	}
-	if (*nw + 3 > ACS_MAX_PORTS)
-		return 0;
 	w[(*nw)++] = (struct acs_want){ dsp, "CX switch port toward the Data "
 					"Direct function", "xx110x1", true };
 	w[(*nw)++] = (struct acs_want){ dsp1, "CX switch port toward the GPU",
@@ -524,7 +520,7 @@ static bool cmdline_has(const char *acs, const char *mask, const char *bdf)
 void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct platform_class *pc = ctx_platform(ctx);
-	struct acs_want w[ACS_MAX_PORTS];
+	struct acs_want *w = NULL;
 	char why[160] = "", line[1024] = "", cmd[4096] = "", key[64], bad[256] = "";
 	const char *acs = NULL;
 	enum dev_kind *kind = NULL;
@@ -540,7 +536,9 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 		     "rdma_topo do not apply to %s", pc->describe);
 		return;
 	}
-	kind = xcalloc(ctx->tree.count ? ctx->tree.count : 1, sizeof(*kind));
+	/* Each function is at most one port: the tree bounds the list. */
+	kind = xcalloc(ctx->tree.count + 1, sizeof(*kind));
+	w = xcalloc(ctx->tree.count + 1, sizeof(*w));
 	for (size_t i = 0; i < ctx->tree.count; i++)
 		kind[i] = node_kind(ctx, i, &d);
 	/* The complexes, in tree order. */
@@ -558,7 +556,7 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 		goto out;
 	}
 	/* Every other CX switch port and Grace/Vera root port with ACS. */
-	for (size_t i = 0; i < ctx->tree.count && nw < ACS_MAX_PORTS; i++) {
+	for (size_t i = 0; i < ctx->tree.count; i++) {
 		enum dev_kind k = kind[i];
 		bool taken = false;
 
@@ -663,5 +661,6 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 	       in_cmd == nline ? "holds every mask above" :
 	       "present, without rdma_topo's masks");
 out:
+	free(w);
 	free(kind);
 }
