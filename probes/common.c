@@ -6,6 +6,7 @@
 
 #include "decode/cuda_api.h"
 #include "access/sysroot.h"
+#include "core/xalloc.h"
 #include "probes/probes.h"
 
 struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
@@ -30,6 +31,38 @@ struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
 		 "%s", vf->replay_error);
 	ev_str(r, "replay_error", "%s", vf->replay_error);
 	return r;
+}
+
+bool capture_replaying(struct gdr_ctx *ctx)
+{
+	return ctx->opt->sysroot && sysroot_is_dir(ctx->sr, "/gdrcheck");
+}
+
+#define CAPFACT_MAX	(64 * 1024)
+
+char *capfact_read(struct gdr_ctx *ctx, const char *name)
+{
+	char path[128], *buf = xcalloc(1, CAPFACT_MAX + 1);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/gdrcheck/%s", name);
+	n = sysroot_read(ctx->sr, path, buf, CAPFACT_MAX);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+void capfact_write(struct gdr_ctx *ctx, const char *name, const char *text)
+{
+	char path[128];
+
+	if (!sysroot_recording(ctx->sr))
+		return;
+	snprintf(path, sizeof(path), "/gdrcheck/%s", name);
+	sysroot_record_file(ctx->sr, path, text, strlen(text));
 }
 
 enum gdr_status stage_problem(const struct gdr_ctx *ctx,

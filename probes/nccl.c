@@ -68,6 +68,14 @@ struct nccl_state {
 	enum reason_code vcode;
 	struct nccl_conf conf;
 	int conf_err;
+	/*
+	 * A replayed capture: /gdrcheck/nccl's text (cap, NULL for a capture
+	 * without it) and the environment the node's NCCL saw (cap_env,
+	 * pointing into cap).
+	 */
+	bool replay;
+	char *cap;
+	const char **cap_env;
 	/* effective settings */
 	struct nccl_hca_filter hca;
 	bool hca_set;
@@ -239,10 +247,87 @@ static void ver_string(int ver, char *buf, size_t len)
 	snprintf(buf, len, "%d.%d.%d", ver / 10000, ver / 100 % 100, ver % 100);
 }
 
+/*
+ * /gdrcheck/nccl of a capture: "libnccl none", or "libnccl HOW<TAB>PATH
+ * <TAB>REAL<TAB>VERSION" (0: none readable) for the libnccl.so.2 the node's
+ * loader would find, then "env NAME=value" for the NCCL_* and HOME
+ * variables of the node's environment (what nccl/conf.c reads).
+ */
+static void capture_nccl(struct gdr_ctx *ctx, const char *how,
+			 const char *path, const char *real, int ver)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	if (how)
+		fprintf(m, "libnccl %s\t%s\t%s\t%d\n", how, path, real, ver);
+	else
+		fprintf(m, "libnccl none\n");
+	for (char **e = environ; e && *e; e++)
+		if ((!strncmp(*e, "NCCL_", 5) || !strncmp(*e, "HOME=", 5)) &&
+		    !strchr(*e, '\n'))
+			fprintf(m, "env %s\n", *e);
+	if (fclose(m) || !text) {
+		free(text);
+		return;
+	}
+	capfact_write(ctx, "nccl", text);
+	free(text);
+}
+
+/* The environment lines of a replayed /gdrcheck/nccl. */
+static void replay_env(struct nccl_state *s)
+{
+	size_t n = 0, cap = 8;
+	char *save = NULL, *line, *copy;
+
+	s->cap_env = xcalloc(cap, sizeof(*s->cap_env));
+	if (!s->cap)
+		return;
+	copy = xstrdup(s->cap);
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "env ", 4))
+			continue;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			s->cap_env = xrealloc(s->cap_env,
+					      cap * sizeof(*s->cap_env));
+		}
+		s->cap_env[n++] = line + 4;
+	}
+	s->cap_env[n] = NULL;
+	/* The lines live as long as the state: cap takes the copy. */
+	free(s->cap);
+	s->cap = copy;
+}
+
+/* The libnccl line of a replayed /gdrcheck/nccl; false: "none". */
+static bool replay_libnccl(struct nccl_state *s, char *path, size_t plen,
+			   char *real, size_t rlen, char *how, size_t hlen,
+			   int *ver)
+{
+	const char *l = strstr(s->cap, "libnccl ");
+	char h[64] = "", p[PATH_MAX] = "", r[PATH_MAX] = "";
+
+	*ver = 0;
+	if (!l || !strncmp(l + 8, "none", 4) ||
+	    sscanf(l + 8, "%63[^\t]\t%4095[^\t]\t%4095[^\t]\t%d", h, p, r,
+		   ver) != 4)
+		return false;
+	snprintf(path, plen, "%s", p);
+	snprintf(real, rlen, "%s", r);
+	snprintf(how, hlen, "%s", h);
+	return true;
+}
+
 static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	const struct options *o = ctx->opt;
-	char path[PATH_MAX], real[PATH_MAX];
+	char path[PATH_MAX], real[PATH_MAX], rhow[64];
 	const char *how = "--libnccl";
 	int ver = 0, fd;
 	bool ok;
@@ -252,6 +337,22 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		s->ver = o->nccl_version;
 		snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
 		goto done;
+	}
+	if (s->replay && !o->libnccl) {
+		if (!s->cap) {
+			s->ver = NCCL_VER_NEWEST;
+			s->vcode = C_NOT_REPLAYED;
+			snprintf(s->vsrc, sizeof(s->vsrc), "assumed: this "
+				 "capture (an older gdrcheck's) does not hold "
+				 "the node's libnccl.so.2 and NCCL settings");
+			goto done;
+		}
+		if (!replay_libnccl(s, path, sizeof(path), real, sizeof(real),
+				    rhow, sizeof(rhow), &ver))
+			goto none;
+		how = rhow;
+		ok = ver > 0;
+		goto have;
 	}
 	if (o->libnccl) {
 		snprintf(path, sizeof(path), "%s", o->libnccl);
@@ -263,6 +364,8 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
 			snprintf(real, sizeof(real), "%s", path);
 	} else {
+		capture_nccl(ctx, NULL, NULL, NULL, 0);
+none:
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_NOT_FOUND;
 		snprintf(s->vsrc, sizeof(s->vsrc), "assumed: no libnccl.so.2 "
@@ -275,6 +378,8 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		ok = version_from_file(fd, &ver);
 	if (fd >= 0)
 		close(fd);
+	capture_nccl(ctx, how, path, real, ok ? ver : 0);
+have:
 	if (!ok) {
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_VERSION_UNREADABLE;
@@ -598,9 +703,14 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s = xcalloc(1, sizeof(*s));
 	ctx->nccl = s;
 	s->sr = ctx->sr;
+	s->replay = capture_replaying(ctx);
+	if (s->replay) {
+		s->cap = capfact_read(ctx, "nccl");
+		replay_env(s);
+	}
 	pick_version(ctx, s);
-	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver,
-				     (const char *const *)environ);
+	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
+				     s->cap_env : (const char *const *)environ);
 	read_settings(s);
 	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
@@ -718,7 +828,8 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	snprintf(f->version, sizeof(f->version), "%s", s->version);
 	snprintf(f->version_source, sizeof(f->version_source), "%s", s->vsrc);
 	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
-			     s->vcode == C_NCCL_VERSION_UNREADABLE;
+			     s->vcode == C_NCCL_VERSION_UNREADABLE ||
+			     s->vcode == C_NOT_REPLAYED;
 	f->ngpus = inv->ngpu;
 	/* report_alloc does not clear: every rail count starts at 0. */
 	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
@@ -760,6 +871,8 @@ void nccl_state_free(struct gdr_ctx *ctx)
 	if (!s)
 		return;
 	nccl_conf_free(&s->conf);
+	free(s->cap);
+	free(s->cap_env);
 	free(s->pm);
 	free(s->pair_at);
 	free(s);
@@ -825,7 +938,13 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 					       shown[i], v);
 		}
 	}
-	if (s->vcode == C_NCCL_NOT_FOUND)
+	if (s->vcode == C_NOT_REPLAYED)
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			 "not replayed: this capture (an older gdrcheck's) "
+			 "does not hold the libnccl.so.2 and the NCCL settings "
+			 "the node saw; NCCL %s (the newest modelled) assumed",
+			 s->version);
+	else if (s->vcode == C_NCCL_NOT_FOUND)
 		r = emit(ctx, ctx->host, ST_PASS, C_NCCL_NOT_FOUND,
 			 "no libnccl.so.2 found; NCCL %s (the newest modelled) "
 			 "assumed; settings: %s", s->version,
