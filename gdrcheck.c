@@ -788,6 +788,7 @@ static void replay_evidence(struct report *r, const struct vendor_facts *vf)
 		struct result *res = &r->res[i];
 
 		if (res->gate == &gate_descs[G_GPU_LIBCUDA] ||
+		    res->gate == &gate_descs[G_GPU_NVML] ||
 		    res->gate == &gate_descs[G_NIC_LIBIBVERBS])
 			ev_str(res, "replayed_from", "%s", vf->replayed_from);
 	}

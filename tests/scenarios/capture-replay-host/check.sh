@@ -8,7 +8,8 @@
 # of the node; a capture without them says "not replayed" for those gates.
 set -eu
 env NCCL_IB_GID_INDEX=3 LD_LIBRARY_PATH=/opt/nccl/lib HOME=/home/gdrcheck \
-	"$TOP/gdrcheck" --sysroot "$SYSROOT" --json \
+	GDRCHECK_LIBNVML="$TOP/tests/doubles/libnvidia-ml-fake.so" \
+	FAKE_NVML_SCENARIO=/dev/null "$TOP/gdrcheck" --sysroot "$SYSROOT" --json \
 	--capture "$WORK/capture.tar.gz" >"$WORK/captured.json" || true
 rm -rf "$WORK/replay" && mkdir "$WORK/replay"
 tar xzf "$WORK/capture.tar.gz" -C "$WORK/replay"
@@ -30,7 +31,8 @@ grep -qx 'env NCCL_IB_GID_INDEX=3' "$g/nccl" && grep -qx 'env HOME=/home/gdrchec
 replay() {
 	rc=0
 	env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS -u FAKE_CUDA_SCENARIO \
-		-u FAKE_VERBS_SCENARIO -u LD_LIBRARY_PATH NCCL_IB_GID_INDEX=7 \
+		-u FAKE_VERBS_SCENARIO -u GDRCHECK_LIBNVML -u FAKE_NVML_SCENARIO \
+		-u LD_LIBRARY_PATH NCCL_IB_GID_INDEX=7 \
 		NCCL_NET_GDR_LEVEL=SYS HOME=/nonexistent \
 		"$TOP/gdrcheck" --sysroot "$WORK/replay" --json >"$WORK/$1.json" \
 		2>"$WORK/$1.err" || rc=$?
