@@ -23,9 +23,11 @@ for f in proc/kallsyms proc/config.gz; do
 done
 grep -qx 'lines 7' "$g/kallsyms" || { cat "$g/kallsyms"; exit 1; }
 [ "$(grep -c CONFIG_ "$g/kconfig")" = 4 ] || { cat "$g/kconfig"; exit 1; }
-grep -qx 'env NCCL_IB_GID_INDEX=3' "$g/nccl" && grep -qx 'env HOME=/home/gdrcheck' "$g/nccl" &&
-	grep -q '^libnccl LD_LIBRARY_PATH	/opt/nccl/lib/libnccl.so.2	' "$g/nccl" ||
-	{ cat "$g/nccl"; exit 1; }
+if ! grep -qx 'env NCCL_IB_GID_INDEX=3' "$g/nccl" ||
+	! grep -qx 'env HOME=/home/gdrcheck' "$g/nccl" ||
+	! grep -q '^libnccl LD_LIBRARY_PATH	/opt/nccl/lib/libnccl.so.2	' "$g/nccl"; then
+	cat "$g/nccl"; exit 1
+fi
 
 # The replay machine's own environment must not count.
 replay() {

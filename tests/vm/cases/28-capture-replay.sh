@@ -42,3 +42,14 @@ if tar xzf capture.tar.gz -O proc/cmdline | grep -q console=; then
 	fail "the kernel command line was not scrubbed"
 fi
 say "ok: kernel command line reduced to IOMMU words"
+# host.kconfig and topo.nccl_config replay from the answers the archive
+# holds (issue 15 item 6), not from the kernel config or NCCL's sources.
+tar tzf capture.tar.gz >archive.list
+check "the archive holds the kernel config's answer" grep -qx gdrcheck/kconfig archive.list
+check "the archive holds NCCL's inputs" grep -qx gdrcheck/nccl archive.list
+if grep -qx -e proc/config.gz -e proc/kallsyms archive.list; then
+	fail "the archive holds /proc/config.gz or /proc/kallsyms whole"
+fi
+check_eq "host.kconfig replayed" \
+	"$(jq -c '.results[] | select(.gate == "host.kconfig") | [.status, .reason, .evidence]' live.json)" \
+	"$(jq -c '.results[] | select(.gate == "host.kconfig") | [.status, .reason, .evidence]' replay.json)"
