@@ -55,6 +55,33 @@ char *capfact_read(struct gdr_ctx *ctx, const char *name)
 	return buf;
 }
 
+bool node_getenv(struct gdr_ctx *ctx, const char *name, char *buf,
+		 size_t len)
+{
+	size_t n = strlen(name);
+	char *text, *line, *save = NULL;
+	const char *v;
+	bool found = false;
+
+	if (!capture_replaying(ctx)) {
+		v = getenv(name);
+		if (v)
+			snprintf(buf, len, "%s", v);
+		return v != NULL;
+	}
+	text = capfact_read(ctx, "environ");
+	if (!text)
+		return false;
+	for (line = strtok_r(text, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, name, n) && line[n] == '=') {
+			snprintf(buf, len, "%s", line + n + 1);
+			found = true;
+		}
+	free(text);
+	return found;
+}
+
 void capfact_write(struct gdr_ctx *ctx, const char *name, const char *text)
 {
 	char path[128];

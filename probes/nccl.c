@@ -69,12 +69,12 @@ struct nccl_state {
 	struct nccl_conf conf;
 	int conf_err;
 	/*
-	 * A replayed capture: /gdrcheck/nccl's text (cap, NULL for a capture
-	 * without it) and the environment the node's NCCL saw (cap_env,
-	 * pointing into cap).
+	 * A replayed capture: /gdrcheck/libnccl's text (cap_lib, NULL for a
+	 * capture without it) and the environment the node's NCCL saw
+	 * (cap_env, pointing into cap_envtext; from /gdrcheck/environ).
 	 */
 	bool replay;
-	char *cap;
+	char *cap_lib, *cap_envtext;
 	const char **cap_env;
 	/* effective settings */
 	struct nccl_hca_filter hca;
@@ -248,75 +248,64 @@ static void ver_string(int ver, char *buf, size_t len)
 }
 
 /*
- * /gdrcheck/nccl of a capture: "libnccl none", or "libnccl HOW<TAB>PATH
- * <TAB>REAL<TAB>VERSION" (0: none readable) for the libnccl.so.2 the node's
- * loader would find, then "env NAME=value" for the NCCL_* and HOME
- * variables of the node's environment (what nccl/conf.c reads).
+ * /gdrcheck/libnccl of a capture: "none", or "HOW<TAB>PATH<TAB>REAL<TAB>
+ * VERSION" (0: none readable) for the libnccl.so.2 the node's loader would
+ * find (the library itself stays on the node). The environment NCCL reads
+ * is /gdrcheck/environ (access/capture.c).
  */
-static void capture_nccl(struct gdr_ctx *ctx, const char *how,
-			 const char *path, const char *real, int ver)
+static void capture_libnccl(struct gdr_ctx *ctx, const char *how,
+			    const char *path, const char *real, int ver)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
+	char *text;
 
-	if (!m)
-		return;
-	if (how)
-		fprintf(m, "libnccl %s\t%s\t%s\t%d\n", how, path, real, ver);
-	else
-		fprintf(m, "libnccl none\n");
-	for (char **e = environ; e && *e; e++)
-		if ((!strncmp(*e, "NCCL_", 5) || !strncmp(*e, "HOME=", 5)) &&
-		    !strchr(*e, '\n'))
-			fprintf(m, "env %s\n", *e);
-	if (fclose(m) || !text) {
-		free(text);
+	if (!how) {
+		capfact_write(ctx, "libnccl", "none\n");
 		return;
 	}
-	capfact_write(ctx, "nccl", text);
+	if (asprintf(&text, "%s\t%s\t%s\t%d\n", how, path, real, ver) < 0)
+		return;
+	capfact_write(ctx, "libnccl", text);
 	free(text);
 }
 
-/* The environment lines of a replayed /gdrcheck/nccl. */
-static void replay_env(struct nccl_state *s)
+/*
+ * The node's environment from a replayed capture's /gdrcheck/environ
+ * ("NAME=value" lines); empty for a capture without it.
+ */
+static void replay_env(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	size_t n = 0, cap = 8;
-	char *save = NULL, *line, *copy;
+	char *save = NULL, *line;
 
 	s->cap_env = xcalloc(cap, sizeof(*s->cap_env));
-	if (!s->cap)
+	s->cap_envtext = capfact_read(ctx, "environ");
+	if (!s->cap_envtext)
 		return;
-	copy = xstrdup(s->cap);
-	for (line = strtok_r(copy, "\n", &save); line;
+	for (line = strtok_r(s->cap_envtext, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "env ", 4))
+		if (!strchr(line, '='))
 			continue;
 		if (n + 1 >= cap) {
 			cap *= 2;
 			s->cap_env = xrealloc(s->cap_env,
 					      cap * sizeof(*s->cap_env));
 		}
-		s->cap_env[n++] = line + 4;
+		s->cap_env[n++] = line;
 	}
 	s->cap_env[n] = NULL;
-	/* The lines live as long as the state: cap takes the copy. */
-	free(s->cap);
-	s->cap = copy;
 }
 
-/* The libnccl line of a replayed /gdrcheck/nccl; false: "none". */
+/* A replayed /gdrcheck/libnccl; false: "none". */
 static bool replay_libnccl(struct nccl_state *s, char *path, size_t plen,
 			   char *real, size_t rlen, char *how, size_t hlen,
 			   int *ver)
 {
-	const char *l = strstr(s->cap, "libnccl ");
 	char h[64] = "", p[PATH_MAX] = "", r[PATH_MAX] = "";
 
 	*ver = 0;
-	if (!l || !strncmp(l + 8, "none", 4) ||
-	    sscanf(l + 8, "%63[^\t]\t%4095[^\t]\t%4095[^\t]\t%d", h, p, r,
-		   ver) != 4)
+	if (!strncmp(s->cap_lib, "none", 4) ||
+	    sscanf(s->cap_lib, "%63[^\t]\t%4095[^\t]\t%4095[^\t]\t%d", h,
+		   p, r, ver) != 4)
 		return false;
 	snprintf(path, plen, "%s", p);
 	snprintf(real, rlen, "%s", r);
@@ -339,7 +328,7 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		goto done;
 	}
 	if (s->replay && !o->libnccl) {
-		if (!s->cap) {
+		if (!s->cap_lib) {
 			s->ver = NCCL_VER_NEWEST;
 			s->vcode = C_NOT_REPLAYED;
 			snprintf(s->vsrc, sizeof(s->vsrc), "assumed: this "
@@ -364,7 +353,7 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
 			snprintf(real, sizeof(real), "%s", path);
 	} else {
-		capture_nccl(ctx, NULL, NULL, NULL, 0);
+		capture_libnccl(ctx, NULL, NULL, NULL, 0);
 none:
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_NOT_FOUND;
@@ -378,7 +367,7 @@ none:
 		ok = version_from_file(fd, &ver);
 	if (fd >= 0)
 		close(fd);
-	capture_nccl(ctx, how, path, real, ok ? ver : 0);
+	capture_libnccl(ctx, how, path, real, ok ? ver : 0);
 have:
 	if (!ok) {
 		s->ver = NCCL_VER_NEWEST;
@@ -705,8 +694,8 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s->sr = ctx->sr;
 	s->replay = capture_replaying(ctx);
 	if (s->replay) {
-		s->cap = capfact_read(ctx, "nccl");
-		replay_env(s);
+		s->cap_lib = capfact_read(ctx, "libnccl");
+		replay_env(ctx, s);
 	}
 	pick_version(ctx, s);
 	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
@@ -871,7 +860,8 @@ void nccl_state_free(struct gdr_ctx *ctx)
 	if (!s)
 		return;
 	nccl_conf_free(&s->conf);
-	free(s->cap);
+	free(s->cap_lib);
+	free(s->cap_envtext);
 	free(s->cap_env);
 	free(s->pm);
 	free(s->pair_at);

@@ -6,7 +6,7 @@
 #
 # Expected differences, stated: an archive recorded before --capture kept
 # the answers of /proc/kallsyms, the kernel log, the kernel config and
-# NCCL's inputs (no gdrcheck/kallsyms, kernel-log, kconfig, nccl in it)
+# NCCL's inputs (no gdrcheck/kallsyms, kernel-log, kconfig, libnccl, environ)
 # cannot replay mech.peermem_api, host.kconfig and topo.nccl_config: those
 # three must then say SKIP NOT_REPLAYED, and nothing else may differ. An
 # archive that holds them must replay every result.
@@ -21,7 +21,7 @@ ex=examples/h200
 tar xzf "$ex/h200-capture.tar.gz" -C "$work" || {
 	echo "h200-replay: 0 passed, 1 failed"; exit 1; }
 old=""
-for f in kallsyms kernel-log kconfig nccl; do
+for f in kallsyms kernel-log kconfig libnccl environ; do
 	[ -f "$work/gdrcheck/$f" ] ||
 		old="host.kconfig mech.peermem_api topo.nccl_config"
 done

@@ -4,7 +4,7 @@
 # libnccl.so.2 the loader finds, the NCCL_* environment, HOME for
 # ~/.nccl.conf; topo.nccl_config and every NCCL decision). The capture
 # keeps the answers, not the sources (/gdrcheck/kallsyms, kernel-log,
-# kconfig, nccl); a replay under another environment gives every result
+# kconfig, libnccl, environ); a replay under another environment gives every result
 # of the node; a capture without them says "not replayed" for those gates.
 set -eu
 env NCCL_IB_GID_INDEX=3 LD_LIBRARY_PATH=/opt/nccl/lib HOME=/home/gdrcheck \
@@ -14,7 +14,7 @@ env NCCL_IB_GID_INDEX=3 LD_LIBRARY_PATH=/opt/nccl/lib HOME=/home/gdrcheck \
 rm -rf "$WORK/replay" && mkdir "$WORK/replay"
 tar xzf "$WORK/capture.tar.gz" -C "$WORK/replay"
 g="$WORK/replay/gdrcheck"
-for f in kallsyms kernel-log kconfig nccl; do
+for f in kallsyms kernel-log kconfig libnccl environ; do
 	test -s "$g/$f" || { echo "the archive has no gdrcheck/$f"; exit 1; }
 done
 # Answers, not sources: kallsyms and the config are not in the archive.
@@ -23,10 +23,11 @@ for f in proc/kallsyms proc/config.gz; do
 done
 grep -qx 'lines 7' "$g/kallsyms" || { cat "$g/kallsyms"; exit 1; }
 [ "$(grep -c CONFIG_ "$g/kconfig")" = 4 ] || { cat "$g/kconfig"; exit 1; }
-if ! grep -qx 'env NCCL_IB_GID_INDEX=3' "$g/nccl" ||
-	! grep -qx 'env HOME=/home/gdrcheck' "$g/nccl" ||
-	! grep -q '^libnccl LD_LIBRARY_PATH	/opt/nccl/lib/libnccl.so.2	' "$g/nccl"; then
-	cat "$g/nccl"; exit 1
+if ! grep -qx 'NCCL_IB_GID_INDEX=3' "$g/environ" ||
+	! grep -qx 'HOME=/home/gdrcheck' "$g/environ" ||
+	grep -q '^LD_LIBRARY_PATH=' "$g/environ" ||
+	! grep -qx 'LD_LIBRARY_PATH	/opt/nccl/lib/libnccl.so.2	.*	22105' "$g/libnccl"; then
+	cat "$g/environ" "$g/libnccl"; exit 1
 fi
 
 # The replay machine's own environment must not count.
@@ -34,7 +35,7 @@ replay() {
 	rc=0
 	env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS -u FAKE_CUDA_SCENARIO \
 		-u FAKE_VERBS_SCENARIO -u GDRCHECK_LIBNVML -u FAKE_NVML_SCENARIO \
-		-u LD_LIBRARY_PATH NCCL_IB_GID_INDEX=7 \
+		-u LD_LIBRARY_PATH NCCL_IB_GID_INDEX=7 CUDA_VISIBLE_DEVICES=0 \
 		NCCL_NET_GDR_LEVEL=SYS HOME=/nonexistent \
 		"$TOP/gdrcheck" --sysroot "$WORK/replay" --json >"$WORK/$1.json" \
 		2>"$WORK/$1.err" || rc=$?
@@ -86,7 +87,7 @@ PY
 
 # A capture without these answers (taken by an older gdrcheck): the gates
 # say what is missing; none of them PASSes or BLOCKs on the local host.
-rm "$g/kallsyms" "$g/kernel-log" "$g/kconfig" "$g/nccl"
+rm "$g/kallsyms" "$g/kernel-log" "$g/kconfig" "$g/libnccl" "$g/environ"
 replay old
 python3 - "$WORK/old.json" <<'PY'
 import json, sys

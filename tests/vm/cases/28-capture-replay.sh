@@ -46,7 +46,7 @@ say "ok: kernel command line reduced to IOMMU words"
 # holds (issue 15 item 6), not from the kernel config or NCCL's sources.
 tar tzf capture.tar.gz >archive.list
 check "the archive holds the kernel config's answer" grep -qx gdrcheck/kconfig archive.list
-check "the archive holds NCCL's inputs" grep -qx gdrcheck/nccl archive.list
+check "the archive holds NCCL's inputs" grep -qx gdrcheck/libnccl archive.list
 if grep -qx -e proc/config.gz -e proc/kallsyms archive.list; then
 	fail "the archive holds /proc/config.gz or /proc/kallsyms whole"
 fi
