@@ -325,6 +325,7 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 	if (o->nccl_version) {
 		s->ver = o->nccl_version;
 		snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+		capture_libnccl(ctx, "--nccl-version", "-", "-", s->ver);
 		goto done;
 	}
 	if (s->replay && !o->libnccl) {
@@ -339,6 +340,12 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		if (!replay_libnccl(s, path, sizeof(path), real, sizeof(real),
 				    rhow, sizeof(rhow), &ver))
 			goto none;
+		if (!strcmp(rhow, "--nccl-version") && ver > 0) {
+			/* The node's run named the release. */
+			s->ver = ver;
+			snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+			goto done;
+		}
 		how = rhow;
 		ok = ver > 0;
 		goto have;

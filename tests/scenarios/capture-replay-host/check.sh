@@ -66,6 +66,20 @@ assert "NCCL_NET_GDR_LEVEL=PHB (~/.nccl.conf" in cfg["reason"], cfg["reason"]
 assert cfg["evidence"]["nccl_version"] == "2.21.5", cfg["evidence"]
 PY
 
+# A run that named the NCCL release (--nccl-version) replays with it.
+env HOME=/home/gdrcheck "$TOP/gdrcheck" --sysroot "$SYSROOT" --json \
+	--nccl-version 2.19.3 --capture "$WORK/named.tar.gz" >/dev/null || true
+rm -rf "$WORK/named" && mkdir "$WORK/named"
+tar xzf "$WORK/named.tar.gz" -C "$WORK/named"
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS "$TOP/gdrcheck" \
+	--sysroot "$WORK/named" --json >"$WORK/named.json" || true
+python3 - "$WORK/named.json" <<'PY'
+import json, sys
+r = [r for r in json.load(open(sys.argv[1]))["results"] if r["gate"] == "topo.nccl_config"][0]
+ev = r["evidence"]
+assert (ev["nccl_version"], ev["nccl_version_source"]) == ("2.19.3", "--nccl-version"), r
+PY
+
 # Recorded answers are what the replay reads: an exported symbol (address
 # masked) and a version-mismatch line of the node's kernel log.
 cp "$g/kallsyms" "$WORK/kallsyms.good"
