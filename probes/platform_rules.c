@@ -221,18 +221,21 @@ static void kmsg_scan(struct sysroot *sr, struct kmsg_find *k)
 
 /*
  * The kernel log's answer, from the node (recorded as /gdrcheck/kernel-log:
- * "error ERRNO" (0: read to the end), then the records that count) or from
- * a capture being replayed; *absent as for ksym_get.
+ * "error ERRNO count N" (ERRNO 0: read to the end; N lines counted), then
+ * the first records that count) or from a capture being replayed; *absent
+ * as for ksym_get.
  */
 static void kmsg_get(struct gdr_ctx *ctx, struct kmsg_find *k, bool *absent)
 {
 	char *text, *line, *save = NULL, *rec;
+	int count = 0;
 
 	*absent = false;
 	if (!capture_replaying(ctx)) {
 		kmsg_scan(ctx->sr, k);
 		if (sysroot_recording(ctx->sr) &&
-		    asprintf(&rec, "error %d\n%s", k->err, k->kept) >= 0) {
+		    asprintf(&rec, "error %d count %d\n%s", k->err,
+			     k->mismatches, k->kept) >= 0) {
 			capfact_write(ctx, "kernel-log", rec);
 			free(rec);
 		}
@@ -246,10 +249,13 @@ static void kmsg_get(struct gdr_ctx *ctx, struct kmsg_find *k, bool *absent)
 		return;
 	}
 	line = strtok_r(text, "\n", &save);
-	if (!line || sscanf(line, "error %d", &k->err) != 1)
+	if (!line || sscanf(line, "error %d count %d", &k->err, &count) != 2)
 		k->err = EINVAL;
 	while ((line = strtok_r(NULL, "\n", &save)))
 		kmsg_record(k, line);
+	/* More lines than were kept: the node's count. */
+	if (count > k->mismatches)
+		k->mismatches = count;
 	free(text);
 }
 

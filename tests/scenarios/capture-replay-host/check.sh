@@ -85,7 +85,7 @@ PY
 cp "$g/kallsyms" "$WORK/kallsyms.good"
 printf 'lines 9\nffffffffffffffff T ib_register_peer_memory_client\t[ib_core]\n' >"$g/kallsyms"
 replay exported
-printf 'error 0\n3,1700,8410000,-;nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client\n' >"$g/kernel-log"
+printf 'error 0 count 2\n3,1700,8410000,-;nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client\n' >"$g/kernel-log"
 replay mismatch
 python3 - "$WORK/exported.json" "$WORK/mismatch.json" <<'PY'
 import json, sys
@@ -97,6 +97,7 @@ assert r["evidence"]["module"] == "ib_core" and r["evidence"]["address"] == "non
 assert r["evidence"]["kallsyms_lines"] == 9, r
 r = gate(sys.argv[2], "mech.peermem_api")
 assert (r["status"], r["reason_code"]) == ("BLOCKED", "PEERMEM_API_VERSION_MISMATCH"), r
+assert r["evidence"]["kernel_log"].startswith("2 line(s) like"), r
 PY
 
 # A capture without these answers (taken by an older gdrcheck): the gates
