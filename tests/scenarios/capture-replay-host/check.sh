@@ -8,6 +8,7 @@
 # of the node; a capture without them says "not replayed" for those gates.
 set -eu
 env NCCL_IB_GID_INDEX=3 LD_LIBRARY_PATH=/opt/nccl/lib HOME=/home/gdrcheck \
+	NCCL_COMM_ID=10.0.0.7:5555 NCCL_HOSTID=node7 \
 	GDRCHECK_LIBNVML="$TOP/tests/doubles/libnvidia-ml-fake.so" \
 	FAKE_NVML_SCENARIO=/dev/null "$TOP/gdrcheck" --sysroot "$SYSROOT" --json \
 	--capture "$WORK/capture.tar.gz" >"$WORK/captured.json" || true
@@ -25,7 +26,7 @@ grep -qx 'lines 7' "$g/kallsyms" || { cat "$g/kallsyms"; exit 1; }
 [ "$(grep -c CONFIG_ "$g/kconfig")" = 4 ] || { cat "$g/kconfig"; exit 1; }
 if ! grep -qx 'NCCL_IB_GID_INDEX=3' "$g/environ" ||
 	! grep -qx 'HOME=/home/gdrcheck' "$g/environ" ||
-	grep -q '^LD_LIBRARY_PATH=' "$g/environ" ||
+	grep -q '^LD_LIBRARY_PATH=\|^NCCL_COMM_ID=\|^NCCL_HOSTID=' "$g/environ" ||
 	! grep -qx 'LD_LIBRARY_PATH	/opt/nccl/lib/libnccl.so.2	.*	22105' "$g/libnccl"; then
 	cat "$g/environ" "$g/libnccl"; exit 1
 fi
