@@ -68,8 +68,10 @@ static void usage(FILE *out)
 	      "                           count (PIX, PXB, PHB, NODE, SYS)\n"
 	      "      --warn-fails         policy: any WARN result fails (exit 1)\n"
 	      "      --capture FILE       also write the /sys, /proc and /dev files the\n"
-	      "                           report read to FILE (.tar.gz, scrubbed), for\n"
-	      "                           --sysroot replays elsewhere\n"
+	      "                           report read and the node's other answers\n"
+	      "                           (vendor libraries, environment, NCCL) to\n"
+	      "                           FILE (.tar.gz, scrubbed), for --sysroot\n"
+	      "                           replays elsewhere\n"
 	      "      --sysroot DIR        read /sys, /proc and /dev below DIR\n"
 	      "      --libcuda PATH       libcuda to load (default libcuda.so.1,\n"
 	      "                           or $GDRCHECK_LIBCUDA)\n"
@@ -101,12 +103,11 @@ static void usage(FILE *out)
 	      "  -L, --list-gates         list the gates in chain order and exit\n"
 	      "      --list-codes         list every gate's reason codes, meanings and\n"
 	      "                           remedies (with --json: as JSON) and exit\n"
-	      "      --list-codes         list every gate's reason codes, meanings and\n"
-	      "                           remedies (with --json: as JSON) and exit\n"
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
 	      "\n"
-	      "Exit status: 0 READY, 1 BLOCKED, 2 usage error, 3 could not decide.\n",
+	      "Exit status: 0 READY (READY-UNPROVEN with --no-alloc), 1 BLOCKED,\n"
+	      "2 usage error, 3 could not decide.\n",
 	      out);
 }
 
@@ -806,6 +807,7 @@ static void replay_evidence(struct report *r, const struct vendor_facts *vf)
 		struct result *res = &r->res[i];
 
 		if (res->gate == &gate_descs[G_GPU_LIBCUDA] ||
+		    res->gate == &gate_descs[G_GPU_NVML] ||
 		    res->gate == &gate_descs[G_NIC_LIBIBVERBS])
 			ev_str(res, "replayed_from", "%s", vf->replayed_from);
 	}

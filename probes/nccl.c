@@ -70,6 +70,14 @@ struct nccl_state {
 	enum reason_code vcode;
 	struct nccl_conf conf;
 	int conf_err;
+	/*
+	 * A replayed capture: /gdrcheck/libnccl's text (cap_lib, NULL for a
+	 * capture without it) and the environment the node's NCCL saw
+	 * (cap_env, pointing into cap_envtext; from /gdrcheck/environ).
+	 */
+	bool replay;
+	char *cap_lib, *cap_envtext;
+	const char **cap_env;
 	/* effective settings */
 	struct nccl_hca_filter hca;
 	bool hca_set;
@@ -242,10 +250,76 @@ static void ver_string(int ver, char *buf, size_t len)
 	snprintf(buf, len, "%d.%d.%d", ver / 10000, ver / 100 % 100, ver % 100);
 }
 
+/*
+ * /gdrcheck/libnccl of a capture: "none", or "HOW<TAB>PATH<TAB>REAL<TAB>
+ * VERSION" (0: none readable) for the libnccl.so.2 the node's loader would
+ * find (the library itself stays on the node). The environment NCCL reads
+ * is /gdrcheck/environ (access/capture.c).
+ */
+static void capture_libnccl(struct gdr_ctx *ctx, const char *how,
+			    const char *path, const char *real, int ver)
+{
+	char *text;
+
+	if (!how) {
+		capfact_write(ctx, "libnccl", "none\n");
+		return;
+	}
+	if (asprintf(&text, "%s\t%s\t%s\t%d\n", how, path, real, ver) < 0)
+		return;
+	capfact_write(ctx, "libnccl", text);
+	free(text);
+}
+
+/*
+ * The node's environment from a replayed capture's /gdrcheck/environ
+ * ("NAME=value" lines); empty for a capture without it.
+ */
+static void replay_env(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	size_t n = 0, cap = 8;
+	char *save = NULL, *line;
+
+	s->cap_env = xcalloc(cap, sizeof(*s->cap_env));
+	s->cap_envtext = capfact_read(ctx, "environ");
+	if (!s->cap_envtext)
+		return;
+	for (line = strtok_r(s->cap_envtext, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strchr(line, '='))
+			continue;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			s->cap_env = xrealloc(s->cap_env,
+					      cap * sizeof(*s->cap_env));
+		}
+		s->cap_env[n++] = line;
+	}
+	s->cap_env[n] = NULL;
+}
+
+/* A replayed /gdrcheck/libnccl; false: "none". */
+static bool replay_libnccl(struct nccl_state *s, char *path, size_t plen,
+			   char *real, size_t rlen, char *how, size_t hlen,
+			   int *ver)
+{
+	char h[64] = "", p[PATH_MAX] = "", r[PATH_MAX] = "";
+
+	*ver = 0;
+	if (!strncmp(s->cap_lib, "none", 4) ||
+	    sscanf(s->cap_lib, "%63[^\t]\t%4095[^\t]\t%4095[^\t]\t%d", h,
+		   p, r, ver) != 4)
+		return false;
+	snprintf(path, plen, "%s", p);
+	snprintf(real, rlen, "%s", r);
+	snprintf(how, hlen, "%s", h);
+	return true;
+}
+
 static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	const struct options *o = ctx->opt;
-	char path[PATH_MAX], real[PATH_MAX];
+	char path[PATH_MAX], real[PATH_MAX], rhow[64];
 	const char *how = "--libnccl";
 	int ver = 0, fd;
 	bool ok;
@@ -254,7 +328,30 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 	if (o->nccl_version) {
 		s->ver = o->nccl_version;
 		snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+		capture_libnccl(ctx, "--nccl-version", "-", "-", s->ver);
 		goto done;
+	}
+	if (s->replay && !o->libnccl) {
+		if (!s->cap_lib) {
+			s->ver = NCCL_VER_NEWEST;
+			s->vcode = C_NOT_REPLAYED;
+			snprintf(s->vsrc, sizeof(s->vsrc), "assumed: this "
+				 "capture (an older gdrcheck's) does not hold "
+				 "the node's libnccl.so.2 and NCCL settings");
+			goto done;
+		}
+		if (!replay_libnccl(s, path, sizeof(path), real, sizeof(real),
+				    rhow, sizeof(rhow), &ver))
+			goto none;
+		if (!strcmp(rhow, "--nccl-version") && ver > 0) {
+			/* The node's run named the release. */
+			s->ver = ver;
+			snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+			goto done;
+		}
+		how = rhow;
+		ok = ver > 0;
+		goto have;
 	}
 	if (o->libnccl) {
 		snprintf(path, sizeof(path), "%s", o->libnccl);
@@ -266,6 +363,8 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
 			snprintf(real, sizeof(real), "%s", path);
 	} else {
+		capture_libnccl(ctx, NULL, NULL, NULL, 0);
+none:
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_NOT_FOUND;
 		snprintf(s->vsrc, sizeof(s->vsrc), "assumed: no libnccl.so.2 "
@@ -278,6 +377,8 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		ok = version_from_file(fd, &ver);
 	if (fd >= 0)
 		close(fd);
+	capture_libnccl(ctx, how, path, real, ok ? ver : 0);
+have:
 	if (!ok) {
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_VERSION_UNREADABLE;
@@ -657,9 +758,14 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s = xcalloc(1, sizeof(*s));
 	ctx->nccl = s;
 	s->sr = ctx->sr;
+	s->replay = capture_replaying(ctx);
+	if (s->replay) {
+		s->cap_lib = capfact_read(ctx, "libnccl");
+		replay_env(ctx, s);
+	}
 	pick_version(ctx, s);
-	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver,
-				     (const char *const *)environ);
+	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
+				     s->cap_env : (const char *const *)environ);
 	read_settings(s);
 	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
@@ -778,7 +884,8 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	snprintf(f->version, sizeof(f->version), "%s", s->version);
 	snprintf(f->version_source, sizeof(f->version_source), "%s", s->vsrc);
 	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
-			     s->vcode == C_NCCL_VERSION_UNREADABLE;
+			     s->vcode == C_NCCL_VERSION_UNREADABLE ||
+			     s->vcode == C_NOT_REPLAYED;
 	f->ngpus = inv->ngpu;
 	/* report_alloc does not clear: every rail count starts at 0. */
 	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
@@ -820,6 +927,9 @@ void nccl_state_free(struct gdr_ctx *ctx)
 	if (!s)
 		return;
 	nccl_conf_free(&s->conf);
+	free(s->cap_lib);
+	free(s->cap_envtext);
+	free(s->cap_env);
 	free(s->pm);
 	free(s->pair_at);
 	free(s);
@@ -885,7 +995,13 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 					       shown[i], v);
 		}
 	}
-	if (s->vcode == C_NCCL_NOT_FOUND)
+	if (s->vcode == C_NOT_REPLAYED)
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			 "not replayed: this capture (an older gdrcheck's) "
+			 "does not hold the libnccl.so.2 and the NCCL settings "
+			 "the node saw; NCCL %s (the newest modelled) assumed",
+			 s->version);
+	else if (s->vcode == C_NCCL_NOT_FOUND)
 		r = emit(ctx, ctx->host, ST_PASS, C_NCCL_NOT_FOUND,
 			 "no libnccl.so.2 found; NCCL %s (the newest modelled) "
 			 "assumed; settings: %s", s->version,

@@ -129,6 +129,29 @@ struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
 			    bool named, enum worker_stage s, const char *lib);
 
 /*
+ * Host facts a gate reads outside the sysroot's recorded files (a stream
+ * too big or too sensitive to keep whole, the process environment, a
+ * library's contents) travel in a capture as small text files
+ * /gdrcheck/<name> (kallsyms, kernel-log, kconfig, libnccl; environ is
+ * written by access/capture.c): the answer the gate needs, not the source.
+ *   capture_replaying: --sysroot names an extracted capture (it has
+ *     /gdrcheck/): such a gate reads its answer from the capture or, from
+ *     a capture without it (an older gdrcheck's), says it is not replayed.
+ *   capfact_read: the text of /gdrcheck/<name> (malloc'd) or NULL.
+ *   capfact_write: record text as /gdrcheck/<name> when --capture is on.
+ */
+bool capture_replaying(struct gdr_ctx *ctx);
+/*
+ * getenv(name) as the node saw it: in a replay, from the capture's
+ * /gdrcheck/environ (unset when the capture has none), never the replaying
+ * host's. Copies the value into buf; false when unset.
+ */
+bool node_getenv(struct gdr_ctx *ctx, const char *name, char *buf,
+		 size_t len);
+char *capfact_read(struct gdr_ctx *ctx, const char *name);
+void capfact_write(struct gdr_ctx *ctx, const char *name, const char *text);
+
+/*
  * What a vendor library printed to stdout/stderr during a stage becomes
  * evidence ("library_output") on the stage's first result. Run after the
  * gates.

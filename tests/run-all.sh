@@ -9,6 +9,7 @@
 #      catalog   man REASON CODES and schema enum match --list-codes --json
 #      layers    every #include points down the folders (check-layers.sh)
 #      examples  committed real reports still match the schema
+#      h200-replay  the real H200 capture replays to the node's results
 #      slurm     the health-check wrapper against a real local Slurm
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
 #   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
@@ -95,6 +96,9 @@ suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite examples-ops tests/examples/run.sh
+# The real H200 capture replays to the node's own results (expected
+# differences of an old archive stated in the script).
+suite h200-replay tests/check-h200-replay.sh
 # The Slurm health check against real munged + slurmctld + slurmd (root).
 suite slurm tests/slurm/run.sh
 suite examples sh -c 'n=0; bad=0
