@@ -791,6 +791,14 @@ static void test_cumem(void **state)
 		{ V(2, 30, 7), -1, 12040, true, 1, 1, false, "v2.30.7-1 src/misc/cudawrap.cc:50 -1 is off" },
 		{ V(2, 30, 7), 0, 12040, true, 1, 1, false, "v2.30.7-1 src/misc/cudawrap.cc:50" },
 		{ V(2, 30, 7), 1, 11080, false, 0, 0, true, "v2.30.7-1 src/misc/cudawrap.cc:50 forced" },
+		/* Checked again for data.nccl's buffer kind (probes/nccl.c cumem_of). */
+		{ V(2, 18, 6), -2, 12080, true, 1, 1, true, "v2.18.6-1 src/misc/cudawrap.cc:46 -2 && supported" },
+		{ V(2, 18, 6), 2, 11080, false, 0, 0, true, "v2.18.6-1 src/misc/cudawrap.cc:46 || param" },
+		{ V(2, 19, 1), -1, 12080, true, 1, 1, false, "v2.19.1-1 src/misc/cudawrap.cc:47-48 -1 is off" },
+		{ V(2, 19, 1), -2, 12080, true, 1, 1, true, "v2.19.1-1 src/misc/cudawrap.cc:15,48 default -2" },
+		{ V(2, 23, 4), -2, 12080, true, 1, 0, false, "v2.23.4-1 src/misc/cudawrap.cc:39-40 GDR with VMM" },
+		{ V(2, 24, 3), -2, 12080, true, 0, 1, false, "v2.24.3-1 src/misc/cudawrap.cc:35-37 VMM" },
+		{ V(2, 30, 7), -2, 12000, true, 1, 0, true, "v2.30.7-1 src/misc/cudawrap.cc:34 12000 is enough" },
 	};
 
 	for (size_t i = 0; i < N(rows); i++) {
