@@ -434,7 +434,16 @@ static bool nic_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
 
-	/* No ibv_reg_dmabuf_mr: NCCL's wrapper answers EOPNOTSUPP. */
+	/*
+	 * NCCL's rule, not mech.dmabuf_provider's stricter one (which calls
+	 * anything but EBADF unexpected): ncclIbDmaBufSupport counts every
+	 * errno but EOPNOTSUPP (2.13.4+) and EPROTONOSUPPORT (2.14.3+) as
+	 * supported, EINVAL and 0 included (nccl_dmabuf_probe_ok; scenario
+	 * nccl-dmabuf-probe-einval). No ibv_reg_dmabuf_mr: NCCL's wrapper
+	 * answers EOPNOTSUPP (ibvwrap.cc wrap_direct_ibv_reg_dmabuf_mr). No
+	 * probe because ibv_alloc_pd failed: NCCL's NCCLCHECKGOTO takes the
+	 * failure branch (unsupported).
+	 */
 	if (!ctx->vf->verbs.have_reg_dmabuf_mr || !v || !v->probe_run)
 		return false;
 	return nccl_dmabuf_probe_ok(s->ver, v->probe_errno);

@@ -455,6 +455,21 @@ static void test_dmabuf(void **state)
 		{ V(2, 30, 7), 1, 12040, 1, EINVAL, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 any other errno" },
 		{ V(2, 30, 7), 1, 12040, 1, 0, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 errno 0" },
 		{ V(2, 13, 4), 1, 12040, 1, EPROTONOSUPPORT, true, true, "v2.13.4-1 src/transport/net_ib.cc:292 EOPNOTSUPP only" },
+		/*
+		 * One row per probe errno (fd -1): NCCL's nic verdict follows
+		 * these, not mech.dmabuf_provider's stricter classification.
+		 */
+		{ V(2, 13, 4), 1, 12040, 1, EOPNOTSUPP, true, false, "v2.13.4-1 src/transport/net_ib.cc:292 EOPNOTSUPP" },
+		{ V(2, 14, 3), 1, 12040, 1, EPROTONOSUPPORT, true, false, "v2.14.3-1 src/transport/net_ib.cc:291 EPROTONOSUPPORT" },
+		{ V(2, 14, 3), 1, 12040, 1, EBADF, true, true, "v2.14.3-1 src/transport/net_ib.cc:291 EBADF" },
+		{ V(2, 26, 2), 1, 12040, 1, EINVAL, true, true, "v2.26.2-1 src/transport/net_ib.cc:735 EINVAL" },
+		{ V(2, 28, 9), 1, 12040, 1, EPROTONOSUPPORT, true, false, "v2.28.9-1 src/transport/net_ib.cc:589 EPROTONOSUPPORT" },
+		{ V(2, 29, 7), 1, 12040, 1, EOPNOTSUPP, true, false, "v2.29.7-1 src/transport/net_ib/gdr.cc:60 EOPNOTSUPP" },
+		{ V(2, 30, 7), 1, 12040, 1, EBADF, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 EBADF" },
+		{ V(2, 30, 7), 1, 12040, 1, EFAULT, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 EFAULT" },
+		{ V(2, 30, 7), 1, 12040, 1, ENOSYS, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 ENOSYS" },
+		{ V(2, 30, 7), 1, 12040, 1, EACCES, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 EACCES" },
+		{ V(2, 30, 7), 1, 12040, 1, ENODEV, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 ENODEV" },
 	};
 
 	for (size_t i = 0; i < N(rows); i++) {
