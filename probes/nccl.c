@@ -37,6 +37,7 @@
 #include "decode/parse.h"
 #include "decode/pcie.h"
 #include "nccl/conf.h"
+#include "nccl/libfind.h"
 #include "nccl/rules.h"
 #include "probes/probes.h"
 
@@ -86,53 +87,6 @@ struct nccl_state {
 
 /* --- version ------------------------------------------------------------- */
 
-static bool parse_ver(const char *s, int *ver)
-{
-	unsigned int x, y, z;
-
-	if (sscanf(s, "%u.%u.%u", &x, &y, &z) != 3 || x > 9 || y > 99 || z > 99)
-		return false;
-	*ver = NCCL_VER((int)x, (int)y, (int)z);
-	return true;
-}
-
-/* "libnccl.so.2.28.9" in the resolved name of path. */
-static bool version_from_name(const char *real, int *ver)
-{
-	const char *b = strrchr(real, '/');
-
-	b = b ? b + 1 : real;
-	return !strncmp(b, "libnccl.so.", 11) && strchr(b + 11, '.') &&
-	       parse_ver(b + 11, ver);
-}
-
-/* The "NCCL version 2.X.Y" string init.cc compiles in (VERSION_STRING). */
-static bool version_from_file(int fd, int *ver)
-{
-	static const char tag[] = "NCCL version ";
-	static char buf[1 << 16];
-	size_t keep = 0;
-	ssize_t n;
-
-	while ((n = read(fd, buf + keep, sizeof(buf) - keep - 1)) > 0) {
-		size_t len = keep + (size_t)n;
-		char *p = buf;
-
-		buf[len] = '\0';
-		while ((p = memmem(p, len - (size_t)(p - buf), tag,
-				   sizeof(tag) - 1))) {
-			if ((size_t)(p - buf) + sizeof(tag) + 8 > len)
-				break;	/* cut: look again with the next chunk */
-			if (parse_ver(p + sizeof(tag) - 1, ver))
-				return true;
-			p++;
-		}
-		keep = len < 64 ? len : 64;
-		memmove(buf, buf + len - keep, keep);
-	}
-	return false;
-}
-
 /* Is there a libnccl.so.2 in dir (below the sysroot)? */
 static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
 {
@@ -140,27 +94,27 @@ static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
 	return sysroot_exists(sr, out);
 }
 
-/* Entries of /etc/ld.so.cache: its string table holds the full paths. */
+static bool cache_exists(const char *path, void *arg)
+{
+	return sysroot_exists(arg, path);
+}
+
+/*
+ * The loader's cache: the first entry for a ".../libnccl.so.2" that exists
+ * (nccl/libfind.c parses the file; an unreadable or damaged cache is no
+ * entry, as for ld.so, which then searches the default directories).
+ */
 static bool from_ld_cache(struct sysroot *sr, char *out, size_t len)
 {
-	static char cache[4 << 20];
-	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, sizeof(cache));
-	static const char want[] = "/libnccl.so.2";
+	const size_t size = 4 << 20;
+	char *cache = xcalloc(1, size);
+	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, size);
+	bool found = n > 0 &&
+		nccl_ldcache_find(cache, (size_t)n, "libnccl.so.2",
+				  cache_exists, sr, out, len) == 1;
 
-	if (n <= 0)
-		return false;
-	for (ssize_t i = 0; i < n; ) {
-		size_t l = strnlen(cache + i, (size_t)(n - i));
-
-		if (l > sizeof(want) - 1 && cache[i] == '/' &&
-		    !strcmp(cache + i + l - (sizeof(want) - 1), want) &&
-		    l < len && sysroot_exists(sr, cache + i)) {
-			memcpy(out, cache + i, l + 1);
-			return true;
-		}
-		i += (ssize_t)l + 1;
-	}
-	return false;
+	free(cache);
+	return found;
 }
 
 /* <prefix>/python3.*\/{site,dist}-packages/nvidia/nccl/lib (PyTorch wheels). */
@@ -270,9 +224,9 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 			 "directories, python nvidia/nccl wheels)");
 		goto done;
 	}
-	ok = version_from_name(real, &ver);
+	ok = nccl_version_from_name(real, &ver);
 	if (!ok && fd >= 0)
-		ok = version_from_file(fd, &ver);
+		ok = nccl_version_from_fd(fd, &ver);
 	if (fd >= 0)
 		close(fd);
 	if (!ok) {
