@@ -33,7 +33,7 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c \
-	    nccl/rules.c nccl/conf.c \
+	    nccl/rules.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/registration.c \
@@ -53,7 +53,8 @@ DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libcuda-fake-old.so \
 	  tests/doubles/libmlx5-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
-	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps
+	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps \
+	     tests/unit/test_nccl_libfind
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 

@@ -351,7 +351,11 @@ bool nccl_dmabuf_comm(int ver, int64_t dmabuf_enable, bool plugin_dmabuf,
  * net_ib ncclIbDmaBufSupport: ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0) and
  * any errno but EOPNOTSUPP (2.13.4) / EOPNOTSUPP or EPROTONOSUPPORT
  * (2.14.3-2.30.7) means supported. ibvwrap sets EOPNOTSUPP when
- * libibverbs lacks the symbol.
+ * libibverbs lacks the symbol. Checked at v2.13.4-1 net_ib.cc:292,
+ * v2.14.3-1 net_ib.cc:291, v2.26.2-1 net_ib.cc:735, v2.28.9-1
+ * net_ib.cc:589, v2.29.7-1 net_ib/gdr.cc:60, v2.30.7-1 net_ib/gdr.cc:59
+ * (ibvwrap.cc:227). errno is not cleared before the call; an MR returned
+ * (errno 0 here) counts as supported.
  */
 bool nccl_dmabuf_probe_ok(int ver, int probe_errno)
 {

@@ -38,6 +38,7 @@
 #include "decode/parse.h"
 #include "decode/pcie.h"
 #include "nccl/conf.h"
+#include "nccl/libfind.h"
 #include "nccl/rules.h"
 #include "probes/probes.h"
 
@@ -97,53 +98,6 @@ struct nccl_state {
 
 /* --- version ------------------------------------------------------------- */
 
-static bool parse_ver(const char *s, int *ver)
-{
-	unsigned int x, y, z;
-
-	if (sscanf(s, "%u.%u.%u", &x, &y, &z) != 3 || x > 9 || y > 99 || z > 99)
-		return false;
-	*ver = NCCL_VER((int)x, (int)y, (int)z);
-	return true;
-}
-
-/* "libnccl.so.2.28.9" in the resolved name of path. */
-static bool version_from_name(const char *real, int *ver)
-{
-	const char *b = strrchr(real, '/');
-
-	b = b ? b + 1 : real;
-	return !strncmp(b, "libnccl.so.", 11) && strchr(b + 11, '.') &&
-	       parse_ver(b + 11, ver);
-}
-
-/* The "NCCL version 2.X.Y" string init.cc compiles in (VERSION_STRING). */
-static bool version_from_file(int fd, int *ver)
-{
-	static const char tag[] = "NCCL version ";
-	static char buf[1 << 16];
-	size_t keep = 0;
-	ssize_t n;
-
-	while ((n = read(fd, buf + keep, sizeof(buf) - keep - 1)) > 0) {
-		size_t len = keep + (size_t)n;
-		char *p = buf;
-
-		buf[len] = '\0';
-		while ((p = memmem(p, len - (size_t)(p - buf), tag,
-				   sizeof(tag) - 1))) {
-			if ((size_t)(p - buf) + sizeof(tag) + 8 > len)
-				break;	/* cut: look again with the next chunk */
-			if (parse_ver(p + sizeof(tag) - 1, ver))
-				return true;
-			p++;
-		}
-		keep = len < 64 ? len : 64;
-		memmove(buf, buf + len - keep, keep);
-	}
-	return false;
-}
-
 /* Is there a libnccl.so.2 in dir (below the sysroot)? */
 static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
 {
@@ -151,27 +105,27 @@ static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
 	return sysroot_exists(sr, out);
 }
 
-/* Entries of /etc/ld.so.cache: its string table holds the full paths. */
+static bool cache_exists(const char *path, void *arg)
+{
+	return sysroot_exists(arg, path);
+}
+
+/*
+ * The loader's cache: the first entry for a ".../libnccl.so.2" that exists
+ * (nccl/libfind.c parses the file; an unreadable or damaged cache is no
+ * entry, as for ld.so, which then searches the default directories).
+ */
 static bool from_ld_cache(struct sysroot *sr, char *out, size_t len)
 {
-	static char cache[4 << 20];
-	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, sizeof(cache));
-	static const char want[] = "/libnccl.so.2";
+	const size_t size = 4 << 20;
+	char *cache = xcalloc(1, size);
+	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, size);
+	bool found = n > 0 &&
+		nccl_ldcache_find(cache, (size_t)n, "libnccl.so.2",
+				  cache_exists, sr, out, len) == 1;
 
-	if (n <= 0)
-		return false;
-	for (ssize_t i = 0; i < n; ) {
-		size_t l = strnlen(cache + i, (size_t)(n - i));
-
-		if (l > sizeof(want) - 1 && cache[i] == '/' &&
-		    !strcmp(cache + i + l - (sizeof(want) - 1), want) &&
-		    l < len && sysroot_exists(sr, cache + i)) {
-			memcpy(out, cache + i, l + 1);
-			return true;
-		}
-		i += (ssize_t)l + 1;
-	}
-	return false;
+	free(cache);
+	return found;
 }
 
 /* <prefix>/python3.*\/{site,dist}-packages/nvidia/nccl/lib (PyTorch wheels). */
@@ -372,9 +326,9 @@ none:
 			 "directories, python nvidia/nccl wheels)");
 		goto done;
 	}
-	ok = version_from_name(real, &ver);
+	ok = nccl_version_from_name(real, &ver);
 	if (!ok && fd >= 0)
-		ok = version_from_file(fd, &ver);
+		ok = nccl_version_from_fd(fd, &ver);
 	if (fd >= 0)
 		close(fd);
 	capture_libnccl(ctx, how, path, real, ok ? ver : 0);
@@ -594,7 +548,16 @@ static bool nic_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
 
-	/* No ibv_reg_dmabuf_mr: NCCL's wrapper answers EOPNOTSUPP. */
+	/*
+	 * NCCL's rule, not mech.dmabuf_provider's stricter one (which calls
+	 * anything but EBADF unexpected): ncclIbDmaBufSupport counts every
+	 * errno but EOPNOTSUPP (2.13.4+) and EPROTONOSUPPORT (2.14.3+) as
+	 * supported, EINVAL and 0 included (nccl_dmabuf_probe_ok; scenario
+	 * nccl-dmabuf-probe-einval). No ibv_reg_dmabuf_mr: NCCL's wrapper
+	 * answers EOPNOTSUPP (ibvwrap.cc wrap_direct_ibv_reg_dmabuf_mr). No
+	 * probe because ibv_alloc_pd failed: NCCL's NCCLCHECKGOTO takes the
+	 * failure branch (unsupported).
+	 */
 	if (!ctx->vf->verbs.have_reg_dmabuf_mr || !v || !v->probe_run)
 		return false;
 	return nccl_dmabuf_probe_ok(s->ver, v->probe_errno);
@@ -1231,62 +1194,259 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 enum proof { PR_PROVEN, PR_UNPROVEN, PR_ERROR, PR_FAILED };
 
 /*
- * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi? Reads the
- * results the registration and datapath gates recorded: a BLOCKED result
- * of that mechanism on the host, the GPU, the NIC, its ports or the pair
- * closes it; its reg and data results on the pair PASSing prove it.
+ * NCCL's buffers (cudawrap.cc ncclCuMemEnable, 2.18.1-2.30.7: v2.18.1-1
+ * cudawrap.cc:15-46, v2.19.1-1 cudawrap.cc:15-48, v2.23.4-1
+ * cudawrap.cc:13-49, v2.24.3-1 cudawrap.cc:13-46, v2.30.7-1
+ * cudawrap.cc:16-51): with cuMem on, ncclCudaCalloc and the net
+ * transport's device buffers come from ncclCuMemAlloc (cuMemCreate +
+ * cuMemMap + cuMemSetAccess; alloc.h, v2.30.7-1 net.cc:1124), so only
+ * the VMM registration and transfer prove NCCL's path; with it off,
+ * cudaMalloc (cuMemAlloc) memory is what NCCL registers.
  */
-static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
-			 const struct result **why)
+enum bufkind { BUF_CUMEMALLOC, BUF_CUMEM, BUF_UNKNOWN };
+
+static bool word_in(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; (p = strstr(p, w)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return true;
+	return false;
+}
+
+/*
+ * Does NCCL allocate GPU gpu's buffers with cuMemCreate? The parameter
+ * (NCCL_CUMEM_ENABLE from the environment or a conf file, else the
+ * release's default) and ncclIsCuMemSupported's facts: driver version,
+ * cuMemCreate in libcuda, VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED and (until
+ * 2.23.4) GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED. A fact not known is
+ * tried both ways: when the answer differs, the kind is unknown. why says
+ * which and from where.
+ */
+static enum bufkind cumem_of(const struct gdr_ctx *ctx,
+			     const struct nccl_state *s, int gpu, char *why,
+			     size_t len)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+	const struct reg_vmm_gpu *v = NULL;
+	enum nccl_conf_src src;
+	int line = 0, vmm = -1, gdr_vmm = -1, create = -1;
+	int64_t def = nccl_cumem_param_default(s->ver), param = def;
+	const char *val = nccl_conf_get(&s->conf, "NCCL_CUMEM_ENABLE", &src,
+					&line);
+	char ptxt[160], unknown[96] = "";
+	size_t uu = 0;
+	bool lo, hi;
+
+	if (val) {
+		nccl_parse_param(val, def, &param);
+		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE=%.32s (%s%s%.0d)",
+			 val, nccl_conf_src_name(src), line ? ":" : "", line);
+	} else {
+		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE unset: NCCL "
+			 "%s's default %lld%s", s->version, (long long)def,
+			 def == -2 ? " (auto)" : "");
+	}
+	if (cf->lib.loaded)
+		create = !word_in(cf->lib.missing_optional, "cuMemCreate");
+	if (g && g->ordinal >= 0 && g->ordinal < VF_MAX_GPUS &&
+	    g->ordinal < cf->gpus_recorded)
+		v = &ctx->vf->reg.vmm[g->ordinal];
+	if (v && (v->skip == VMMS_TRIED || v->skip == VMMS_GDR_UNSUPPORTED ||
+		  (v->skip == VMMS_ATTR_FAILED &&
+		   v->attr != CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)))
+		vmm = 1;
+	else if (v && v->skip == VMMS_UNSUPPORTED)
+		vmm = 0;
+	if (g && !(g->attr_unanswered & CU_SLOT_BIT(CU_SLOT_VMM_GDR)))
+		gdr_vmm = g->attr_vmm_gdr;
+	lo = nccl_cumem_enable(s->ver, param, cf->driver_version,
+			       create == 1, vmm > 0, gdr_vmm > 0);
+	hi = nccl_cumem_enable(s->ver, param, cf->driver_version ?
+			       cf->driver_version : 12000, create != 0,
+			       vmm != 0, gdr_vmm != 0);
+	if (s->ver < NCCL_VER(2, 18, 0)) {
+		snprintf(why, len, "NCCL %s has no cuMem "
+			 "allocation (ncclCuMemEnable starts at 2.18.1)",
+			 s->version);
+		return BUF_CUMEMALLOC;
+	}
+	/* The parameter alone decides: ncclIsCuMemSupported is not read. */
+	if (param != -2) {
+		snprintf(why, len, "%s", ptxt);
+		return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
+	}
+	if (!cf->driver_version)
+		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
+				       "%sdriver version", uu ? ", " : "");
+	if (create < 0 && uu < sizeof(unknown))
+		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
+				       "%scuMemCreate", uu ? ", " : "");
+	if (vmm < 0 && uu < sizeof(unknown))
+		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
+				       "%sVMM attribute", uu ? ", " : "");
+	if (gdr_vmm < 0 && s->ver < NCCL_VER(2, 24, 0) && uu < sizeof(unknown))
+		snprintf(unknown + uu, sizeof(unknown) - uu,
+			 "%sGPUDirect RDMA with VMM attribute", uu ? ", " : "");
+	if (lo != hi) {
+		snprintf(why, len, "%s, and cuMem support unknown (%s not "
+			 "read)", ptxt, unknown);
+		return BUF_UNKNOWN;
+	}
+	if (lo)
+		snprintf(why, len, "%s, cuMem supported "
+			 "(driver %d, cuMemCreate, VMM attribute%s)", ptxt,
+			 cf->driver_version, s->ver < NCCL_VER(2, 24, 0) ?
+			 ", GPUDirect RDMA with VMM attribute" : "");
+	else
+		snprintf(why, len, "%s, cuMem not supported (%s)", ptxt,
+			 cf->driver_version && cf->driver_version < 12000 ?
+			 "driver < 12000" : create == 0 ? "no cuMemCreate" :
+			 vmm == 0 ? "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0" :
+			 "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0, "
+			 "required until 2.23.4");
+	return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
+}
+
+/*
+ * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi for buffers
+ * of kind kind? Reads the results the registration and datapath gates
+ * recorded: a BLOCKED result of that mechanism on the host, the GPU, the
+ * NIC, its ports or the pair closes it; the reg and data results of the
+ * buffer kind on the pair PASSing prove it: reg.dmabuf/data.dmabuf
+ * (reg.peermem/data.peermem) for cuMemAlloc buffers, reg.vmm_dmabuf/
+ * data.vmm_dmabuf (..._peermem) and vmm_proof() for cuMemCreate ones, and
+ * then the cuMemAlloc results of the pair do not count.
+ */
+static enum proof proven_kind(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			      bool vmm, const struct result **why)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[pi];
 	const struct inv_nic *nic = &ctx->inv.nic[pr->nic];
 	const struct report *rep = ctx->rep;
-	int reg_g = mask == P_DMABUF ? G_REG_DMABUF : G_REG_PEERMEM;
-	int data_g = mask == P_DMABUF ? G_DATA_DMABUF : G_DATA_PEERMEM;
+	bool db = mask == P_DMABUF;
+	int reg_g = vmm ? (db ? G_REG_VMM_DMABUF : G_REG_VMM_PEERMEM) :
+			  (db ? G_REG_DMABUF : G_REG_PEERMEM);
+	int data_g = vmm ? (db ? G_DATA_VMM_DMABUF : G_DATA_VMM_PEERMEM) :
+			   (db ? G_DATA_DMABUF : G_DATA_PEERMEM);
+	int alloc_reg = db ? G_REG_DMABUF : G_REG_PEERMEM;
+	int alloc_data = db ? G_DATA_DMABUF : G_DATA_PEERMEM;
 	const struct result *reg = NULL, *data = NULL;
+	int vp;
 
 	*why = NULL;
 	for (size_t i = 0; i < rep->nres; i++) {
 		const struct result *r = &rep->res[i];
-		int sj = r->subject;
+		int sj = r->subject, gi = r->gate->index;
 		bool mine = sj == ctx->host || sj == ctx->inv.gpu[pr->gpu].subject ||
 			    sj == nic->subject || sj == pr->subject ||
 			    (rep->subj[sj].kind == SUBJ_PORT &&
 			     rep->subj[sj].parent == nic->subject);
 
-		if (!mine || !(r->paths & mask))
+		if (!mine)
 			continue;
-		if (r->status == ST_BLOCKED) {
+		if (sj == pr->subject && gi == reg_g)
+			reg = r;
+		if (sj == pr->subject && gi == data_g)
+			data = r;
+		/* NCCL registers no cuMemAlloc memory with cuMem on. */
+		if (vmm && sj == pr->subject &&
+		    (gi == alloc_reg || gi == alloc_data))
+			continue;
+		if (((r->paths & mask) || gi == reg_g || gi == data_g) &&
+		    r->status == ST_BLOCKED) {
 			*why = r;
 			return PR_FAILED;
 		}
-		if (sj == pr->subject && r->gate->index == reg_g)
-			reg = r;
-		if (sj == pr->subject && r->gate->index == data_g)
-			data = r;
 	}
 	/*
 	 * DMA-BUF on a Data Direct rail is mlx5dv_reg_dmabuf_mr(DATA_DIRECT)
 	 * (net_ib reg.cc); a registration made the other way proves
-	 * something else, and the other way round.
+	 * something else, and the other way round. The MR of the buffer
+	 * kind NCCL registers is the one that counts.
 	 */
 	if (mask == P_DMABUF && reg && reg->status == ST_PASS) {
 		const struct reg_pair *rp = ctx_reg_pair(ctx, pr);
+		const struct mr_result *mr = !rp ? NULL :
+					     vmm ? &rp->vmm_dmabuf : &rp->dmabuf;
 
-		if (!rp || rp->dmabuf.data_direct != ctx->nccl->pm[pi].dd) {
+		if (!mr || mr->data_direct != ctx->nccl->pm[pi].dd) {
 			*why = reg;
 			return PR_UNPROVEN;
 		}
 	}
+	vp = vmm ? vmm_proof(ctx, pi, db ? VMM_PATH_DMABUF : VMM_PATH_PEERMEM) :
+		   VMM_PROVEN;
+	/* --no-datapath waives the transfer (vmm_proof then NOT_TRIED). */
 	if (reg && reg->status == ST_PASS && data &&
-	    (data->status == ST_PASS || (data->status == ST_SKIP && data->waived)))
+	    ((data->status == ST_PASS && vp == VMM_PROVEN) ||
+	     (data->status == ST_SKIP && data->waived && vp != VMM_FAILED)))
 		return PR_PROVEN;
 	*why = data && data->status != ST_PASS ? data : reg;
 	if (*why && (*why)->status == ST_ERROR)
 		return PR_ERROR;
+	/* The worker's record says it failed (the VMM allocation itself). */
+	if (vp == VMM_FAILED)
+		return PR_FAILED;
 	return PR_UNPROVEN;
 }
+
+/*
+ * The kind unknown: both kinds proven prove it; a failure of one kind
+ * only is not proof of NCCL's failure.
+ */
+static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			 enum bufkind kind, const struct result **why)
+{
+	const struct result *wa, *wv;
+	enum proof pa, pv;
+
+	if (kind != BUF_UNKNOWN)
+		return proven_kind(ctx, pi, mask, kind == BUF_CUMEM, why);
+	pa = proven_kind(ctx, pi, mask, false, &wa);
+	pv = proven_kind(ctx, pi, mask, true, &wv);
+	*why = pa >= pv ? wa : wv;
+	if (pa == pv)
+		return pa;
+	return pa == PR_FAILED || pv == PR_FAILED ? PR_UNPROVEN :
+	       pa > pv ? pa : pv;
+}
+
+static bool vmm_gate(const struct result *r)
+{
+	int gi = r ? r->gate->index : -1;
+
+	return gi == G_REG_VMM_DMABUF || gi == G_REG_VMM_PEERMEM ||
+	       gi == G_DATA_VMM_DMABUF || gi == G_DATA_VMM_PEERMEM;
+}
+
+/*
+ * A failure on VMM memory that cuMemAlloc memory does not share: then
+ * NCCL_CUMEM_ENABLE=0 is a workaround. When cuMemAlloc memory fails too,
+ * *why becomes that failure (the mechanism's own fix clears both).
+ */
+static bool vmm_only_failure(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			     enum proof p, const struct result **why)
+{
+	const struct result *w;
+
+	if (p != PR_FAILED || !vmm_gate(*why))
+		return false;
+	if (proven_kind(ctx, pi, mask, false, &w) != PR_FAILED)
+		return true;
+	if (w)
+		*why = w;
+	return false;
+}
+
+static const char *kind_name(enum bufkind k)
+{
+	return k == BUF_CUMEM ? "cuMemCreate" : k == BUF_CUMEMALLOC ?
+	       "cuMemAlloc" : "unknown";
+}
+
 
 void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
@@ -1295,10 +1455,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	struct nccl_gpu_rails *gr = NULL;
 	enum proof worst = PR_PROVEN;
 	const struct result *worst_why = NULL;
-	char on[256] = "", mech[16] = "";
+	char on[256] = "", mech[16] = "", bufwhy[512], rwhy_buf[512];
+	enum bufkind kind;
 	size_t used = 0;
 	int nrails = 0, worst_pi = -1;
-	bool nogdr = false;
+	bool nogdr = false, worst_vmm_only = false;
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, t->gpu)) {
@@ -1309,12 +1470,14 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
 		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
 			gr = &ctx->rep->nccl.gpus[g];
+	kind = cumem_of(ctx, s, t->gpu, bufwhy, sizeof(bufwhy));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
 		int pi = pair_index(ctx, t->gpu, (int)n);
 		const struct pair_model *m;
 		const struct result *why;
 		enum nccl_mech mm;
 		enum proof p;
+		bool vo = false;
 		char nm[80];
 
 		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
@@ -1339,7 +1502,9 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			why = NULL;
 		} else {
 			p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
-				   P_PEERMEM, &why);
+				   P_PEERMEM, kind, &why);
+			vo = vmm_only_failure(ctx, pi, mm == NCCL_MECH_DMABUF ?
+					      P_DMABUF : P_PEERMEM, p, &why);
 			/*
 			 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
 			 * sends leave from the relay GPU's memory, so the
@@ -1350,15 +1515,20 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				int rpi = pair_index(ctx, m->relay, (int)n);
 				enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
 						    m->mrd.mech : mm;
+				enum bufkind rk = cumem_of(ctx, s, m->relay,
+					rwhy_buf, sizeof(rwhy_buf));
 				enum proof rp = rpi < 0 ? PR_UNPROVEN :
 					proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
-					       P_DMABUF : P_PEERMEM, &rwhy);
+					       P_DMABUF : P_PEERMEM, rk, &rwhy);
 
 				if (rpi < 0)
 					rwhy = NULL;
 				if (rp > p) {
 					p = rp;
 					why = rwhy;
+					vo = vmm_only_failure(ctx, rpi,
+						rm == NCCL_MECH_DMABUF ?
+						P_DMABUF : P_PEERMEM, rp, &why);
 				}
 			}
 		}
@@ -1373,6 +1543,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			if (p >= worst) {
 				worst = p;
 				worst_why = why;
+				worst_vmm_only = vo;
 			}
 			if (worst_pi < 0 || p >= worst)
 				worst_pi = pi;
@@ -1406,8 +1577,16 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 "host memory");
 		if (worst == PR_PROVEN) {
 			r = emit(ctx, gpu->subject, ST_PASS, C_NCCL_RAILS_PROVEN,
-				 "NCCL uses %s on %s: registration and transfer "
-				 "verified", mech, on);
+				 "NCCL uses %s on %s with %s buffers (%s): "
+				 "registration and transfer verified", mech, on,
+				 kind_name(kind), bufwhy);
+		} else if (worst == PR_FAILED && worst_vmm_only) {
+			r = emit(ctx, gpu->subject, ST_BLOCKED,
+				 C_NCCL_CUMEM_VMM_FAILS, "NCCL allocates its "
+				 "buffers with cuMemCreate (%s) and uses %s on "
+				 "%s; that fails on VMM memory: %s: %s",
+				 bufwhy, mech, nic, wg, wr);
+			remedy_NCCL_CUMEM_VMM_FAILS(r);
 		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
 				 "NCCL will not use GPUDirect RDMA on %s: %s",
@@ -1430,16 +1609,26 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			remedy_NCCL_PEERMEM_FAILS(r);
 		} else if (worst == PR_ERROR) {
 			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_PROOF_ERROR,
-				 "NCCL uses %s on %s; the check could not decide: "
-				 "%s: %s", mech, nic, wg, wr);
+				 "NCCL uses %s on %s%s%s%s%s; the check could not "
+				 "decide: %s: %s", mech, nic,
+				 kind != BUF_CUMEMALLOC ? " with " : "",
+				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
+				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
+				 kind != BUF_CUMEMALLOC ? bufwhy : "", wg, wr);
 		} else {
 			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-				 "NCCL uses %s on %s; not proven: %s%s%s", mech,
-				 nic, wg[0] ? wg : "no registration on this rail",
+				 "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",
+				 mech, nic, kind != BUF_CUMEMALLOC ? " with " : "",
+				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
+				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
+				 kind != BUF_CUMEMALLOC ? bufwhy : "",
+				 wg[0] ? wg : "no registration on this rail",
 				 wg[0] ? ": " : "", wr);
 		}
 	}
 	ev_str(r, "rails", "%s", on);
 	ev_str(r, "mechanism", "%s", mech);
+	ev_str(r, "buffers", "%s", kind_name(kind));
+	ev_str(r, "buffers_why", "%s", bufwhy);
 	ev_str(r, "nccl_version", "%s", s->version);
 }
