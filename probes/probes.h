@@ -61,6 +61,12 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_provider(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t);
+/* probes/providers.c: the RDMA device is an AWS EFA (driver "efa"). */
+bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n);
+/* probes/providers.c: 1 a guest (why says how known), 0 not, -1 unknown. */
+int vm_detect(struct sysroot *sr, char *why, size_t len);
 
 /* registration and datapath */
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);
