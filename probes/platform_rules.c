@@ -186,9 +186,20 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 	struct ksym_find f;
 	struct kmsg_find k;
 	struct result *r;
-	int ret = ksym_scan(ctx->sr, PEER_API_SYM, &f);
+	char efa_first[160];
+	size_t efa_p2p;
+	int ret;
 
 	(void)t;
+	if (node_efa_only(ctx, &efa_p2p, efa_first, sizeof(efa_first))) {
+		/* The efa driver's p2p provider needs no ib_core API. */
+		emit(ctx, ctx->host, ST_SKIP, C_PEERMEM_API_EFA,
+		     "every RDMA device is an AWS EFA: its driver pins GPU "
+		     "memory without ib_core's peer-memory API; the rule does "
+		     "not apply");
+		return;
+	}
+	ret = ksym_scan(ctx->sr, PEER_API_SYM, &f);
 	kmsg_scan(ctx->sr, &k);
 	if (k.mismatches && !peer_client_loaded(ctx->sr)) {
 		/*

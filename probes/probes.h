@@ -65,6 +65,9 @@ void gate_platform_provider(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t);
 /* probes/providers.c: the RDMA device is an AWS EFA (driver "efa"). */
 bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n);
+/* probes/providers.c: every RDMA device an EFA; with_p2p name a provider. */
+bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
+		   size_t len);
 /* probes/providers.c: 1 a guest (why says how known), 0 not, -1 unknown. */
 int vm_detect(struct sysroot *sr, char *why, size_t len);
 

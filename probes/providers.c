@@ -75,6 +75,36 @@ bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n)
 	return nic_provider(ctx, n, drv, sizeof(drv), &err) == PROV_EFA;
 }
 
+/*
+ * Is every RDMA device an EFA? Then GPU memory reaches ibv_reg_mr through
+ * the efa driver's own p2p provider, not an ib_core peer-memory client.
+ * Counts the EFAs whose device/p2p names a provider; the first in first.
+ */
+bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
+		   size_t len)
+{
+	char path[256], p2p[128];
+	size_t efa = 0;
+
+	*with_p2p = 0;
+	first[0] = '\0';
+	for (size_t i = 0; i < ctx->inv.nnic; i++) {
+		const struct inv_nic *n = &ctx->inv.nic[i];
+
+		if (!nic_is_efa(ctx, n))
+			continue;
+		efa++;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/device/p2p", n->name);
+		if (sysroot_read(ctx->sr, path, p2p, sizeof(p2p)) < 0)
+			continue;
+		p2p[strcspn(p2p, "\n")] = '\0';
+		if (p2p[0] && !(*with_p2p)++)
+			snprintf(first, len, "%s: %s", n->name, p2p);
+	}
+	return efa && efa == ctx->inv.nnic;
+}
+
 static void gate_efa(struct gdr_ctx *ctx, const struct inv_nic *n)
 {
 	char path[256], p2p[128];

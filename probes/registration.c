@@ -297,7 +297,10 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	}
 	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
 		 "%s on GPU memory: %s", pp->peermem.call, c.meaning);
-	if (pp->peermem.err == EFAULT)
+	if (pp->peermem.err == EFAULT &&
+	    nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
+		remedy_NO_PEER_MEMORY_CLIENT_EFA(r, ctx->inv.nic[pr->nic].name);
+	else if (pp->peermem.err == EFAULT)
 		remedy_NO_PEER_MEMORY_CLIENT(r);
 	else if (pp->peermem.err == ENOMEM)
 		remedy_PIN_LIMIT(r);
@@ -525,6 +528,10 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 		/* The same failure as reg.peermem's has its fix there. */
 		if (same)
 			remedy_VMM_AS_CUMEMALLOC(r, "reg.peermem");
+		else if (pp->vmm_peermem.err == EFAULT &&
+			 nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
+			remedy_NO_PEER_MEMORY_CLIENT_EFA(r,
+				ctx->inv.nic[pr->nic].name);
 		else if (pp->vmm_peermem.err == EFAULT)
 			remedy_NO_PEER_MEMORY_CLIENT(r);
 		else if (pp->vmm_peermem.err == ENOMEM)
