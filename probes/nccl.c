@@ -365,6 +365,19 @@ static bool gid_text(const char *t, uint8_t raw[16])
 	return true;
 }
 
+/*
+ * NCCL_IB_ADDR_FAMILY (envIbAddrFamily, net_ib.cc from v2.21.5-1,
+ * net_ib/connect.cc in v2.30.7-1): "AF_INET6" selects IPv6 GIDs, anything
+ * else AF_INET; older NCCL has no such setting.
+ */
+static int addr_family(const struct nccl_state *s)
+{
+	const char *v = get(s, "NCCL_IB_ADDR_FAMILY");
+
+	return s->ver >= NCCL_VER(2, 21, 5) && v && !strcmp(v, "AF_INET6") ?
+	       NCCL_AF_INET6 : NCCL_AF_INET;
+}
+
 /* ncclIbGetGidIndex on the port's sysfs GID table; -1 on IB or unreadable. */
 static int gid_of(const struct nccl_state *s, const char *dev, int port)
 {
@@ -396,7 +409,7 @@ static int gid_of(const struct nccl_state *s, const char *dev, int port)
 	in.gid_index = s->gid_index;
 	in.roce_ver = s->roce_ver;
 	in.flid_index = 1;
-	in.family = NCCL_AF_INET;
+	in.family = addr_family(s);
 	in.tbl = tbl;
 	in.n = n;
 	return nccl_gid_index(&in, &idx) ? -1 : idx;
@@ -602,6 +615,23 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	free(paths);
 }
 
+
+static struct nccl_state *model(struct gdr_ctx *ctx);
+
+/*
+ * The NCCL settings ncclIbGetGidIndex reads, for platform.provider: the
+ * version modelled, NCCL_IB_GID_INDEX and NCCL_IB_ADDR_FAMILY (envIbAddrFamily,
+ * net_ib.cc from v2.21.5-1: "AF_INET6" selects IPv6, anything else AF_INET).
+ */
+void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
+		       int *family)
+{
+	const struct nccl_state *s = model(ctx);
+
+	*ver = s->ver;
+	*gid_index = s->gid_index;
+	*family = addr_family(s);
+}
 
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {

@@ -12,6 +12,7 @@
 
 #include "access/sysroot.h"
 #include "decode/pcie.h"
+#include "nccl/rules.h"
 #include "probes/probes.h"
 
 #define EFA_VENDOR		0x1d0f	/* Amazon */
@@ -161,7 +162,7 @@ static void gate_efa(struct gdr_ctx *ctx, const struct inv_nic *n)
 }
 
 /* One GID from sysfs ("fe80:0000:...": eight groups of four hex digits). */
-static bool gid_parse(const char *s, unsigned char g[16])
+static bool gid_parse(const char *s, uint8_t g[16])
 {
 	unsigned int w[8];
 
@@ -169,74 +170,80 @@ static bool gid_parse(const char *s, unsigned char g[16])
 		   &w[3], &w[4], &w[5], &w[6], &w[7]) != 8)
 		return false;
 	for (int i = 0; i < 8; i++) {
-		g[2 * i] = (unsigned char)(w[i] >> 8);
-		g[2 * i + 1] = (unsigned char)w[i];
+		g[2 * i] = (uint8_t)(w[i] >> 8);
+		g[2 * i + 1] = (uint8_t)w[i];
 	}
 	return true;
 }
 
+#define GID_MAX 64
+
+/* A RoCE port's GID table, and what NCCL makes of it. */
 struct gid_scan {
-	int configured;		/* non-zero GIDs (NCCL's configuredGid) */
-	int v4;			/* IPv4-mapped ::ffff:a.b.c.d */
-	int global_v2;		/* first global IPv6 RoCE v2 GID, -1 */
-	int global_any;		/* first global IPv6 GID, -1 */
-	char first[64];		/* the first configured GID */
+	struct nccl_gid tbl[GID_MAX];
+	int n;
+	int configured;		/* valid or link-local, as NCCL counts */
+	int v4;			/* IPv4-mapped (getGidAddrFamily AF_INET) */
+	int global;		/* valid IPv6 GIDs */
+	int nccl_v4;		/* NCCL's pick with this node's settings; -1 */
+	int nccl_v6;		/* NCCL's pick with NCCL_IB_ADDR_FAMILY=AF_INET6 */
+	char first[64];		/* GID 0 as sysfs writes it */
 };
 
-/* What a RoCE port's GID table holds, the way NCCL classifies it. */
-static int gid_scan(struct sysroot *sr, const char *dev, int port,
-		    struct gid_scan *s)
+/*
+ * Read the table the way ncclIbGetGidIndex queries it (indices 0..n-1) and
+ * ask the NCCL rule (nccl/rules.c nccl_gid_index) for both families.
+ */
+static int gid_scan(struct sysroot *sr, const struct nccl_gid_in *node,
+		    const char *dev, int port, struct gid_scan *s)
 {
-	static const unsigned char v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-						 0xff, 0xff };
-	char dir[192], path[256], line[64], type[32];
-	char **names = NULL;
-	size_t count = 0;
-	int ret;
+	char path[256], line[64], type[32];
+	struct nccl_gid_in in;
 
 	memset(s, 0, sizeof(*s));
-	s->global_v2 = s->global_any = -1;
-	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%d/gids",
-		 dev, port);
-	ret = sysroot_list(sr, dir, &names, &count);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < count; i++) {
-		unsigned char g[16];
-		char *end;
-		long idx = strtol(names[i], &end, 10);
+	s->nccl_v4 = s->nccl_v6 = -1;
+	for (s->n = 0; s->n < GID_MAX; s->n++) {
+		struct nccl_gid *g = &s->tbl[s->n];
 		bool zero = true;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (*end || idx < 0 || sysroot_read_line(sr, path, line,
-							 sizeof(line)) ||
-		    !gid_parse(line, g))
-			continue;
-		for (int k = 0; k < 16; k++)
-			zero = zero && !g[k];
-		if (zero || (g[0] == 0xfe && g[1] == 0x80 &&
-			     !memcmp(g + 8, "\0\0\0\0\0\0\0\0", 8)))
-			continue;	/* not configured */
-		if (!s->configured++)
-			snprintf(s->first, sizeof(s->first), "%s", line);
-		if (!memcmp(g, v4pfx, sizeof(v4pfx))) {
-			s->v4++;
-			continue;
-		}
-		if (g[0] == 0xfe && (g[1] & 0xc0) == 0x80)
-			continue;	/* link-local: NCCL skips it */
 		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%ld",
-			 dev, port, idx);
-		if (sysroot_read_line(sr, path, type, sizeof(type)))
-			type[0] = '\0';
-		if (s->global_any < 0 || idx < s->global_any)
-			s->global_any = (int)idx;
-		if (!strcmp(type, "RoCE v2") &&
-		    (s->global_v2 < 0 || idx < s->global_v2))
-			s->global_v2 = (int)idx;
+			 "/sys/class/infiniband/%s/ports/%d/gids/%d", dev,
+			 port, s->n);
+		if (sysroot_read_line(sr, path, line, sizeof(line)) < 0)
+			break;
+		if (!s->n)
+			snprintf(s->first, sizeof(s->first), "%s", line);
+		if (!gid_parse(line, g->raw))
+			memset(g->raw, 0, sizeof(g->raw));
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
+			 dev, port, s->n);
+		g->roce_ver = sysroot_read_line(sr, path, type,
+						sizeof(type)) < 0 ? -1 :
+			      strstr(type, "v2") ? 2 :
+			      strstr(type, "IB/RoCE v1") ? 1 : 0;
+		for (int k = 0; k < 16; k++)
+			zero = zero && !g->raw[k];
+		if (zero)
+			continue;
+		s->configured++;
+		if (nccl_gid_family(g->raw) == NCCL_AF_INET)
+			s->v4++;
+		else if (nccl_gid_valid(g->raw))
+			s->global++;
 	}
-	sysroot_free_list(names, count);
+	if (!s->n)
+		return -ENOENT;
+	in = *node;		/* this node's settings */
+	in.tbl = s->tbl;
+	in.n = s->n;
+	if (nccl_gid_index(&in, &s->nccl_v4))
+		s->nccl_v4 = -1;
+	in.gid_index = -1;	/* NCCL_IB_ADDR_FAMILY exists from 2.21.5 */
+	in.ver = in.ver < NCCL_VER(2, 21, 5) ? NCCL_VER(2, 21, 5) : in.ver;
+	in.family = NCCL_AF_INET6;
+	if (nccl_gid_index(&in, &s->nccl_v6))
+		s->nccl_v6 = -1;
 	return 0;
 }
 
@@ -246,7 +253,8 @@ static void gate_bnxt(struct gdr_ctx *ctx, const struct inv_nic *n)
 		&ctx->vf->verbs.nics[n->verbs] : NULL;
 	char dmabuf[128], path[256], ll[32];
 	int v6_port = 0, v6_idx = -1;
-	struct gid_scan s = { 0 };
+	const struct gid_scan *s = NULL;
+	struct nccl_gid_in node;
 	bool no_dmabuf = false;
 	struct result *r;
 
@@ -267,35 +275,46 @@ static void gate_bnxt(struct gdr_ctx *ctx, const struct inv_nic *n)
 		snprintf(dmabuf, sizeof(dmabuf), "not probed (see "
 			 "mech.dmabuf_provider); needs rdma-core >= 48");
 	}
+	memset(&node, 0, sizeof(node));
+	nccl_gid_settings(ctx, &node.ver, &node.gid_index, &node.family);
+	node.roce_ver = 2;
+	node.flid_index = 1;
 	for (size_t p = 0; p < n->nports && v6_idx < 0; p++) {
-		struct gid_scan g;
+		static struct gid_scan g;
 		int num = n->ports[p].num;
 
 		snprintf(path, sizeof(path),
 			 "/sys/class/infiniband/%s/ports/%d/link_layer",
 			 n->name, num);
 		if (sysroot_read_line(ctx->sr, path, ll, sizeof(ll)) ||
-		    strcmp(ll, "Ethernet") || gid_scan(ctx->sr, n->name, num,
-						       &g))
+		    strcmp(ll, "Ethernet") || gid_scan(ctx->sr, &node, n->name,
+						       num, &g))
 			continue;
-		if (!g.v4 && g.global_any >= 0) {
-			s = g;
+		/* Only IPv6 GIDs, and NCCL's pick is not a global one. */
+		if (!g.v4 && g.global && g.nccl_v6 >= 0 &&
+		    (g.nccl_v4 < 0 || g.nccl_v4 >= g.n ||
+		     !nccl_gid_valid(g.tbl[g.nccl_v4].raw))) {
+			s = &g;
 			v6_port = num;
-			v6_idx = g.global_v2 >= 0 ? g.global_v2 : g.global_any;
+			v6_idx = g.nccl_v6;
 		}
 	}
 	if (v6_idx >= 0) {
 		r = emit(ctx, n->subject, ST_WARN, C_GID_IPV6_ONLY,
 			 "%s port %d: only IPv6 GIDs (%d configured, none "
-			 "IPv4-mapped): NCCL picks GID index 0, link-local %s, "
-			 "unless told otherwise", n->name, v6_port,
-			 s.configured, s.first);
+			 "IPv4-mapped): NCCL picks GID index %d (%s), not a "
+			 "global one, unless told otherwise", n->name, v6_port,
+			 s->configured, s->nccl_v4 < 0 ? 0 : s->nccl_v4,
+			 s->nccl_v4 <= 0 ? s->first : "see gids/");
 		remedy_GID_IPV6_ONLY(r, v6_idx, n->name, v6_port);
 		ev_int(r, "port", v6_port);
-		ev_int(r, "global_ipv6_gid_index", v6_idx);
-		ev_str(r, "nccl_rule", "NCCL >= 2.21 ncclIbGetGidIndex keeps "
-		       "index 0 unless a GID of NCCL_IB_ADDR_FAMILY (AF_INET) "
-		       "exists; NCCL < 2.21 uses NCCL_IB_GID_INDEX (0)");
+		ev_int(r, "nccl_gid_index", s->nccl_v4);
+		ev_int(r, "nccl_gid_index_af_inet6", v6_idx);
+		ev_str(r, "nccl_rule", "ncclIbGetGidIndex (net_ib.cc "
+		       "v2.21.5-1..v2.28.9-1, net_ib/connect.cc v2.30.7-1) "
+		       "moves off index 0 only to a GID of NCCL_IB_ADDR_FAMILY "
+		       "(AF_INET by default); before 2.21.5 NCCL_IB_GID_INDEX "
+		       "(default 0)");
 	} else if (no_dmabuf) {
 		r = emit(ctx, n->subject, ST_WARN, C_BNXT_RE_NO_DMABUF,
 			 "bnxt_re: the provider lacks ibv_reg_dmabuf_mr (%s): "
@@ -303,8 +322,9 @@ static void gate_bnxt(struct gdr_ctx *ctx, const struct inv_nic *n)
 		remedy_BNXT_RE_NO_DMABUF(r);
 	} else {
 		r = emit(ctx, n->subject, ST_PASS, C_BNXT_RE_OK,
-			 "bnxt_re: dma-buf MRs %s; every RoCE port has an "
-			 "IPv4-mapped GID or none configured", dmabuf);
+			 "bnxt_re: dma-buf MRs %s; NCCL's GID choice is not "
+			 "left on a link-local GID of an IPv6-only port",
+			 dmabuf);
 	}
 	ev_str(r, "provider", "bnxt_re");
 	ev_str(r, "dmabuf", "%s", dmabuf);
