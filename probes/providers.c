@@ -413,7 +413,7 @@ int vm_detect(struct sysroot *sr, char *why, size_t len)
 		for (size_t i = 0; i < sizeof(dmi) / sizeof(dmi[0]); i++) {
 			if (strstr(val, dmi[i])) {
 				snprintf(why, len, "%s is \"%s\"",
-					 files[f] + 17, val);
+					 files[f] + 18, val);
 				return 1;
 			}
 		}
@@ -494,15 +494,22 @@ void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t)
 			 "apply", why);
 		return;
 	}
+	/* An end on the root bus: no switch above it, NCCL counts PHB. */
 	flat = p->node_gpu >= 0 && p->node_nic >= 0 &&
-	       ctx->tree.n[p->node_gpu].parent < 0 &&
-	       ctx->tree.n[p->node_nic].parent < 0;
+	       (ctx->tree.n[p->node_gpu].parent < 0 ||
+		ctx->tree.n[p->node_nic].parent < 0);
 	nic_pcie_read(ctx->sr, n->pci, &np);
 	if (flat) {
+		bool gr = ctx->tree.n[p->node_gpu].parent < 0;
+		bool nr = ctx->tree.n[p->node_nic].parent < 0;
+
 		r = emit(ctx, p->subject, ST_WARN, C_VM_FLAT_TREE,
-			 "guest: GPU %s and NIC %s both on the root bus of "
-			 "%s: NCCL sees PHB and leaves GPUDirect RDMA off",
-			 g->pci, n->pci, ctx->tree.n[p->node_gpu].root);
+			 "guest: %s%s%s%s on the root bus of %s (no switch "
+			 "above it): NCCL sees PHB or farther and leaves "
+			 "GPUDirect RDMA off", gr ? "GPU " : "",
+			 gr ? g->pci : "", gr && nr ? " and NIC " :
+			 nr ? "NIC " : "", nr ? n->pci : "",
+			 ctx->tree.n[gr ? p->node_gpu : p->node_nic].root);
 		remedy_VM_FLAT_TREE(r);
 		if (nic_is_efa(ctx, n))
 			ev_str(r, "efa", "aws-ofi-nccl (platform-aws builds) "
@@ -532,7 +539,7 @@ void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t)
 	} else {
 		r = emit(ctx, p->subject, ST_PASS, C_VM_OK,
 			 "guest: NIC %s has ATS and relaxed ordering enabled; "
-			 "GPU and NIC are not both on the root bus", n->pci);
+			 "neither GPU nor NIC is on the root bus", n->pci);
 	}
 	ev_str(r, "guest", "%s", why);
 	ev_bool(r, "flat_tree", flat);
