@@ -997,7 +997,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NET_NOT_IB,
 			 "NCCL does not use this device: %s",
 			 !s->ib_used ? s->ib_why : s->hca_set ?
-			 "NCCL_IB_HCA selects none of its IB or Ethernet ports" :
+			 "NCCL_IB_HCA selects none of its ports" :
 			 "no port with an InfiniBand or Ethernet link layer");
 		if (s->hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));

@@ -255,6 +255,7 @@ static void gate_bnxt(struct gdr_ctx *ctx, const struct inv_nic *n)
 	int v6_port = 0, v6_idx = -1;
 	const struct gid_scan *s = NULL;
 	struct nccl_gid_in node;
+	struct gid_scan g;
 	bool no_dmabuf = false;
 	struct result *r;
 
@@ -280,7 +281,6 @@ static void gate_bnxt(struct gdr_ctx *ctx, const struct inv_nic *n)
 	node.roce_ver = 2;
 	node.flid_index = 1;
 	for (size_t p = 0; p < n->nports && v6_idx < 0; p++) {
-		static struct gid_scan g;
 		int num = n->ports[p].num;
 
 		snprintf(path, sizeof(path),
