@@ -30,6 +30,8 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 {
 	bool have[4], memory_peers, module;
 	int err[4], unreadable = -1;
+	char efa_first[160];
+	size_t efa_p2p;
 	struct result *r;
 
 	for (size_t i = 0; i < 4; i++) {
@@ -60,6 +62,24 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 			 "NCCL <= 2.22 checks only memory_peers and will not use it",
 			 have[2] ? "nvidia_peermem" : "nv_peer_mem");
 		remedy_PEERMEM_MODULE_ONLY(r);
+	} else if (node_efa_only(ctx, &efa_p2p, efa_first, sizeof(efa_first))) {
+		/* platform.provider: the efa driver pins GPU memory itself. */
+		if (efa_p2p) {
+			r = emit(ctx, ctx->host, ST_PASS, C_PEERMEM_EFA_P2P,
+				 "every RDMA device is an AWS EFA and %zu name a "
+				 "GPU memory provider in device/p2p (%s): the "
+				 "efa driver pins GPU memory for ibv_reg_mr "
+				 "itself, nvidia_peermem is not needed", efa_p2p,
+				 efa_first);
+		} else {
+			r = emit(ctx, ctx->host, ST_BLOCKED,
+				 C_PEERMEM_EFA_NO_P2P, "every RDMA device is an "
+				 "AWS EFA and none names a GPU memory provider "
+				 "in device/p2p: ibv_reg_mr on GPU memory has "
+				 "no provider (nvidia_peermem does not serve "
+				 "EFA)");
+			remedy_PEERMEM_EFA_NO_P2P(r);
+		}
 	} else {
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_PEERMEM_NOT_LOADED,
 			 "no GPU peer-memory client: nvidia_peermem (or the old "

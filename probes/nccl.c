@@ -426,6 +426,19 @@ static bool gid_text(const char *t, uint8_t raw[16])
 	return true;
 }
 
+/*
+ * NCCL_IB_ADDR_FAMILY (envIbAddrFamily, net_ib.cc from v2.21.5-1,
+ * net_ib/connect.cc in v2.30.7-1): "AF_INET6" selects IPv6 GIDs, anything
+ * else AF_INET; older NCCL has no such setting.
+ */
+static int addr_family(const struct nccl_state *s)
+{
+	const char *v = get(s, "NCCL_IB_ADDR_FAMILY");
+
+	return s->ver >= NCCL_VER(2, 21, 5) && v && !strcmp(v, "AF_INET6") ?
+	       NCCL_AF_INET6 : NCCL_AF_INET;
+}
+
 /* ncclIbGetGidIndex on the port's sysfs GID table; -1 on IB or unreadable. */
 static int gid_of(const struct nccl_state *s, const char *dev, int port)
 {
@@ -457,7 +470,7 @@ static int gid_of(const struct nccl_state *s, const char *dev, int port)
 	in.gid_index = s->gid_index;
 	in.roce_ver = s->roce_ver;
 	in.flid_index = 1;
-	in.family = NCCL_AF_INET;
+	in.family = addr_family(s);
 	in.tbl = tbl;
 	in.n = n;
 	return nccl_gid_index(&in, &idx) ? -1 : idx;
@@ -535,10 +548,27 @@ static const char *nccl_nic_name(const struct gdr_ctx *ctx, int pi,
 }
 
 /* The first port of nic that NCCL_IB_HCA selects, or -1. */
+/*
+ * ncclIbInitDevices skips ports whose link layer is neither InfiniBand nor
+ * Ethernet (net_ib.cc v2.12.7-1..v2.28.9-1, net_ib/init.cc in v2.30.7-1):
+ * an AWS EFA ("Unknown") is never an IB-transport device. Unreadable: kept.
+ */
+static bool port_layer_ok(const struct nccl_state *s, const char *dev, int port)
+{
+	char p[256], t[64];
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/link_layer",
+		 dev, port);
+	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
+		return true;
+	return !strcmp(t, "InfiniBand") || !strcmp(t, "Ethernet");
+}
+
 static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 {
 	for (size_t p = 0; p < n->nports; p++)
-		if (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num))
+		if (port_layer_ok(s, n->name, n->ports[p].num) &&
+		    (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num)))
 			return n->ports[p].num;
 	return -1;
 }
@@ -708,6 +738,23 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	free(paths);
 }
 
+
+static struct nccl_state *model(struct gdr_ctx *ctx);
+
+/*
+ * The NCCL settings ncclIbGetGidIndex reads, for platform.provider: the
+ * version modelled, NCCL_IB_GID_INDEX and NCCL_IB_ADDR_FAMILY (envIbAddrFamily,
+ * net_ib.cc from v2.21.5-1: "AF_INET6" selects IPv6, anything else AF_INET).
+ */
+void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
+		       int *family)
+{
+	const struct nccl_state *s = model(ctx);
+
+	*ver = s->ver;
+	*gid_index = s->gid_index;
+	*family = addr_family(s);
+}
 
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
@@ -1076,11 +1123,23 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
+	if (nic_is_efa(ctx, &ctx->inv.nic[pr->nic])) {
+		/* platform.provider: aws-ofi-nccl, not NCCL's net_ib. */
+		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_NET_OFI,
+			 "%s is an AWS EFA: NCCL drives it through aws-ofi-nccl "
+			 "(NCCL_NET ofi, libfabric FI_HMEM), whose rail and GDR "
+			 "choices gdrcheck's IB-verbs model does not make",
+			 ctx->inv.nic[pr->nic].name);
+		ev_str(r, "nccl_ib", "ncclIbInitDevices skips the port: link "
+		       "layer neither InfiniBand nor Ethernet");
+		return;
+	}
 	if (!s->ib_used || m->port < 0) {
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NET_NOT_IB,
 			 "NCCL does not use this device: %s",
-			 !s->ib_used ? s->ib_why :
-			 "NCCL_IB_HCA selects none of its ports");
+			 !s->ib_used ? s->ib_why : s->hca_set ?
+			 "NCCL_IB_HCA selects none of its ports" :
+			 "no port with an InfiniBand or Ethernet link layer");
 		if (s->hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
 		return;
@@ -1556,10 +1615,25 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 ctx->rep->subj[gpu->subject].id, s->ib_why);
 			remedy_NCCL_NO_GDR(r);
 		} else {
-			emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-			     "NCCL uses no RDMA device on %s; not proven: no "
-			     "RDMA device with a known path that NCCL selects",
-			     ctx->rep->subj[gpu->subject].id);
+			size_t efa = 0;
+
+			for (size_t i = 0; i < ctx->inv.nnic; i++)
+				efa += nic_is_efa(ctx, &ctx->inv.nic[i]);
+			if (efa)
+				emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
+				     "NCCL's IB transport uses no RDMA device "
+				     "on %s; not proven: the node's %zu AWS "
+				     "EFA device(s) are driven by aws-ofi-nccl "
+				     "(NCCL_NET ofi), which gdrcheck's "
+				     "IB-verbs model does not cover (see "
+				     "platform.provider)",
+				     ctx->rep->subj[gpu->subject].id, efa);
+			else
+				emit(ctx, gpu->subject, ST_SKIP,
+				     C_NCCL_UNPROVEN, "NCCL uses no RDMA "
+				     "device on %s; not proven: no RDMA device "
+				     "with a known path that NCCL selects",
+				     ctx->rep->subj[gpu->subject].id);
 		}
 		return;
 	}

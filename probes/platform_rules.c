@@ -291,10 +291,21 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 	struct ksym_find f;
 	struct kmsg_find k;
 	struct result *r;
+	char efa_first[160];
+	size_t efa_p2p;
 	bool ks_absent, log_absent;
-	int ret = ksym_get(ctx, PEER_API_SYM, &f, &ks_absent);
+	int ret;
 
 	(void)t;
+	if (node_efa_only(ctx, &efa_p2p, efa_first, sizeof(efa_first))) {
+		/* The efa driver's p2p provider needs no ib_core API. */
+		emit(ctx, ctx->host, ST_SKIP, C_PEERMEM_API_EFA,
+		     "every RDMA device is an AWS EFA: its driver pins GPU "
+		     "memory without ib_core's peer-memory API; the rule does "
+		     "not apply");
+		return;
+	}
+	ret = ksym_get(ctx, PEER_API_SYM, &f, &ks_absent);
 	kmsg_get(ctx, &k, &log_absent);
 	if (k.mismatches && !peer_client_loaded(ctx->sr)) {
 		/*

@@ -7,6 +7,8 @@
  * layer (sysroot files, vendor facts from the worker) and records results
  * with emit(). Probes never print.
  */
+#include <stdint.h>
+
 #include "gate/context.h"
 #include "decode/parse.h"
 
@@ -64,6 +66,18 @@ void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_class(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_provider(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t);
+/* probes/providers.c: the RDMA device is an AWS EFA (driver "efa"). */
+bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n);
+/* probes/nccl.c: what ncclIbGetGidIndex reads (version, GID index, family). */
+void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
+		       int *family);
+/* probes/providers.c: every RDMA device an EFA; with_p2p name a provider. */
+bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
+		   size_t len);
+/* probes/providers.c: 1 a guest (why says how known), 0 not, -1 unknown. */
+int vm_detect(struct sysroot *sr, char *why, size_t len);
 
 /* registration and datapath */
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);

@@ -297,7 +297,10 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	}
 	r = emit(ctx, pr->subject, c.status, code_by_name(c.code),
 		 "%s on GPU memory: %s", pp->peermem.call, c.meaning);
-	if (pp->peermem.err == EFAULT)
+	if (pp->peermem.err == EFAULT &&
+	    nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
+		remedy_NO_PEER_MEMORY_CLIENT_EFA(r, ctx->inv.nic[pr->nic].name);
+	else if (pp->peermem.err == EFAULT)
 		remedy_NO_PEER_MEMORY_CLIENT(r);
 	else if (pp->peermem.err == ENOMEM)
 		remedy_PIN_LIMIT(r);
@@ -551,6 +554,10 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 		/* The same failure as reg.peermem's has its fix there. */
 		if (same)
 			remedy_VMM_AS_CUMEMALLOC(r, "reg.peermem");
+		else if (pp->vmm_peermem.err == EFAULT &&
+			 nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
+			remedy_NO_PEER_MEMORY_CLIENT_EFA(r,
+				ctx->inv.nic[pr->nic].name);
 		else if (pp->vmm_peermem.err == EFAULT)
 			remedy_NO_PEER_MEMORY_CLIENT(r);
 		else if (pp->vmm_peermem.err == ENOMEM)
@@ -850,6 +857,18 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 			 "%s): the NIC did not really move GPU memory",
 			 d->verified_read ? "ok" : "wrong",
 			 d->verified_gpu ? "ok" : "wrong");
+	} else if (d->err == EOPNOTSUPP && !strcmp(d->step, "ibv_create_qp") &&
+		   nic_is_efa(ctx, &ctx->inv.nic[pr->nic])) {
+		/*
+		 * rdma-core providers/efa/verbs.c efa_create_qp: only UD (and
+		 * SRD through efadv) QPs; the RC loopback cannot run.
+		 */
+		r = emit(ctx, pr->subject, ST_SKIP, C_EFA_NO_RC,
+			 "%s is an AWS EFA: ibv_create_qp(RC) -> EOPNOTSUPP "
+			 "(UD and SRD QPs only), so the loopback RC transfer "
+			 "cannot run; the registration above is what gdrcheck "
+			 "proves", ctx->inv.nic[pr->nic].name);
+		remedy_EFA_NO_RC(r);
 	} else {
 		r = emit(ctx, pr->subject, ST_ERROR, C_DATAPATH_SETUP_FAILED,
 			 "%s failed: %s", d->step, strerror(d->err));
@@ -938,7 +957,15 @@ void gate_data_gpu_to_gpu(struct gdr_ctx *ctx, const struct target *t)
 			 rn->g2g_fault == DPF_NOT_LANDED ?
 			 "no byte reached the destination GPU" :
 			 write_fault_meaning(rn->g2g_fault));
-	else
+	else if (nic_is_efa(ctx, nic) && strstr(rn->g2g_error, "ibv_create_qp")) {
+		/* efa_create_qp: no RC QPs (see data_gate). */
+		r = emit(ctx, nic->subject, ST_SKIP, C_EFA_NO_RC,
+			 "%s is an AWS EFA: ibv_create_qp(RC) -> EOPNOTSUPP "
+			 "(UD and SRD QPs only), so the loopback RC transfer "
+			 "cannot run; the registration above is what gdrcheck "
+			 "proves", nic->name);
+		remedy_EFA_NO_RC(r);
+	} else
 		r = emit(ctx, nic->subject, ST_WARN, C_GPU_TO_GPU_FAILED,
 			 "RDMA WRITE from %s's MR into %s's MR: %s",
 			 src, dst, rn->g2g_error);

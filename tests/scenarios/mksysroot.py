@@ -40,7 +40,9 @@ port=endpoint|rootport|upstream|downstream (PCIe port type; class 0x060400
 bridges default by depth), acs=0xCTL (an ACS extended capability with that
 control register; capability 0x005f like QEMU's root ports),
 cfg=4096|256|64|truncated|loop|garbage (what the config file holds; 64 is
-what a non-root reader gets).
+what a non-root reader gets), ats=on|off (an ATS extended capability,
+its Enable bit set or clear), relaxed=on (Device Control: Enable Relaxed
+Ordering; off by default).
 
 The config file is a real PCIe layout: the standard type 0/1 header with a
 capability list at 0x40 (the PCI Express capability: port type, link
@@ -55,13 +57,15 @@ Other directives:
   cpuinfo hypervisor|bare           /proc/cpuinfo flags (VM or not)
   cmdline TEXT                      /proc/cmdline
   iommu-unit NAME                   /sys/class/iommu/NAME
+  dmi VENDOR PRODUCT                /sys/class/dmi/id/sys_vendor, product_name
 
 ibdev keys: pci=BDF (omit for a device with no PCI parent), uverbs=uverbsN,
 node=present|missing (/dev/infiniband/uverbsN), fw=VERSION, abi=N.
 
 port keys: state=ACTIVE|DOWN|INIT|ARMED, phys=LinkUp|Polling|Disabled,
 link=Ethernet|InfiniBand, rate=TEXT, gids=TYPE[:netdev],... where TYPE is
-v2, v1 or zero (an unpopulated entry).
+v2, v1 or zero (an unpopulated entry); v2ll (link-local fe80 with
+RoCE v2), v1g6 and v2g6 (global IPv6 2001:db8:0:1::/64, RoCE v1 or v2).
 """
 import gzip
 import os
@@ -201,13 +205,22 @@ class Builder:
                                      (0x100 if ptype in (0x4, 0x6) else 0))
         cfg[0x4c:0x50] = struct.pack("<I", mspeed | mwidth << 4)
         cfg[0x52:0x54] = struct.pack("<H", cspeed | cwidth << 4)
-        # Extended capabilities: AER at 0x100, then ACS at 0x148.
+        if kv.get("relaxed") == "on":                      # Device Control:
+            cfg[0x48:0x4a] = struct.pack("<H", 0x0010)     # Enable Relaxed Ordering
+        # Extended capabilities: AER at 0x100, then ACS at 0x148, then ATS
+        # at 0x150 (ats=on|off: capability present, Enable bit set or not).
         acs = kv.get("acs")
-        nxt = 0x148 if acs is not None else 0
+        ats = kv.get("ats")
+        ats_at = 0x150 if ats is not None else 0
+        nxt = 0x148 if acs is not None else ats_at
         cfg[0x100:0x104] = struct.pack("<I", 0x0001 | 2 << 16 | nxt << 20)
         if acs is not None:
-            cfg[0x148:0x14c] = struct.pack("<I", 0x000d | 1 << 16)
+            cfg[0x148:0x14c] = struct.pack("<I", 0x000d | 1 << 16 | ats_at << 20)
             cfg[0x14c:0x150] = struct.pack("<HH", 0x005f, int(acs, 16))
+        if ats is not None:
+            cfg[0x150:0x154] = struct.pack("<I", 0x000f | 1 << 16)
+            cfg[0x154:0x158] = struct.pack("<HH", 0x0020,
+                                           0x8000 if ats == "on" else 0)
         mode = kv.get("cfg", "4096")
         if mode == "loop":          # AER's next pointer leads back to itself
             cfg[0x100:0x104] = struct.pack("<I", 0x0001 | 2 << 16 | 0x100 << 20)
@@ -280,14 +293,17 @@ class Builder:
             gtype, _, ndev = g.partition(":")
             if gtype == "zero":
                 gid = "0000:0000:0000:0000:0000:0000:0000:0000"
-            elif gtype == "v1":
+            elif gtype in ("v1", "v2ll"):
                 gid = f"fe80:0000:0000:0000:0202:c9ff:fe00:{i:04x}"
+            elif gtype in ("v1g6", "v2g6"):
+                gid = f"2001:0db8:0000:0001:0202:c9ff:fe00:{i:04x}"
             else:
                 gid = f"0000:0000:0000:0000:0000:ffff:0a00:{i:04x}"
             self.write(f"{base}/gids/{i}", gid + "\n")
             if gtype != "zero":
                 self.write(f"{base}/gid_attrs/types/{i}",
-                           {"v1": "IB/RoCE v1", "v2": "RoCE v2"}[gtype] + "\n")
+                           {"v1": "IB/RoCE v1", "v2": "RoCE v2", "v2ll": "RoCE v2",
+                            "v1g6": "IB/RoCE v1", "v2g6": "RoCE v2"}[gtype] + "\n")
                 if ndev:
                     self.write(f"{base}/gid_attrs/ndevs/{i}", ndev + "\n")
 
@@ -419,6 +435,9 @@ def run_spec(b, spec, env=None):
                     b.write("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: "
                             "GenuineIntel\nmodel name\t: Intel(R) Xeon(R) "
                             f"Platinum 8480C\nflags\t\t: {flags}\n\n")
+                elif cmd == "dmi":
+                    b.write("/sys/class/dmi/id/sys_vendor", args[0] + "\n")
+                    b.write("/sys/class/dmi/id/product_name", args[1] + "\n")
                 elif cmd == "cmdline":
                     b.write("/proc/cmdline", args[0] + "\n")
                 elif cmd == "iommu-unit":

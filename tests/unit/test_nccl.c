@@ -736,6 +736,29 @@ static void test_gid_index(void **state)
 	in.family = NCCL_AF_INET6;
 	assert_int_equal(nccl_gid_index(&in, &idx), 0);
 	assert_int_equal(idx, 2);
+	/*
+	 * An IPv6-only RoCE port (Thor-2 on an IPv6 fabric; platform.provider):
+	 * link-local v1/v2, global IPv6 v1/v2, nothing IPv4-mapped.
+	 * v2.30.7-1 connect.cc:279 no candidate of family AF_INET (the
+	 * default): NCCL stays at index 0, a link-local GID; with
+	 * NCCL_IB_ADDR_FAMILY=AF_INET6 the global RoCE v2 GID, index 3.
+	 */
+	gid_link_local(&v6tbl[0], 1);
+	gid_link_local(&v6tbl[1], 2);
+	gid_v6(&v6tbl[2], 1);
+	gid_v6(&v6tbl[3], 2);
+	in.family = NCCL_AF_INET;
+	assert_int_equal(nccl_gid_index(&in, &idx), 0);
+	assert_int_equal(idx, 0);
+	assert_false(nccl_gid_valid(v6tbl[idx].raw));
+	in.family = NCCL_AF_INET6;
+	assert_int_equal(nccl_gid_index(&in, &idx), 0);
+	assert_int_equal(idx, 3);
+	/* v2.21.5-1 src/transport/net_ib.cc envIbAddrFamily: same choice */
+	in.ver = V(2, 21, 5);
+	assert_int_equal(nccl_gid_index(&in, &idx), 0);
+	assert_int_equal(idx, 3);
+	in.ver = V(2, 30, 7);
 	/* connect.cc:308 IB: the FLID GID at index 1 when its FLID is set */
 	memset(ib, 0, sizeof(ib));
 	ib[0].raw[0] = 0xfe;
