@@ -149,7 +149,8 @@ static void classify_dmi(struct gdr_ctx *ctx, struct platform_class *pc)
 {
 	static const char *const guests[] = {
 		"QEMU", "KVM", "Virtual Machine", "VMware", "VirtualBox",
-		"Xen", "Bochs", "Cloud Hypervisor",
+		"Xen", "Bochs", "bochs", "Cloud Hypervisor",
+		"Google Compute Engine", "OpenStack",
 	};
 	static const char *const attrs[] = {
 		"/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name",

@@ -76,8 +76,6 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 /* probes/providers.c: every RDMA device an EFA; with_p2p name a provider. */
 bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
 		   size_t len);
-/* probes/providers.c: 1 a guest (why says how known), 0 not, -1 unknown. */
-int vm_detect(struct sysroot *sr, char *why, size_t len);
 
 /* registration and datapath */
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);

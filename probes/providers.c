@@ -364,65 +364,6 @@ void gate_platform_provider(struct gdr_ctx *ctx, const struct target *t)
 	     drv);
 }
 
-/*
- * Is this a guest? The cpuinfo "hypervisor" flag (x86), else the DMI
- * vendor or product a hypervisor writes. Returns 1 with why, 0, or -1 when
- * neither source was readable. Kept small so the platform class can own it.
- */
-int vm_detect(struct sysroot *sr, char *why, size_t len)
-{
-	static const char *const dmi[] = {
-		"QEMU", "KVM", "VMware", "Xen", "Virtual Machine",
-		"Cloud Hypervisor", "Google Compute Engine", "VirtualBox",
-		"OpenStack", "bochs",
-	};
-	static const char *const files[] = {
-		"/sys/class/dmi/id/sys_vendor",
-		"/sys/class/dmi/id/product_name",
-	};
-	char *text = malloc(SYSFS_MAX_TEXT), val[128];
-	bool read_any = false;
-	ssize_t n;
-
-	if (!text)
-		return -1;
-	n = sysroot_read(sr, "/proc/cpuinfo", text, SYSFS_MAX_TEXT);
-	if (n >= 0 || n == -EFBIG) {
-		char *l = strstr(text, "\nflags");
-
-		read_any = true;
-		if (!l && !strncmp(text, "flags", 5))
-			l = text;
-		if (l) {
-			char *eol = strchr(l + 1, '\n');
-			char *h = strstr(l, " hypervisor");
-
-			if (h && (!eol || h < eol) &&
-			    (h[11] == ' ' || h[11] == '\n' || !h[11])) {
-				snprintf(why, len, "cpuinfo flag hypervisor");
-				free(text);
-				return 1;
-			}
-		}
-	}
-	free(text);
-	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		if (sysroot_read_line(sr, files[f], val, sizeof(val)))
-			continue;
-		read_any = true;
-		for (size_t i = 0; i < sizeof(dmi) / sizeof(dmi[0]); i++) {
-			if (strstr(val, dmi[i])) {
-				snprintf(why, len, "%s is \"%s\"",
-					 files[f] + 18, val);
-				return 1;
-			}
-		}
-	}
-	snprintf(why, len, "%s", read_any ? "no hypervisor flag in cpuinfo, "
-		 "no hypervisor DMI vendor" : "cpuinfo and DMI unreadable");
-	return read_any ? 0 : -1;
-}
-
 #define PCI_EXT_CAP_ID_ATS	0x000f
 #define ATS_CTRL		0x06	/* ATS Control register */
 #define ATS_CTRL_ENABLE		0x8000
@@ -482,16 +423,19 @@ void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_pair *p = &ctx->inv.pair[t->pair];
 	const struct inv_gpu *g = &ctx->inv.gpu[p->gpu];
 	const struct inv_nic *n = &ctx->inv.nic[p->nic];
-	char why[160];
+	const struct platform_class *pc = ctx_platform(ctx);
+	const char *why = pc->vm_why[0] ? pc->vm_why :
+		"neither a cpuinfo hypervisor flag nor a hypervisor's DMI name";
 	struct nic_pcie np;
 	struct result *r;
 	bool flat;
-	int vm = vm_detect(ctx->sr, why, sizeof(why));
 
-	if (vm <= 0) {
+	/* The guest fact has one owner: platform.class. */
+	if (pc->vm != 1) {
 		r = emit(ctx, p->subject, ST_SKIP, C_VM_NOT_GUEST,
-			 "not a virtual machine (%s): the VM rules do not "
-			 "apply", why);
+			 "%s (%s, see platform.class): the VM rules do not "
+			 "apply", pc->vm == 0 ? "not a virtual machine" :
+			 "not known to be a virtual machine", why);
 		return;
 	}
 	/* An end on the root bus: no switch above it, NCCL counts PHB. */
