@@ -586,6 +586,76 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 }
 
 
+/*
+ * The GPU's path to its local CPU as NCCL computes it: C2C when NCCL links
+ * the GPU to that CPU over NVLink-C2C (topo.cc ncclTopoAddC2c, from the
+ * <c2c> node xml.cc ncclTopoGetXmlFromGpu adds for sm >= 90 when NVML
+ * reports an active C2C link: 2.26.2-2.30.7), else PHB (the PCI link to
+ * the CPU). Before 2.26.2 NCCL has no C2C link: PHB.
+ */
+static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
+				    const struct nccl_state *s, int gpu)
+{
+	if (s->ver >= NCCL_VER(2, 26, 0) && gpu_is_c2c(ctx, gpu) == 1)
+		return NPT_C2C;
+	return NPT_PHB;
+}
+
+/*
+ * paths.cc ncclTopoComputePaths, "update the GPU -> NIC path in the case
+ * of C2C + PHB" (2.27.3-2.30.7, rule in nccl_p2c_path): on a GPU whose CPU
+ * path is C2C, a NIC behind the same CPU (NIC->CPU PHB) is P2C. It runs
+ * after ncclTopoSetPaths and before PXN; since 2.29.2 only for the GPU's
+ * ncclTopoGetLocal NICs, taken from the PCI-walk types. The NIC's path to
+ * the GPU's CPU: SYS when the pair crosses CPUs, else PHB.
+ */
+static void apply_p2c(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct inventory *inv = &ctx->inv;
+	size_t nn = inv->nnic;
+	struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
+	int *cand = xcalloc(nn + 1, sizeof(int));
+	int *loc = xcalloc(nn + 1, sizeof(int));
+	bool *local = xcalloc(nn + 1, sizeof(bool));
+
+	for (size_t g = 0; g < inv->ngpu; g++) {
+		enum nccl_ptype gc = gpu_cpu_path(ctx, s, (int)g);
+		int nc = 0, nl;
+
+		if (gc != NPT_C2C)
+			continue;
+		for (size_t n = 0; n < nn; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+
+			local[n] = false;
+			if (pi < 0 || !s->pm[pi].used)
+				continue;
+			cand[nc] = (int)n;
+			paths[nc].type = s->pm[pi].type;
+			paths[nc].bw = 1.0;	/* bandwidths not modelled */
+			nc++;
+		}
+		nl = nc ? nccl_local_nets(s->ver, paths, nc, loc) : 0;
+		for (int k = 0; k < nl; k++)
+			local[cand[loc[k]]] = true;
+		for (size_t n = 0; n < nn; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+			struct pair_model *m;
+
+			if (pi < 0 || !s->pm[pi].used)
+				continue;
+			m = &s->pm[pi];
+			m->type = nccl_p2c_path(s->ver, m->type, gc,
+						m->type == NPT_SYS ? NPT_SYS :
+						NPT_PHB, local[n]);
+		}
+	}
+	free(paths);
+	free(cand);
+	free(loc);
+	free(local);
+}
+
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
@@ -619,6 +689,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		m->used = s->ib_used && m->known && m->port >= 0;
 	}
 
+	apply_p2c(ctx, s);
 	compute_rails(ctx, s);
 
 	/*
@@ -908,6 +979,39 @@ static const char *why_name(enum nccl_gdr_why w)
 	return "?";
 }
 
+/*
+ * Why a C2C GPU's NIC is out of NCCL's GDR reach, by release: before
+ * 2.26.2 NCCL has no C2C link (the path is PHB through the PCI root);
+ * 2.26.x reads PHB as C2C only with NCCL_NET_GDR_C2C=1 (default 0);
+ * 2.27.3+ default it to 1 (paths.cc NCCL_PARAM(NetGdrC2c), ncclTopoCheckGdr).
+ * Empty when the GPU is not C2C or the level was configured.
+ */
+static void c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		    int gpu, char *buf, size_t len)
+{
+	enum nccl_conf_src src;
+	const char *v;
+
+	buf[0] = '\0';
+	if (gpu_is_c2c(ctx, gpu) != 1 || s->level_set)
+		return;
+	if (s->ver < NCCL_VER(2, 26, 0)) {
+		snprintf(buf, len, "; NCCL %s predates NVLink-C2C paths "
+			 "(2.26.2) and NCCL_NET_GDR_C2C (on by default since "
+			 "2.27.3)", s->version);
+		return;
+	}
+	if (s->gdr_c2c)
+		return;
+	v = nccl_conf_get(&s->conf, "NCCL_NET_GDR_C2C", &src, NULL);
+	if (v)
+		snprintf(buf, len, "; NCCL_NET_GDR_C2C=%s (%s) keeps GDR off "
+			 "through the Grace CPU", v, nccl_conf_src_name(src));
+	else
+		snprintf(buf, len, "; NCCL_NET_GDR_C2C is 0 by default in "
+			 "NCCL %s (1 since 2.27.3)", s->version);
+}
+
 /* The typed pair fact the report's table and policy read (core/result.h). */
 static enum pair_gdr gdr_fact(const struct pair_model *m)
 {
@@ -972,13 +1076,18 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (m->wr.mode == NCCL_GDR_DISABLED && m->wr.why == NCCL_GDR_TOO_FAR) {
 		enum nccl_ptype d = m->wr.distance;
+		char c2c[200];
 
+		c2c_why(ctx, s, pr->gpu, c2c, sizeof(c2c));
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: "
-			 "distance %s > level %s%s; traffic bounces through "
+			 "distance %s > level %s%s%s; traffic bounces through "
 			 "host memory", nccl_ptype_name(d),
 			 nccl_ptype_name(m->wr.level),
-			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
+			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)",
+			 c2c);
+		if (gpu_is_c2c(ctx, pr->gpu) == 1)
+			ev_int(r, "nccl_net_gdr_c2c", s->gdr_c2c);
 		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(d),
 			d >= NPT_SYS ? "CPU interconnect" : "root complex");
 	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
