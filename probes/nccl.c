@@ -986,30 +986,37 @@ static const char *why_name(enum nccl_gdr_why w)
  * 2.27.3+ default it to 1 (paths.cc NCCL_PARAM(NetGdrC2c), ncclTopoCheckGdr).
  * Empty when the GPU is not C2C or the level was configured.
  */
-static void c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		    int gpu, char *buf, size_t len)
+static bool c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		    int gpu, char *buf, size_t len, char *how, size_t hlen)
 {
 	enum nccl_conf_src src;
 	const char *v;
 
 	buf[0] = '\0';
 	if (gpu_is_c2c(ctx, gpu) != 1 || s->level_set)
-		return;
+		return false;
 	if (s->ver < NCCL_VER(2, 26, 0)) {
 		snprintf(buf, len, "; NCCL %s predates NVLink-C2C paths "
 			 "(2.26.2) and NCCL_NET_GDR_C2C (on by default since "
 			 "2.27.3)", s->version);
-		return;
+		snprintf(how, hlen, "use NCCL >= 2.27.3");
+		return true;
 	}
 	if (s->gdr_c2c)
-		return;
+		return false;
 	v = nccl_conf_get(&s->conf, "NCCL_NET_GDR_C2C", &src, NULL);
-	if (v)
+	if (v) {
 		snprintf(buf, len, "; NCCL_NET_GDR_C2C=%s (%s) keeps GDR off "
 			 "through the Grace CPU", v, nccl_conf_src_name(src));
-	else
+		snprintf(how, hlen, "remove NCCL_NET_GDR_C2C=%s (%s) or set "
+			 "it to 1", v, nccl_conf_src_name(src));
+	} else {
 		snprintf(buf, len, "; NCCL_NET_GDR_C2C is 0 by default in "
 			 "NCCL %s (1 since 2.27.3)", s->version);
+		snprintf(how, hlen, "export NCCL_NET_GDR_C2C=1 or use NCCL "
+			 ">= 2.27.3");
+	}
+	return true;
 }
 
 /* The typed pair fact the report's table and policy read (core/result.h). */
@@ -1076,9 +1083,9 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (m->wr.mode == NCCL_GDR_DISABLED && m->wr.why == NCCL_GDR_TOO_FAR) {
 		enum nccl_ptype d = m->wr.distance;
-		char c2c[200];
-
-		c2c_why(ctx, s, pr->gpu, c2c, sizeof(c2c));
+		char c2c[200], how[200];
+		bool grace = c2c_why(ctx, s, pr->gpu, c2c, sizeof(c2c), how,
+				     sizeof(how));
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: "
 			 "distance %s > level %s%s%s; traffic bounces through "
@@ -1086,10 +1093,14 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 nccl_ptype_name(m->wr.level),
 			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)",
 			 c2c);
-		if (gpu_is_c2c(ctx, pr->gpu) == 1)
+		if (grace && s->ver >= NCCL_VER(2, 26, 0))
 			ev_int(r, "nccl_net_gdr_c2c", s->gdr_c2c);
-		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(d),
-			d >= NPT_SYS ? "CPU interconnect" : "root complex");
+		if (grace)
+			remedy_NCCL_C2C_GDR_OFF(r, how, nccl_ptype_name(d));
+		else
+			remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r,
+				nccl_ptype_name(d), d >= NPT_SYS ?
+				"CPU interconnect" : "root complex");
 	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
