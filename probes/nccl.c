@@ -587,18 +587,22 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 
 
 /*
- * The GPU's path to its local CPU as NCCL computes it: C2C when NCCL links
- * the GPU to that CPU over NVLink-C2C (topo.cc ncclTopoAddC2c, from the
- * <c2c> node xml.cc ncclTopoGetXmlFromGpu adds for sm >= 90 when NVML
- * reports an active C2C link: 2.26.2-2.30.7), else PHB (the PCI link to
- * the CPU). Before 2.26.2 NCCL has no C2C link: PHB.
+ * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
+ * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
+ * the C2C link count and status field values; gdrcheck has NVML's C2C
+ * mode (gpu_is_c2c), the same fact on GH200/GB200. An unanswered compute
+ * capability counts as 9.0: only Grace GPUs answer C2C at all.
  */
 static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
 				    const struct nccl_state *s, int gpu)
 {
-	if (s->ver >= NCCL_VER(2, 26, 0) && gpu_is_c2c(ctx, gpu) == 1)
-		return NPT_C2C;
-	return NPT_PHB;
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+	int cc = 90;
+
+	if (g && !(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
+					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))))
+		cc = g->cc_major * 10 + g->cc_minor;
+	return nccl_gpu_cpu_path(s->ver, gpu_is_c2c(ctx, gpu) == 1, cc);
 }
 
 /*
@@ -996,9 +1000,9 @@ static bool c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	if (gpu_is_c2c(ctx, gpu) != 1 || s->level_set)
 		return false;
 	if (s->ver < NCCL_VER(2, 26, 0)) {
-		snprintf(buf, len, "; NCCL %s predates NVLink-C2C paths "
-			 "(2.26.2) and NCCL_NET_GDR_C2C (on by default since "
-			 "2.27.3)", s->version);
+		snprintf(buf, len, "; NCCL %s has no C2C path type (2.26.2) "
+			 "nor NCCL_NET_GDR_C2C (on by default since 2.27.3)",
+			 s->version);
 		snprintf(how, hlen, "use NCCL >= 2.27.3");
 		return true;
 	}
