@@ -45,13 +45,13 @@ new_code=$(echo "$new" | sed 's/^v\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\).*/\1 \2 \3/
 	   awk '{ print $1 * 10000 + $2 * 100 + $3 }')
 
 flags="-O1 -g -fsanitize=address,undefined -D_GNU_SOURCE -I$top -I$work"
-for s in nccl/rules nccl/conf access/sysroot access/capture; do
+for s in nccl/rules nccl/conf access/sysroot access/capture access/outfile; do
 	gcc -std=gnu11 $flags -c -o "$work/$(basename $s).o" "$top/$s.c"
 done
 for h in levels_hca conf; do
 	g++ -std=gnu++17 $flags -w -DOLD_VER="$old_code" -DNEW_VER="$new_code" \
 		-o "$work/$h" "$here/$h.cc" "$work"/rules.o "$work"/conf.o \
-		"$work"/sysroot.o "$work"/capture.o -lz
+		"$work"/sysroot.o "$work"/capture.o "$work"/outfile.o -lz
 done
 pass=0 fail=0
 for h in levels_hca conf; do
