@@ -77,6 +77,8 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
 	      "      --libnvml PATH       NVML to load (default libnvidia-ml.so.1,\n"
 	      "                           or $GDRCHECK_LIBNVML)\n"
+	      "      --libmlx5 PATH       libmlx5 to load for Data Direct (default\n"
+	      "                           libmlx5.so.1, or $GDRCHECK_LIBMLX5)\n"
 	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
 	      "                           or $GDRCHECK_LIBPCI)\n"
 	      "      --libnccl PATH       the libnccl.so.2 whose version NCCL rules follow\n"
@@ -434,6 +436,7 @@ static const struct opt_desc opt_table[] = {
 	{ "libibverbs", 0, required_argument, set_string, OFF(libibverbs) },
 	{ "libpci", 0, required_argument, set_string, OFF(libpci) },
 	{ "libnvml", 0, required_argument, set_string, OFF(libnvml) },
+	{ "libmlx5", 0, required_argument, set_string, OFF(libmlx5) },
 	{ "libnccl", 0, required_argument, set_string, OFF(libnccl) },
 	{ "nccl-version", 0, required_argument, set_nccl_version, 0 },
 	{ "pci-dump", 0, required_argument, set_pci_dump, 0 },
@@ -498,6 +501,7 @@ static void options_defaults(struct options *o)
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libnvml = getenv("GDRCHECK_LIBNVML");
+	o->libmlx5 = getenv("GDRCHECK_LIBMLX5");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
 }
 
@@ -739,6 +743,20 @@ static void vendor_setup(struct vendor_options *vo, const struct options *o,
 	vo->skip_verbs = o->sysroot && !o->libibverbs;
 	vo->libnvml = o->libnvml;
 	vo->skip_nvml = o->sysroot && !o->libnvml;
+	vo->libmlx5 = o->libmlx5;
+	vo->skip_mlx5 = o->sysroot && !o->libmlx5;
+	/*
+	 * NCCL_IB_DATA_DIRECT=0 from the environment: NCCL registers through
+	 * ibv_reg_dmabuf_mr, so the registration stage does too (conf files
+	 * and the version are the NCCL model's: data.nccl calls a proof made
+	 * the other way unproven).
+	 */
+	{
+		int64_t dd;
+
+		if (nccl_parse_param(getenv("NCCL_IB_DATA_DIRECT"), 1, &dd))
+			vo->no_data_direct = dd <= 0;
+	}
 	vo->stage_timeout = o->timeout;
 	vo->run_started_ms = t0;
 	vo->run_deadline_ms = t0 + o->deadline * 1e3;

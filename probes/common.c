@@ -181,6 +181,7 @@ void probe_caches_free(struct gdr_ctx *ctx)
 	free(ctx->uverbs.ibdev);
 	memset(&ctx->uverbs, 0, sizeof(ctx->uverbs));
 	memset(&ctx->nv_module, 0, sizeof(ctx->nv_module));
+	memset(&ctx->platform, 0, sizeof(ctx->platform));
 }
 
 bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len)

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access/mlx5.h"
 #include "access/sysroot.h"
 #include "core/xalloc.h"
 #include "decode/cuda_api.h"
@@ -58,6 +59,7 @@ struct pair_model {
 	struct nccl_mech_out mrd, mwr;
 	int gid_index;		/* -1 IB or unknown */
 	bool cc_unknown;	/* compute capability unanswered or out of domain */
+	bool dd;		/* NCCL uses the NIC's `<dev>_dma` (Data Direct) */
 };
 
 struct nccl_state {
@@ -74,6 +76,7 @@ struct nccl_state {
 	int hca_err;
 	int64_t ib_disable, dmabuf_enable, gdr_read, gdr_c2c, pxn_disable;
 	int64_t pxn_c2c, gid_index, roce_ver;
+	int64_t ib_data_direct;		/* NCCL_IB_DATA_DIRECT */
 	bool level_set;
 	int level_err;
 	enum nccl_ptype level;
@@ -322,6 +325,9 @@ static void read_settings(struct nccl_state *s)
 	s->pxn_c2c = param(s, "NCCL_PXN_C2C", nccl_pxn_c2c_default(ver));
 	s->gid_index = param(s, "NCCL_IB_GID_INDEX", nccl_gid_index_default(ver));
 	s->roce_ver = param(s, "NCCL_IB_ROCE_VERSION_NUM", 2);
+	/* net_ib init.cc NCCL_PARAM(IbDataDirect, "IB_DATA_DIRECT", 1),
+	 * 2.27.3+ (read by nccl_data_direct only from that version on). */
+	s->ib_data_direct = param(s, "NCCL_IB_DATA_DIRECT", 1);
 	v = get(s, "NCCL_NET_GDR_LEVEL");
 	s->level_err = v ? nccl_parse_level(ver, v, &s->level) : -ENOENT;
 	s->level_set = v && !s->level_err;
@@ -418,6 +424,59 @@ static enum nccl_ptype ptype_of(enum topo_class c)
 static int pair_index(const struct gdr_ctx *ctx, int gpu, int nic)
 {
 	return ctx->nccl->pair_at[(size_t)gpu * ctx->inv.nnic + (size_t)nic];
+}
+
+/*
+ * Data Direct (net_ib init.cc ncclIbInitDevices, 2.27.3+; rules in
+ * nccl_data_direct): a capable mlx5 device (nic.data_direct's facts) is
+ * exposed as `<dev>_dma` whose pciPath is mlx5dv_get_data_direct_sysfs_path's
+ * function, so NCCL's distance, rails and GDR decision use the GPU's path to
+ * that function, and it registers through mlx5dv (reg.cc). When NCCL also
+ * keeps `<dev>` (2.27.x, or NCCL_IB_DATA_DIRECT=2) its rails take the nearer
+ * of the two; here the pair stands for that one.
+ */
+static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		     const struct inv_pair *pr, struct pair_model *m)
+{
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
+	struct nccl_dd_out dd;
+	struct pcipath p;
+	const char *fn;
+	int node;
+
+	if (!v || pr->node_gpu < 0)
+		return;
+	nccl_data_direct(s->ver, s->ib_data_direct, mlx5_data_direct(v), &dd);
+	if (!dd.dma)
+		return;
+	fn = strrchr(v->dd_path, '/');
+	node = pcitree_find(&ctx->tree, fn ? fn + 1 : v->dd_path);
+	if (node >= 0)
+		pcitree_path(&ctx->tree, pr->node_gpu, node, &p);
+	/*
+	 * A function the tree lacks (a sysfs the capture cut short): NCCL
+	 * still uses `<dev>_dma` and mlx5dv; the NIC's own path stands in
+	 * for its distance.
+	 */
+	if (node < 0 || !p.known || p.cls == TOPO_UNKNOWN) {
+		m->dd = !dd.plain;
+		return;
+	}
+	if (dd.plain && m->known && ptype_of(p.cls) > m->type)
+		return;
+	m->dd = true;
+	m->known = true;
+	m->type = ptype_of(p.cls);
+}
+
+/* The device name NCCL gives the pair's NIC. */
+static const char *nccl_nic_name(const struct gdr_ctx *ctx, int pi,
+				 char *buf, size_t len)
+{
+	const char *name = ctx->inv.nic[ctx->inv.pair[pi].nic].name;
+
+	snprintf(buf, len, "%s%s", name, ctx->nccl->pm[pi].dd ? "_dma" : "");
+	return buf;
 }
 
 /* The first port of nic that NCCL_IB_HCA selects, or -1. */
@@ -689,6 +748,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		m->gid_index = -1;
 		m->known = pr->path.known && pr->path.cls != TOPO_UNKNOWN;
 		m->type = m->known ? ptype_of(pr->path.cls) : NPT_DIS;
+		dd_apply(ctx, s, pr, m);
 		m->port = hca_port(s, &inv->nic[pr->nic]);
 		m->used = s->ib_used && m->known && m->port >= 0;
 	}
@@ -958,10 +1018,12 @@ static void rails_string(const struct gdr_ctx *ctx, int gpu, char *buf,
 	buf[0] = '\0';
 	for (size_t n = 0; n < ctx->inv.nnic && used < len; n++) {
 		int pi = pair_index(ctx, gpu, (int)n);
+		char nm[80];
 
 		if (pi >= 0 && ctx->nccl->pm[pi].rail && ctx->nccl->pm[pi].used)
 			used += (size_t)snprintf(buf + used, len - used,
-				"%s%s (%s)", used ? ", " : "", ctx->inv.nic[n].name,
+				"%s%s (%s)", used ? ", " : "",
+				nccl_nic_name(ctx, pi, nm, sizeof(nm)),
 				nccl_ptype_name(ctx->nccl->pm[pi].type));
 	}
 	if (!buf[0])
@@ -1036,7 +1098,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	struct nccl_state *s = model(ctx);
 	const struct pair_model *m = &s->pm[t->pair];
-	char rails[256];
+	char rails[256], nm[80];
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, pr->gpu)) {
@@ -1106,11 +1168,12 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 				nccl_ptype_name(d), d >= NPT_SYS ?
 				"CPU interconnect" : "root complex");
 	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
-		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
+		/* Not the distance: the level advice would not help. */
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_RAIL_NO_GDR,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
 			 why_name(m->wr.why));
-		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(m->type),
-			m->type >= NPT_SYS ? "CPU interconnect" : "root complex");
+		if (m->wr.why == NCCL_GDR_NO_SUPPORT)
+			remedy_NCCL_RAIL_NO_GDR(r);
 	} else if (m->rd.mode == NCCL_GDR_DISABLED) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL rail: GDR for receives (distance %s <= %s) but "
@@ -1127,7 +1190,8 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
 			 "NCCL rail %s port %d: %s both ways%s, distance %s <= "
-			 "level %s%s%s", ctx->inv.nic[pr->nic].name, m->port,
+			 "level %s%s%s", nccl_nic_name(ctx, t->pair, nm,
+			 sizeof(nm)), m->port,
 			 mech_name(m->mwr.mech),
 			 m->mwr.no_fallback ? " (no fallback)" : "",
 			 nccl_ptype_name(m->wr.distance),
@@ -1151,6 +1215,19 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
 	ev_str(r, "mechanism_recv", "%s", mech_name(m->mwr.mech));
 	ev_bool(r, "no_fallback", m->mwr.no_fallback || m->mrd.no_fallback);
+	if (m->dd) {
+		const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
+		const char *fn = v ? strrchr(v->dd_path, '/') : NULL;
+
+		/* init.cc: `<dev>_dma`, pciPath from mlx5dv; reg.cc:
+		 * mlx5dv_reg_dmabuf_mr; net.cc: a PCI gdrMode exports with
+		 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (CUDA >= 12.8). */
+		ev_str(r, "nccl_device", "%s",
+		       nccl_nic_name(ctx, t->pair, nm, sizeof(nm)));
+		ev_str(r, "data_direct_pci", "%s", fn ? fn + 1 : "");
+		ev_bool(r, "pcie_mapping", m->wr.mode == NCCL_GDR_PCI ||
+			m->rd.mode == NCCL_GDR_PCI);
+	}
 	if (m->cc_unknown)
 		ev_str(r, "gdr_read_reason", "default (compute capability "
 		       "unknown)");
@@ -1197,6 +1274,19 @@ static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
 		if (sj == pr->subject && r->gate->index == data_g)
 			data = r;
 	}
+	/*
+	 * DMA-BUF on a Data Direct rail is mlx5dv_reg_dmabuf_mr(DATA_DIRECT)
+	 * (net_ib reg.cc); a registration made the other way proves
+	 * something else, and the other way round.
+	 */
+	if (mask == P_DMABUF && reg && reg->status == ST_PASS) {
+		const struct reg_pair *rp = ctx_reg_pair(ctx, pr);
+
+		if (!rp || rp->dmabuf.data_direct != ctx->nccl->pm[pi].dd) {
+			*why = reg;
+			return PR_UNPROVEN;
+		}
+	}
 	if (reg && reg->status == ST_PASS && data &&
 	    (data->status == ST_PASS || (data->status == ST_SKIP && data->waived)))
 		return PR_PROVEN;
@@ -1233,6 +1323,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		const struct result *why;
 		enum nccl_mech mm;
 		enum proof p;
+		char nm[80];
 
 		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
 			continue;
@@ -1242,7 +1333,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		if (used < sizeof(on))
 			used += (size_t)snprintf(on + used, sizeof(on) - used,
 						 "%s%s%s%s%s", used ? ", " : "",
-						 ctx->inv.nic[n].name,
+						 nccl_nic_name(ctx, pi, nm, sizeof(nm)),
 						 m->relay >= 0 ? " (PXN through " : "",
 						 m->relay >= 0 ? ctx->rep->subj[
 						 ctx->inv.gpu[m->relay].subject].id : "",
@@ -1313,7 +1404,8 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		const struct pair_model *m = &s->pm[worst_pi];
 		enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
 				    m->mwr.mech : m->mrd.mech;
-		const char *nic = ctx->inv.nic[ctx->inv.pair[worst_pi].nic].name;
+		char nm[80];
+		const char *nic = nccl_nic_name(ctx, worst_pi, nm, sizeof(nm));
 		const char *wr = worst_why ? worst_why->reason : "";
 		const char *wg = worst_why ? worst_why->gate->id : "";
 
@@ -1334,7 +1426,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 "NCCL uses DMA-BUF on %s (no fallback to "
 				 "peermem) and DMA-BUF fails there: %s: %s",
 				 nic, wg, wr);
-			remedy_NCCL_DMABUF_FAILS(r);
+			if (m->dd)
+				remedy_NCCL_DD_FAILS(r, ctx->inv.nic[
+					ctx->inv.pair[worst_pi].nic].name);
+			else
+				remedy_NCCL_DMABUF_FAILS(r);
 		} else if (worst == PR_FAILED) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
 				 "NCCL uses peermem on %s and peermem fails "

@@ -422,32 +422,13 @@ static int group_of(struct sysroot *sr, const char *bdf, char *g, size_t len)
 	return sysroot_link_name(sr, p, g, len);
 }
 
-/* The CPU vendor of an x86 /proc/cpuinfo, or NULL (arm64 and others). */
-static const char *x86_vendor(struct sysroot *sr, char *buf, size_t len)
-{
-	char text[8192];
-	const char *v;
-	ssize_t n = sysroot_read(sr, "/proc/cpuinfo", text, sizeof(text));
-
-	/* The first CPU's lines are enough: a longer file is fine. */
-	if (n < 0 && n != -EFBIG)
-		return NULL;
-	text[sizeof(text) - 1] = '\0';
-	v = strstr(text, "vendor_id\t: ");
-	if (!v)
-		return NULL;
-	v += strlen("vendor_id\t: ");
-	snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
-	return strcmp(buf, "GenuineIntel") && strcmp(buf, "AuthenticAMD") ?
-	       NULL : buf;
-}
-
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const char *gpu = ctx->inv.gpu[pr->gpu].pci;
 	const char *nic = ctx->inv.nic[pr->nic].pci;
-	char gg[32] = "", ng[32] = "", vendor[32];
+	const struct platform_class *pc = ctx_platform(ctx);
+	char gg[32] = "", ng[32] = "", dma[20];
 	int ovr = grdma_override(ctx->sr), rg, rn;
 	struct result *r;
 
@@ -456,6 +437,12 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
+	/*
+	 * Direct-NIC: the GPU's DMA is imported by the NIC's Data Direct
+	 * function, and that is the group rdma_topo check compares.
+	 */
+	if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma)))
+		nic = dma;
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
 	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
 	if (ovr == 2) {
@@ -478,11 +465,12 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!rg && !rn && !strcmp(gg, ng)) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
 			 "GPU and NIC share IOMMU group %s", gg);
-	} else if (x86_vendor(ctx->sr, vendor, sizeof(vendor))) {
+	} else if (pc->kind == PLAT_KIND_X86) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
 			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
 			 "not coherent and the driver does not compare IOMMU "
-			 "groups", rg ? "none" : gg, rn ? "none" : ng, vendor);
+			 "groups", rg ? "none" : gg, rn ? "none" : ng,
+			 pc->cpu[0] ? pc->cpu : pc->machine);
 	} else {
 		r = emit(ctx, pr->subject, ST_WARN, C_IOMMU_GROUPS_DIFFER,
 			 "GPU in IOMMU group %s, NIC in %s: a dma-buf exported "
@@ -493,6 +481,9 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_str(r, "gpu_group", "%s", rg ? "none" : gg);
 	ev_str(r, "nic_group", "%s", rn ? "none" : ng);
+	if (nic == dma)
+		ev_str(r, "nic_function", "%s (the NIC's Data Direct function "
+		       "below the GPU's root port)", dma);
 	if (ovr < 0)
 		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
 	else
@@ -541,7 +532,8 @@ static const char *cmdline_word(const char *line, const char *key, char *buf,
 
 void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t)
 {
-	char unit[64], rel[128], cmd[4096], pt[64], acs[256], vendor[32];
+	const struct platform_class *pc = ctx_platform(ctx);
+	char unit[64], rel[128], cmd[4096], pt[64], acs[256];
 	struct result *r;
 	struct kver v;
 	bool identity;
@@ -556,11 +548,10 @@ void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (!unit[0]) {
-		const char *x86 = x86_vendor(ctx->sr, vendor, sizeof(vendor));
-
-		emit(ctx, ctx->host, ST_SKIP, C_SMMU_NOT_APPLICABLE,
-		     "no arm-smmu-v3 unit (%s): the Grace/SMMU rule does not "
-		     "apply", x86 ? x86 : "no smmu3.* in /sys/class/iommu");
+		r = emit(ctx, ctx->host, ST_SKIP, C_SMMU_NOT_APPLICABLE,
+			 "no arm-smmu-v3 unit (IOMMU driver: %s): the "
+			 "Grace/SMMU rule does not apply to %s",
+			 plat_iommu_name(pc->iommu), pc->describe);
 		return;
 	}
 	ret = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease", rel,

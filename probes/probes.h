@@ -35,6 +35,7 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_port(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t);
 
 /* mechanism */
 void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t);
@@ -61,6 +62,8 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_class(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t);
 
 /* registration and datapath */
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);
@@ -186,5 +189,21 @@ int gpu_is_c2c(const struct gdr_ctx *ctx, int gpu); /* 1 C2C-attached (Grace), 0
  * advice differs on Grace read it (probes/platform_rules.c).
  */
 int smmu3_unit(struct sysroot *sr, char *buf, size_t len);
+
+/*
+ * The platform class (gate/context.h struct platform_class), computed on
+ * first use from the sysroot and kept in ctx->platform for the run: the
+ * rules that apply per class read it (probes/platform_class.c).
+ */
+const struct platform_class *ctx_platform(struct gdr_ctx *ctx);
+/* "arm-smmu-v3", "intel-iommu (VT-d)", ... for evidence. */
+const char *plat_iommu_name(enum plat_iommu i);
+/*
+ * On a Direct-NIC platform, the ConnectX Data Direct function below the
+ * GPU's root port (the importer of its DMA, rdma_topo's cx_dma) into out:
+ * 0, or -ENOENT (another class, or none there).
+ */
+int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
+		      size_t len);
 
 #endif

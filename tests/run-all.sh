@@ -78,6 +78,13 @@ suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 # No two results of a scenario's report disagree on a shared fact.
 suite consistency python3 tests/check-consistency.py --scenarios
+# platform.direct_acs against rdma-core's rdma_topo, where one is named
+# (kernel-boot/rdma_topo; Debian's rdma-core 44 predates it).
+if [ -n "${RDMA_TOPO:-}" ]; then
+	suite rdma-topo-crosscheck python3 tests/rdma-topo-crosscheck.py "$RDMA_TOPO"
+else
+	echo "== rdma-topo-crosscheck: not run (set RDMA_TOPO to rdma-core's kernel-boot/rdma_topo)"
+fi
 suite docs tests/check-docs.sh
 # The man page's codes section and the schema's code enum match the catalog.
 suite catalog tests/check-catalog.sh
