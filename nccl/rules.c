@@ -177,6 +177,22 @@ static int code(int ver, enum nccl_ptype t)
 }
 
 /*
+ * xml.cc ncclTopoGetXmlFromGpu adds a <c2c> node when the GPU is sm >= 90
+ * and NVML's NVML_FI_DEV_C2C_LINK_COUNT / C2C_LINK_GET_STATUS field values
+ * show an active link (2.19.1-2.30.7; absent in 2.18.6). topo.cc
+ * ncclTopoAddC2c links that GPU to its local CPU (findLocalCpu) with
+ * LINK_NVL in 2.19.1-2.25.1 and LINK_C2C since 2.26.2; ncclTopoSetPaths
+ * takes the path type from the link. Else the GPU reaches the CPU by PCI:
+ * PHB.
+ */
+enum nccl_ptype nccl_gpu_cpu_path(int ver, bool c2c_link, int cc)
+{
+	if (!c2c_link || cc < 90 || ver < NCCL_VER(2, 19, 0))
+		return NPT_PHB;
+	return ver < NCCL_VER(2, 26, 0) ? NPT_NVL : NPT_C2C;
+}
+
+/*
  * paths.cc mergePathType (2.27.5-2.30.7): max == PHB && min == C2C gives
  * P2C, else max. Before 2.27.5 addInterStep took the max.
  */

@@ -67,6 +67,14 @@ enum nccl_ptype nccl_default_gdr_level(int ver, int64_t gdr_c2c);
 
 /* --- paths (src/graph/paths.cc ncclTopoComputePaths) ---------------------- */
 
+/*
+ * A GPU's path to its local CPU: c2c_link when NVML reports an active
+ * NVLink-C2C link (xml.cc, sm >= 90), cc the compute capability (90).
+ * PHB (PCI) before 2.19.1 or without C2C; NVL 2.19.1-2.25.1 (the C2C
+ * link was an NVLink); C2C since 2.26.2 (topo.cc ncclTopoAddC2c).
+ */
+enum nccl_ptype nccl_gpu_cpu_path(int ver, bool c2c_link, int cc);
+
 /* mergePathType: PHB over C2C is P2C (2.27.5+); otherwise the larger code. */
 enum nccl_ptype nccl_merge_path(int ver, enum nccl_ptype a, enum nccl_ptype b);
 

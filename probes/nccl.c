@@ -756,6 +756,80 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 	*family = addr_family(s);
 }
 
+/*
+ * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
+ * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
+ * the C2C link count and status field values; gdrcheck has NVML's C2C
+ * mode (gpu_is_c2c), the same fact on GH200/GB200. An unanswered compute
+ * capability counts as 9.0: only Grace GPUs answer C2C at all.
+ */
+static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
+				    const struct nccl_state *s, int gpu)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+	int cc = 90;
+
+	if (g && !(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
+					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))))
+		cc = g->cc_major * 10 + g->cc_minor;
+	return nccl_gpu_cpu_path(s->ver, gpu_is_c2c(ctx, gpu) == 1, cc);
+}
+
+/*
+ * paths.cc ncclTopoComputePaths, "update the GPU -> NIC path in the case
+ * of C2C + PHB" (2.27.3-2.30.7, rule in nccl_p2c_path): on a GPU whose CPU
+ * path is C2C, a NIC behind the same CPU (NIC->CPU PHB) is P2C. It runs
+ * after ncclTopoSetPaths and before PXN; since 2.29.2 only for the GPU's
+ * ncclTopoGetLocal NICs, taken from the PCI-walk types. The NIC's path to
+ * the GPU's CPU: SYS when the pair crosses CPUs, else PHB.
+ */
+static void apply_p2c(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct inventory *inv = &ctx->inv;
+	size_t nn = inv->nnic;
+	struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
+	int *cand = xcalloc(nn + 1, sizeof(int));
+	int *loc = xcalloc(nn + 1, sizeof(int));
+	bool *local = xcalloc(nn + 1, sizeof(bool));
+
+	for (size_t g = 0; g < inv->ngpu; g++) {
+		enum nccl_ptype gc = gpu_cpu_path(ctx, s, (int)g);
+		int nc = 0, nl;
+
+		if (gc != NPT_C2C)
+			continue;
+		for (size_t n = 0; n < nn; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+
+			local[n] = false;
+			if (pi < 0 || !s->pm[pi].used)
+				continue;
+			cand[nc] = (int)n;
+			paths[nc].type = s->pm[pi].type;
+			paths[nc].bw = 1.0;	/* bandwidths not modelled */
+			nc++;
+		}
+		nl = nc ? nccl_local_nets(s->ver, paths, nc, loc) : 0;
+		for (int k = 0; k < nl; k++)
+			local[cand[loc[k]]] = true;
+		for (size_t n = 0; n < nn; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+			struct pair_model *m;
+
+			if (pi < 0 || !s->pm[pi].used)
+				continue;
+			m = &s->pm[pi];
+			m->type = nccl_p2c_path(s->ver, m->type, gc,
+						m->type == NPT_SYS ? NPT_SYS :
+						NPT_PHB, local[n]);
+		}
+	}
+	free(paths);
+	free(cand);
+	free(loc);
+	free(local);
+}
+
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
@@ -795,6 +869,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		m->used = s->ib_used && m->known && m->port >= 0;
 	}
 
+	apply_p2c(ctx, s);
 	compute_rails(ctx, s);
 
 	/*
@@ -1096,6 +1171,46 @@ static const char *why_name(enum nccl_gdr_why w)
 	return "?";
 }
 
+/*
+ * Why a C2C GPU's NIC is out of NCCL's GDR reach, by release: before
+ * 2.26.2 NCCL has no C2C link (the path is PHB through the PCI root);
+ * 2.26.x reads PHB as C2C only with NCCL_NET_GDR_C2C=1 (default 0);
+ * 2.27.3+ default it to 1 (paths.cc NCCL_PARAM(NetGdrC2c), ncclTopoCheckGdr).
+ * Empty when the GPU is not C2C or the level was configured.
+ */
+static bool c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		    int gpu, char *buf, size_t len, char *how, size_t hlen)
+{
+	enum nccl_conf_src src;
+	const char *v;
+
+	buf[0] = '\0';
+	if (gpu_is_c2c(ctx, gpu) != 1 || s->level_set)
+		return false;
+	if (s->ver < NCCL_VER(2, 26, 0)) {
+		snprintf(buf, len, "; NCCL %s has no C2C path type (2.26.2) "
+			 "nor NCCL_NET_GDR_C2C (on by default since 2.27.3)",
+			 s->version);
+		snprintf(how, hlen, "use NCCL >= 2.27.3");
+		return true;
+	}
+	if (s->gdr_c2c)
+		return false;
+	v = nccl_conf_get(&s->conf, "NCCL_NET_GDR_C2C", &src, NULL);
+	if (v) {
+		snprintf(buf, len, "; NCCL_NET_GDR_C2C=%s (%s) keeps GDR off "
+			 "through the Grace CPU", v, nccl_conf_src_name(src));
+		snprintf(how, hlen, "remove NCCL_NET_GDR_C2C=%s (%s) or set "
+			 "it to 1", v, nccl_conf_src_name(src));
+	} else {
+		snprintf(buf, len, "; NCCL_NET_GDR_C2C is 0 by default in "
+			 "NCCL %s (1 since 2.27.3)", s->version);
+		snprintf(how, hlen, "export NCCL_NET_GDR_C2C=1 or use NCCL "
+			 ">= 2.27.3");
+	}
+	return true;
+}
+
 /* The typed pair fact the report's table and policy read (core/result.h). */
 static enum pair_gdr gdr_fact(const struct pair_model *m)
 {
@@ -1172,15 +1287,24 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (m->wr.mode == NCCL_GDR_DISABLED && m->wr.why == NCCL_GDR_TOO_FAR) {
 		enum nccl_ptype d = m->wr.distance;
-
+		char c2c[200], how[200];
+		bool grace = c2c_why(ctx, s, pr->gpu, c2c, sizeof(c2c), how,
+				     sizeof(how));
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: "
-			 "distance %s > level %s%s; traffic bounces through "
+			 "distance %s > level %s%s%s; traffic bounces through "
 			 "host memory", nccl_ptype_name(d),
 			 nccl_ptype_name(m->wr.level),
-			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)");
-		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(d),
-			d >= NPT_SYS ? "CPU interconnect" : "root complex");
+			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)",
+			 c2c);
+		if (grace && s->ver >= NCCL_VER(2, 26, 0))
+			ev_int(r, "nccl_net_gdr_c2c", s->gdr_c2c);
+		if (grace)
+			remedy_NCCL_C2C_GDR_OFF(r, how, nccl_ptype_name(d));
+		else
+			remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r,
+				nccl_ptype_name(d), d >= NPT_SYS ?
+				"CPU interconnect" : "root complex");
 	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
 		/* Not the distance: the level advice would not help. */
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_RAIL_NO_GDR,

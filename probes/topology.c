@@ -267,7 +267,21 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 						 "%s%s", used ? " " : "",
 						 ctx->inv.nic[p->nic].name);
 	}
-	if (nccl_path_of(best) > NCCL_PXB) {
+	if (nccl_path_of(best) == NCCL_PHB && gpu_is_c2c(ctx, t->gpu) == 1) {
+		/*
+		 * A Grace GPU (NVLink-C2C to its CPU) with the NIC behind
+		 * the same CPU: NCCL's path is P2C (paths.cc
+		 * ncclTopoComputePaths, 2.27.3+), inside its default GDR
+		 * reach (NCCL_NET_GDR_C2C, default 1 since 2.27.3; level P2C
+		 * since 2.29.2). topo.nccl judges the release at hand.
+		 */
+		r = emit(ctx, gpu->subject, ST_PASS, C_NEAR_NIC,
+			 "nearest RDMA device: %s (%s, through the CPU the GPU "
+			 "reaches over NVLink-C2C: NCCL's P2C, within NCCL's "
+			 "default GDR reach since 2.27.3)", names,
+			 topo_class_name(best));
+		ev_bool(r, "c2c", true);
+	} else if (nccl_path_of(best) > NCCL_PXB) {
 		r = emit(ctx, gpu->subject, ST_WARN, C_NO_NEAR_NIC,
 			 "nearest RDMA device %s is %s away: beyond NCCL's default "
 			 "GDR level PXB", names, topo_class_name(best));

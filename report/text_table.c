@@ -90,6 +90,17 @@ static void table_free(struct table *m)
 	free(m->col);
 }
 
+/* Does any GPU's rail have NCCL path type `path` (nccl facts)? */
+static bool rails_on_path(const struct report *r, const char *path)
+{
+	for (size_t k = 0; k < r->nccl.ngpus; k++)
+		for (int x = 0; x < r->nccl.gpus[k].nrails; x++)
+			if (r->nccl.gpus[k].rail[x].path &&
+			    !strcmp(r->nccl.gpus[k].rail[x].path, path))
+				return true;
+	return false;
+}
+
 /*
  * A cell: the class, then * for the GPU's rail, then ! when ACS redirect
  * blocks the pair, ~ when it only costs performance, ? when unreadable;
@@ -226,5 +237,9 @@ void text_table(const struct text_ctx *t)
 	fputs("  lower case: NCCL stages through host memory; ^: NCCL receives "
 	      "only by GDR;\n  ACS redirect ! blocks, ~ costs performance, ? "
 	      "unreadable.\n", t->out);
+	if (rails_on_path(r, "P2C"))
+		fputs("  a rail NCCL calls P2C (PHB/NODE here) goes through the "
+		      "CPU its GPU reaches\n  over NVLink-C2C (Grace).\n",
+		      t->out);
 	table_free(&m);
 }

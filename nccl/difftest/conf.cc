@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 extern "C" {
+#include "access/sysroot.h"
 #include "nccl/conf.h"
 #include "nccl/rules.h"
 }
@@ -76,7 +77,9 @@ int main()
 			for (char **e = environ; e && *e && ns < 4096; e++)
 				snap[ns++] = strdup(*e);
 			clearenv();
-			if (nccl_conf_load(&c, ver[v], envp))
+			struct sysroot *sr = sysroot_new("/");
+
+			if (!sr || nccl_conf_load(&c, sr, ver[v], envp))
 				return 2;
 			runs++;
 			for (int i = 0; i < ns; i++) {
@@ -94,6 +97,7 @@ int main()
 			    bad++ < 10)
 				printf("conf %d: nccl set %d names, model %zu\n", ver[v], ns, c.n);
 			nccl_conf_free(&c);
+			sysroot_free(sr);
 		}
 	}
 	unlink(path);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Differential check of nccl/rules.c and nccl/conf.c against NCCL's own
 # functions: ncclGetLevel (src/graph/paths.cc), parseStringList/matchIfList
-# (src/misc/utils.cc) and setEnvFile (src/misc/param.cc) are extracted from
+# (src/misc/utils.cc), setEnvFile (src/misc/param.cc) and mergePathType
+# with the PATH_* numbers (src/graph/paths.cc, topo.h, graph.h) are extracted from
 # a local NCCL git repository at two releases (old and new parsers), built
 # beside our model and fed the same random inputs. Nothing of NCCL is kept
 # in this tree: the functions are read from the repository given.
@@ -45,17 +46,33 @@ new_code=$(echo "$new" | sed 's/^v\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\).*/\1 \2 \3/
 	   awk '{ print $1 * 10000 + $2 * 100 + $3 }')
 
 flags="-O1 -g -fsanitize=address,undefined -D_GNU_SOURCE -I$top -I$work"
-for s in nccl/rules nccl/conf access/sysroot access/capture; do
+for s in nccl/rules nccl/conf access/sysroot access/capture access/outfile; do
 	gcc -std=gnu11 $flags -c -o "$work/$(basename $s).o" "$top/$s.c"
 done
 for h in levels_hca conf; do
 	g++ -std=gnu++17 $flags -w -DOLD_VER="$old_code" -DNEW_VER="$new_code" \
 		-o "$work/$h" "$here/$h.cc" "$work"/rules.o "$work"/conf.o \
-		"$work"/sysroot.o "$work"/capture.o -lz
+		"$work"/sysroot.o "$work"/capture.o "$work"/outfile.o -lz
 done
 pass=0 fail=0
 for h in levels_hca conf; do
 	if (cd "$work" && "./$h"); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+# mergePathType and the PATH_* numbers, one build per release that has it
+# (2.27.5+); the defines moved from topo.h to include/graph.h in 2.29.
+for tag in v2.27.5-1 v2.28.9-1 v2.29.7-1 v2.30.7-1; do
+	code=$(echo "$tag" | sed 's/^v\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\).*/\1 \2 \3/' |
+	       awk '{ print $1 * 10000 + $2 * 100 + $3 }')
+	d=$work/paths_$code
+	mkdir -p "$d"
+	for f in src/graph/topo.h src/include/graph.h; do
+		git --git-dir="$git_dir" show "$tag:$f" 2>/dev/null || true
+	done | grep '^#define PATH_[A-Z0-9]* *[0-9]' >"$d/path_defs.inc"
+	extract "$tag" src/graph/paths.cc '^static int mergePathType' x |
+		sed 's/mergePathType_x/mergePathType/' >"$d/merge.inc"
+	g++ -std=gnu++17 $flags -w -I"$d" -DVER="$code" -o "$d/paths" \
+		"$here/paths.cc" "$work"/rules.o
+	if "$d/paths"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "difftest: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

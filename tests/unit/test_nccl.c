@@ -351,6 +351,34 @@ static void test_gdr_support_and_errors(void **state)
 
 /* --- paths: P2C, PXN -------------------------------------------------------------- */
 
+static void test_gpu_cpu_path(void **state)
+{
+	static const struct {
+		int ver;
+		bool c2c;
+		int cc;
+		enum nccl_ptype out;
+		const char *src;
+	} rows[] = {
+		{ V(2, 18, 6), true, 90, NPT_PHB, "v2.18.6-1 src/graph/xml.cc: no <c2c> node" },
+		{ V(2, 19, 1), true, 90, NPT_NVL, "v2.19.1-1 src/graph/xml.cc:701, topo.cc:564 LINK_NVL" },
+		{ V(2, 25, 1), true, 90, NPT_NVL, "v2.25.1-1 src/graph/topo.cc:647 LINK_NVL" },
+		{ V(2, 26, 2), true, 90, NPT_C2C, "v2.26.2-1 src/graph/topo.cc:656 LINK_C2C" },
+		{ V(2, 30, 7), true, 100, NPT_C2C, "v2.30.7-1 src/graph/topo.cc:942 LINK_C2C" },
+		{ V(2, 30, 7), true, 80, NPT_PHB, "v2.30.7-1 src/graph/xml.cc:1005 sm >= 90" },
+		{ V(2, 30, 7), false, 90, NPT_PHB, "v2.30.7-1 src/graph/xml.cc:1025 count > 0" },
+	};
+
+	for (size_t i = 0; i < N(rows); i++) {
+		enum nccl_ptype t = nccl_gpu_cpu_path(rows[i].ver, rows[i].c2c,
+						      rows[i].cc);
+
+		if (t != rows[i].out)
+			ROW_FAIL(i, rows[i].src);
+		assert_int_equal(t, rows[i].out);
+	}
+}
+
 static void test_p2c_path(void **state)
 {
 	static const struct {
@@ -1169,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_gdr_decide),
 		cmocka_unit_test(test_gdr_support_and_errors),
+		cmocka_unit_test(test_gpu_cpu_path),
 		cmocka_unit_test(test_p2c_path),
 		cmocka_unit_test(test_pxn),
 		cmocka_unit_test(test_dmabuf),
