@@ -19,9 +19,12 @@
  *                     whether that exact mechanism was proven by the
  *                     registration and transfer gates on that pair.
  *
- * Not modelled here (see docs/nccl-model.md): NCCL's path bandwidths (all
- * NICs count as equally wide, so the rails are the nearest NICs), Data
- * Direct devices, Broadcom switch flattening, NCCL_TOPO_FILE, net plugins.
+ * Path bandwidths (pci_view: PCI links and the port's rate) rank a GPU's
+ * NICs before their path types (ncclTopoGetLocal), and Broadcom PEX
+ * sub-switches are merged as ncclTopoFlattenBcmSwitches does.
+ * Not modelled here (see docs/nccl-model.md): the CPU interconnect's
+ * bandwidth, Broadcom virtual switch links, Data Direct devices,
+ * NCCL_TOPO_FILE, net plugins.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -58,6 +61,10 @@ struct pair_model {
 	struct nccl_mech_out mrd, mwr;
 	int gid_index;		/* -1 IB or unknown */
 	bool cc_unknown;	/* compute capability unanswered or out of domain */
+	/* NCCL's PCI view (pci_view): Broadcom flattening, bandwidth */
+	bool bcm;		/* a Broadcom sub-switch on the path is merged */
+	enum nccl_ptype pci_type;	/* the type before flattening */
+	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
 };
 
 struct nccl_state {
@@ -500,6 +507,165 @@ static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
 
 static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
 
+/* --- NCCL's PCI view: Broadcom flattening, link bandwidths -------------- */
+
+static double min_bw(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static void pci_attr(const struct nccl_state *s, const char *bdf,
+		     const char *attr, char *buf, size_t len)
+{
+	char p[160];
+
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/%s", bdf, attr);
+	if (sysroot_read_line(s->sr, p, buf, len) < 0)
+		buf[0] = '\0';
+}
+
+/* topo.cc ncclTopoGetIntDevice: strtol(.., 0) of the four sysfs ids. */
+static uint64_t pci_id_of(const struct nccl_state *s, const char *bdf)
+{
+	static const char *const f[4] = {
+		"vendor", "device", "subsystem_vendor", "subsystem_device",
+	};
+	unsigned int v[4];
+	char t[32];
+
+	for (int i = 0; i < 4; i++) {
+		pci_attr(s, bdf, f[i], t, sizeof(t));
+		v[i] = (unsigned int)strtoul(t, NULL, 0);
+	}
+	return nccl_pci_id(v[0], v[1], v[2], v[3]);
+}
+
+/*
+ * The link NCCL gives tree node i towards its parent (xml.cc link_speed,
+ * link_width; nccl_pci_bw). nvml: 2.30.7 reads a GPU's link from NVML
+ * (nvmlDeviceGetCurrPcieLinkGeneration/Width, the current link, not
+ * compared with the port): the state sysfs shows as current_link_*.
+ */
+static double link_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int i, bool nvml)
+{
+	const struct pcinode *n = &ctx->tree.n[i];
+	char ds[64], dw[16], ps[64] = "", pw[16] = "";
+	float gts;
+
+	if (nvml) {
+		pci_attr(s, n->bdf, "current_link_speed", ds, sizeof(ds));
+		pci_attr(s, n->bdf, "current_link_width", dw, sizeof(dw));
+		if (sscanf(ds, "%f GT/s", &gts) == 1 && gts > 0)
+			snprintf(ds, sizeof(ds), "%.1f GT/s PCIe", gts);
+		else
+			snprintf(ds, sizeof(ds), "16.0 GT/s");
+		if (strtol(dw, NULL, 0) <= 0)
+			snprintf(dw, sizeof(dw), "16");
+		return nccl_pci_bw(ds, NULL, dw, NULL);
+	}
+	pci_attr(s, n->bdf, "max_link_speed", ds, sizeof(ds));
+	pci_attr(s, n->bdf, "max_link_width", dw, sizeof(dw));
+	if (n->parent >= 0) {
+		pci_attr(s, ctx->tree.n[n->parent].bdf, "max_link_speed", ps,
+			 sizeof(ps));
+		pci_attr(s, ctx->tree.n[n->parent].bdf, "max_link_width", pw,
+			 sizeof(pw));
+	}
+	return nccl_pci_bw(ds, ps, dw, pw);
+}
+
+/*
+ * The PCI switch node NCCL makes for bridge b: the upstream port of its
+ * switch (xml.cc walks a device's sysfs path up two levels at a time, so
+ * a device hangs off the upstream port above its downstream port); -1.
+ */
+static int switch_of(const struct pcitree *t, int b)
+{
+	if (b < 0 || (size_t)b >= t->count)
+		return -1;
+	if (t->n[b].port_type == PCIE_TYPE_UPSTREAM)
+		return b;
+	if (t->n[b].port_type == PCIE_TYPE_DOWNSTREAM && t->n[b].parent >= 0 &&
+	    t->n[t->n[b].parent].port_type == PCIE_TYPE_UPSTREAM)
+		return t->n[b].parent;
+	return -1;
+}
+
+/* Switch u's node after ncclTopoFlattenBcmSwitches: its parent or itself. */
+static int flat_switch(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		       int u)
+{
+	const struct pcitree *t = &ctx->tree;
+	int p = switch_of(t, t->n[u].parent);
+
+	if (p >= 0 && nccl_bcm_flattens(s->ver, pci_id_of(s, t->n[p].bdf),
+					pci_id_of(s, t->n[u].bdf)))
+		return p;
+	return u;
+}
+
+/*
+ * A pair as NCCL's topology has it: the PCI switch nodes on the path after
+ * Broadcom flattening (one level: the merged parent's id is changed so it
+ * is not merged again), PXB -> PIX when one is left; and the path's
+ * bandwidth, the narrowest link on it (paths.cc ncclTopoSetPaths bw =
+ * min(path bw, link bw)): the GPU's and NIC's PCI links, the uplink of
+ * every switch climbed (not the one the path turns at, nor a merged one),
+ * the port's speed (NIC -> NET link). Not modelled: the CPU interconnect
+ * of a SYS path (topo.cc ncclTopoConnectCpus), NVLink/C2C links.
+ */
+static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
+		     const struct inv_pair *pr, struct pair_model *m)
+{
+	const struct pcitree *t = &ctx->tree;
+	const struct pcipath *pp = &pr->path;
+	int sw[PCIPATH_MAX], fl[PCIPATH_MAX], nsw = 0, nfl = 0;
+	int turn = switch_of(t, pp->turn), mbps;
+	char p[192], rate[96];
+	double bw;
+
+	m->pci_type = m->type;
+	m->bw = 0;
+	if (!m->known || pr->node_gpu < 0 || pr->node_nic < 0)
+		return;
+	for (int i = 0; i < pp->nbridges; i++) {
+		int u = switch_of(t, pp->bridges[i]), k, f;
+
+		if (u < 0)
+			continue;
+		for (k = 0; k < nsw && sw[k] != u; k++)
+			;
+		if (k < nsw)
+			continue;
+		sw[nsw++] = u;
+		f = flat_switch(ctx, s, u);
+		m->bcm |= f != u;
+		for (k = 0; k < nfl && fl[k] != f; k++)
+			;
+		if (k == nfl)
+			fl[nfl++] = f;
+	}
+	if (m->bcm && pp->turn >= 0 &&
+	    (m->type == NPT_PIX || m->type == NPT_PXB))
+		m->type = nccl_pci_switch_path(nfl);
+
+	bw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
+	bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
+	for (int k = 0; k < nsw; k++)
+		if (sw[k] != turn && flat_switch(ctx, s, sw[k]) == sw[k])
+			bw = min_bw(bw, link_bw(ctx, s, sw[k], false));
+	if (m->port < 0)
+		return;
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
+		 ctx->inv.nic[pr->nic].name, m->port);
+	if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
+		return;
+	mbps = nccl_ib_port_mbps(s->ver, rate);
+	if (mbps > 0)
+		m->bw = min_bw(bw, nccl_net_bw(mbps));
+}
+
 /*
  * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
  * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
@@ -519,6 +685,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 
 	for (size_t g = 0; g < ng; g++) {
 		int nc = 0, loc[64];
+		bool bw_known = true;
 
 		for (size_t n = 0; n < nn; n++) {
 			int pi = pair_index(ctx, (int)g, (int)n);
@@ -527,9 +694,13 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 				continue;
 			cand[nc] = (int)n;
 			paths[nc].type = s->pm[pi].type;
-			paths[nc].bw = 1.0;	/* bandwidths not modelled */
+			paths[nc].bw = s->pm[pi].bw;
+			bw_known &= s->pm[pi].bw > 0;
 			nc++;
 		}
+		/* A port rate unread: compare the types alone (equal widths). */
+		for (int k = 0; k < nc && !bw_known; k++)
+			paths[k].bw = 1.0;
 		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
 						 nc <= 64 ? loc : loc) : 0;
 		if (nlocal[g] > 64)
@@ -617,6 +788,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		m->type = m->known ? ptype_of(pr->path.cls) : NPT_DIS;
 		m->port = hca_port(s, &inv->nic[pr->nic]);
 		m->used = s->ib_used && m->known && m->port >= 0;
+		pci_view(ctx, s, pr, m);
 	}
 
 	compute_rails(ctx, s);
@@ -661,9 +833,9 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 			x.pxn_disable = s->pxn_disable;
 			x.pxn_c2c = s->pxn_c2c;
 			x.gpu_net = m->type;
-			x.gpu_net_bw = 1.0;
+			x.gpu_net_bw = m->bw;
 			x.peer_net = s->pm[pi].type;
-			x.peer_net_bw = 1.0;
+			x.peer_net_bw = s->pm[pi].bw;
 			x.peer_nvlink = true;
 			x.same_system = true;
 			x.peer_is_relay = true;
@@ -672,6 +844,8 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 				m->relay = p;
 				m->relay_dist = s->pm[pi].type;
 				m->type = NPT_PXN;
+				/* min(NVLink, relay->NIC): the relay's path. */
+				m->bw = s->pm[pi].bw;
 				any_pxn = true;
 			}
 		}
