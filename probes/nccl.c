@@ -1090,12 +1090,65 @@ static enum pair_gdr gdr_fact(const struct pair_model *m)
 	return m->rd.mode == NCCL_GDR_DISABLED ? PAIR_GDR_RECV : PAIR_GDR_BOTH;
 }
 
+/* The best bandwidth among the GPU's rails, 0 when none is known. */
+static double rail_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int gpu)
+{
+	double best = 0;
+
+	for (size_t n = 0; n < ctx->inv.nnic; n++) {
+		int pi = pair_index(ctx, gpu, (int)n);
+
+		if (pi >= 0 && s->pm[pi].rail && s->pm[pi].bw > best)
+			best = s->pm[pi].bw;
+	}
+	return best;
+}
+
+/*
+ * "; narrower: 3.1 GB/s < the rails' 48.0 GB/s" into buf when bandwidth, not the path type,
+ * kept this NIC from the rails (ncclTopoGetLocal); else "".
+ */
+static const char *narrower(const struct gdr_ctx *ctx,
+			    const struct nccl_state *s, int gpu,
+			    const struct pair_model *m, char *buf, size_t len)
+{
+	double best = rail_bw(ctx, s, gpu);
+
+	buf[0] = '\0';
+	if (!m->used || m->bw <= 0 || best <= m->bw)
+		return buf;
+	snprintf(buf, len, "; narrower: %.1f GB/s < the rails' "
+		 "%.1f GB/s", m->bw, best);
+	return buf;
+}
+
+/*
+ * Evidence only where NCCL's view differs from the PCI walk's: a merged
+ * Broadcom sub-switch, a bandwidth that decided the rails.
+ */
+static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
+			const struct nccl_state *s, int gpu,
+			const struct pair_model *m)
+{
+	double best = rail_bw(ctx, s, gpu);
+
+	if (m->bcm)
+		ev_str(r, "bcm_flattened", "%s -> %s (Broadcom PEX sub-switch "
+		       "merged, topo.cc ncclTopoFlattenBcmSwitches)",
+		       nccl_ptype_name(m->pci_type),
+		       nccl_ptype_name(m->type));
+	if (m->used && m->bw > 0 && best > m->bw)
+		ev_str(r, "bandwidth", "%.1f GB/s, rails %.1f GB/s", m->bw,
+		       best);
+}
+
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	struct nccl_state *s = model(ctx);
 	const struct pair_model *m = &s->pm[t->pair];
-	char rails[256];
+	char rails[256], narrow[96];
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, pr->gpu)) {
@@ -1136,11 +1189,14 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		else
 			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
 				 "not a rail of this GPU: NCCL uses %s; here %s "
-				 "(%s)", rails, nccl_ptype_name(m->type),
+				 "(%s%s)", rails, nccl_ptype_name(m->type),
 				 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
-				 "no GDR if used");
+				 "no GDR if used",
+				 narrower(ctx, s, pr->gpu, m, narrow,
+					  sizeof(narrow)));
 		ev_bool(r, "rail", false);
 		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+		pci_view_ev(r, ctx, s, pr->gpu, m);
 		ev_str(r, "nccl_version", "%s", s->version);
 		return;
 	}
@@ -1188,6 +1244,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	fact_gdr(r, gdr_fact(m));
 	ev_bool(r, "rail", true);
 	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+	pci_view_ev(r, ctx, s, pr->gpu, m);
 	if (m->relay >= 0)
 		ev_str(r, "pxn_relay", "%s",
 		       ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
