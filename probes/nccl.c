@@ -20,10 +20,11 @@
  *                     registration and transfer gates on that pair.
  *
  * Path bandwidths (pci_view: PCI links and the port's rate) rank a GPU's
- * NICs before their path types (ncclTopoGetLocal), and Broadcom PEX
- * sub-switches are merged as ncclTopoFlattenBcmSwitches does.
+ * NICs before their path types (ncclTopoGetLocal); Broadcom PEX
+ * sub-switches are merged as ncclTopoFlattenBcmSwitches does, and their
+ * virtual switch links join two switches (bcm_virtual_link).
  * Not modelled here (see docs/nccl-model.md): the CPU interconnect's
- * bandwidth, Broadcom virtual switch links, Data Direct devices,
+ * bandwidth, Data Direct devices,
  * NCCL_TOPO_FILE, net plugins.
  */
 #include <ctype.h>
@@ -63,6 +64,7 @@ struct pair_model {
 	bool cc_unknown;	/* compute capability unanswered or out of domain */
 	/* NCCL's PCI view (pci_view): Broadcom flattening, bandwidth */
 	bool bcm;		/* a Broadcom sub-switch on the path is merged */
+	bool vlink;		/* over a Broadcom virtual switch link */
 	enum nccl_ptype pci_type;	/* the type before flattening */
 	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
 };
@@ -605,6 +607,73 @@ static int flat_switch(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	return u;
 }
 
+/* Does switch a's virtual_switch_links directory name switch b? */
+static bool bcm_link(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		     int a, int b)
+{
+	const char *ab = ctx->tree.n[a].bdf, *bb = ctx->tree.n[b].bdf;
+	char p[192], v[32];
+
+	pci_attr(s, ab, "vendor", v, sizeof(v));
+	if (strcmp(v, "0x1000") || strlen(bb) != 12)
+		return false;
+	snprintf(p, sizeof(p), "/sys/kernel/pci_switch_link/"
+		 "virtual_switch_links/%s/%s", ab, bb);
+	if (!sysroot_exists(s->sr, p))
+		return false;
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", bb);
+	return sysroot_exists(s->sr, p);
+}
+
+/* The switch nodes above tree node i, nearest first. */
+static int switches_above(const struct pcitree *t, int i, int *out)
+{
+	int n = 0, last = -1;
+
+	for (int b = t->n[i].parent, hops = 0; b >= 0 && hops < PCIPATH_MAX;
+	     b = t->n[b].parent, hops++) {
+		int u = switch_of(t, b);
+
+		if (u >= 0 && u != last && n < PCIPATH_MAX)
+			out[n++] = last = u;
+	}
+	return n;
+}
+
+/*
+ * Broadcom virtual switch links (2.22.3+: xml.cc getBcmLinks, since
+ * 2.30.7 src/os/linux.cc ncclOsGetBcmLinks): a PCI node whose vendor is
+ * 0x1000 gets a pcilink to every bus id listed (and present) in
+ * /sys/kernel/pci_switch_link/virtual_switch_links/<busid>/, which
+ * topo.cc ncclTopoAddPciLinks turns into a LINK_LOC (LOC_BW) link to that
+ * PCI switch node. A path from the GPU's switches to the NIC's over such a
+ * link is a PCI -> PCI hop: PXB (paths.cc ncclTopoSetPaths), shorter than
+ * the way through the CPU. NCCL adds the link one way per listing and
+ * fails (no reverse link) when only one side lists it: both are required
+ * here. Returns the number of the GPU's / NIC's switches climbed (*gu,
+ * *nu, the linked ones included), or false.
+ */
+static bool bcm_virtual_link(const struct gdr_ctx *ctx,
+			     const struct nccl_state *s,
+			     const struct inv_pair *pr, int *gsw, int *gu,
+			     int *nsw, int *nu)
+{
+	int ng = switches_above(&ctx->tree, pr->node_gpu, gsw);
+	int nn = switches_above(&ctx->tree, pr->node_nic, nsw);
+
+	if (s->ver < NCCL_VER(2, 22, 3))
+		return false;
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < nn; j++)
+			if (bcm_link(ctx, s, gsw[i], nsw[j]) &&
+			    bcm_link(ctx, s, nsw[j], gsw[i])) {
+				*gu = i + 1;
+				*nu = j + 1;
+				return true;
+			}
+	return false;
+}
+
 /*
  * A pair as NCCL's topology has it: the PCI switch nodes on the path after
  * Broadcom flattening (one level: the merged parent's id is changed so it
@@ -612,8 +681,10 @@ static int flat_switch(const struct gdr_ctx *ctx, const struct nccl_state *s,
  * bandwidth, the narrowest link on it (paths.cc ncclTopoSetPaths bw =
  * min(path bw, link bw)): the GPU's and NIC's PCI links, the uplink of
  * every switch climbed (not the one the path turns at, nor a merged one),
- * the port's speed (NIC -> NET link). Not modelled: the CPU interconnect
- * of a SYS path (topo.cc ncclTopoConnectCpus), NVLink/C2C links.
+ * the port's speed (NIC -> NET link); a Broadcom virtual switch link
+ * between the two sides (bcm_virtual_link) replaces the way through the
+ * CPU. Not modelled: the CPU interconnect of a SYS path (topo.cc
+ * ncclTopoConnectCpus), NVLink/C2C links.
  */
 static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 		     const struct inv_pair *pr, struct pair_model *m)
@@ -621,6 +692,7 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 	const struct pcitree *t = &ctx->tree;
 	const struct pcipath *pp = &pr->path;
 	int sw[PCIPATH_MAX], fl[PCIPATH_MAX], nsw = 0, nfl = 0;
+	int gsw[PCIPATH_MAX], nsw2[PCIPATH_MAX], gu = 0, nu = 0;
 	int turn = switch_of(t, pp->turn), mbps;
 	char p[192], rate[96];
 	double bw;
@@ -652,9 +724,21 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 
 	bw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
 	bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
-	for (int k = 0; k < nsw; k++)
-		if (sw[k] != turn && flat_switch(ctx, s, sw[k]) == sw[k])
-			bw = min_bw(bw, link_bw(ctx, s, sw[k], false));
+	if (pp->turn < 0 && bcm_virtual_link(ctx, s, pr, gsw, &gu, nsw2, &nu)) {
+		/* Up to the linked switches only; their uplinks unused. */
+		m->vlink = true;
+		m->type = NPT_PXB;
+		for (int k = 0; k + 1 < gu; k++)
+			if (flat_switch(ctx, s, gsw[k]) == gsw[k])
+				bw = min_bw(bw, link_bw(ctx, s, gsw[k], false));
+		for (int k = 0; k + 1 < nu; k++)
+			if (flat_switch(ctx, s, nsw2[k]) == nsw2[k])
+				bw = min_bw(bw, link_bw(ctx, s, nsw2[k], false));
+	} else {
+		for (int k = 0; k < nsw; k++)
+			if (sw[k] != turn && flat_switch(ctx, s, sw[k]) == sw[k])
+				bw = min_bw(bw, link_bw(ctx, s, sw[k], false));
+	}
 	if (m->port < 0)
 		return;
 	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
@@ -1138,6 +1222,10 @@ static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
 		       "merged, topo.cc ncclTopoFlattenBcmSwitches)",
 		       nccl_ptype_name(m->pci_type),
 		       nccl_ptype_name(m->type));
+	if (m->vlink)
+		ev_str(r, "bcm_virtual_link", "%s -> PXB (Broadcom virtual "
+		       "switch link, /sys/kernel/pci_switch_link/"
+		       "virtual_switch_links)", nccl_ptype_name(m->pci_type));
 	if (m->used && m->bw > 0 && best > m->bw)
 		ev_str(r, "bandwidth", "%.1f GB/s, rails %.1f GB/s", m->bw,
 		       best);
