@@ -856,6 +856,18 @@ int nccl_ib_port_mbps(int ver, const char *rate)
 	return speeds[idx] * lanes;
 }
 
+/*
+ * xml.cc ncclTopoGetXmlFromSys: a vendor "0x1000" PCI node gets a pcilink
+ * per bus id in virtual_switch_links/<busid>/ (getBcmLinks, v2.22.3-1
+ * xml.cc:410-431, 620; ncclOsGetBcmLinks, v2.30.7-1 src/os/linux.cc:676);
+ * topo.cc ncclTopoAddPciLinks links the two PCI switch nodes (LINK_LOC,
+ * LOC_BW: v2.22.3-1 topo.cc:604). Not in 2.21.5.
+ */
+bool nccl_bcm_virtual_links(int ver)
+{
+	return ver >= NCCL_VER(2, 22, 3);
+}
+
 double nccl_net_bw(int mbps)
 {
 	return (mbps <= 0 ? 10000 : mbps) / 8000.0;

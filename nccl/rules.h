@@ -280,6 +280,11 @@ double nccl_pci_bw(const char *dev_speed, const char *port_speed,
  * when the text names no width and speed.
  */
 int nccl_ib_port_mbps(int ver, const char *rate);
+/*
+ * Does NCCL read /sys/kernel/pci_switch_link/virtual_switch_links (xml.cc
+ * getBcmLinks 2.22.3-2.30.4, src/os/linux.cc ncclOsGetBcmLinks 2.30.7)?
+ */
+bool nccl_bcm_virtual_links(int ver);
 /* topo.cc ncclTopoAddNet: net.bw = mbps / 8000 GB/s, mbps <= 0 -> 10000. */
 double nccl_net_bw(int mbps);
 

@@ -661,7 +661,7 @@ static bool bcm_virtual_link(const struct gdr_ctx *ctx,
 	int ng = switches_above(&ctx->tree, pr->node_gpu, gsw);
 	int nn = switches_above(&ctx->tree, pr->node_nic, nsw);
 
-	if (s->ver < NCCL_VER(2, 22, 3))
+	if (!nccl_bcm_virtual_links(s->ver))
 		return false;
 	for (int i = 0; i < ng; i++)
 		for (int j = 0; j < nn; j++)

@@ -850,6 +850,11 @@ static void test_bcm(void **state)
 			ROW_FAIL(i, rows[i].src);
 		assert_int_equal(f, rows[i].flat);
 	}
+	/* v2.22.3-1 src/graph/xml.cc:413 virtual_switch_links; absent in 2.21.5 */
+	assert_false(nccl_bcm_virtual_links(V(2, 21, 5)));
+	assert_true(nccl_bcm_virtual_links(V(2, 22, 3)));
+	/* v2.30.7-1 src/os/linux.cc:681 */
+	assert_true(nccl_bcm_virtual_links(V(2, 30, 7)));
 	/* v2.12.7-1 src/graph/paths.cc:92 PCI -> PCI hop is PXB */
 	assert_int_equal(nccl_pci_switch_path(1), NPT_PIX);
 	assert_int_equal(nccl_pci_switch_path(2), NPT_PXB);
