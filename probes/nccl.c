@@ -63,7 +63,7 @@ struct pair_model {
 	int gid_index;		/* -1 IB or unknown */
 	bool cc_unknown;	/* compute capability unanswered or out of domain */
 	/* NCCL's PCI view (pci_view): Broadcom flattening, bandwidth */
-	bool bcm;		/* a Broadcom sub-switch on the path is merged */
+	bool bcm;		/* merging Broadcom sub-switches changed the type */
 	bool vlink;		/* over a Broadcom virtual switch link */
 	enum nccl_ptype pci_type;	/* the type before flattening */
 	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
@@ -721,6 +721,8 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 	if (m->bcm && pp->turn >= 0 &&
 	    (m->type == NPT_PIX || m->type == NPT_PXB))
 		m->type = nccl_pci_switch_path(nfl);
+	/* Say so only where the merge changed the type. */
+	m->bcm = m->type != m->pci_type;
 
 	bw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
 	bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
