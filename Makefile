@@ -31,12 +31,12 @@ ALL_LDFLAGS = $(LDFLAGS)
 # list (tests/check-layers.sh, run by make check).
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
-	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/nvml.c access/worker.c \
+	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c \
-	    nccl/rules.c nccl/conf.c \
+	    nccl/rules.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
-	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/registration.c \
+	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/registration.c \
 	    probes/nccl.c probes/nvlink.c \
 	    engine/gates.c engine/verdict.c engine/policy.c \
 	    report/remedy.c report/text.c report/text_summary.c \
@@ -46,12 +46,15 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 CORE_OBJS = $(CORE_SRCS:.c=.o)
 OBJS      = gdrcheck.o $(CORE_OBJS)
 
-DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libibverbs-fake.so \
+DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libcuda-fake-old.so \
+	  tests/doubles/libibverbs-fake.so \
 	  tests/doubles/libibverbs-fake-old.so tests/doubles/libnvidia-ml-fake.so \
-	  tests/doubles/libnvidia-ml-fake-old.so
+	  tests/doubles/libnvidia-ml-fake-old.so tests/doubles/libmlx5-fake.so \
+	  tests/doubles/libmlx5-fake-old.so
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
-	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps
+	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps \
+	     tests/unit/test_nccl_libfind
 
 .PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 
@@ -73,6 +76,10 @@ doubles: $(DOUBLES)
 tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
 
+# A driver before CUDA 11.7 (R470): no cuMemGetHandleForAddressRange.
+tests/doubles/libcuda-fake-old.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_CUDA_OLD -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+
 tests/doubles/libnvidia-ml-fake.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c
 
@@ -90,6 +97,17 @@ tests/doubles/libibverbs-fake-old.so: tests/doubles/fake_verbs.c tests/doubles/f
 	$(CC) $(DOUBLE_CFLAGS) -DFAKE_VERBS_OLD -Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=tests/doubles/libibverbs-old.map \
 		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
+
+# libmlx5 (Data Direct): rdma-core >= v54, and one older (no MLX5_1.25).
+tests/doubles/libmlx5-fake.so: tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libmlx5.map
+	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=tests/doubles/libmlx5.map \
+		-o $@ tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c -ldl
+
+tests/doubles/libmlx5-fake-old.so: tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libmlx5-old.map
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_MLX5_OLD -Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=tests/doubles/libmlx5-old.map \
+		-o $@ tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c -ldl
 
 # --- unit tests (cmocka) ------------------------------------------------------
 # jansson also reads the JSON reports back in the tests.
@@ -267,7 +285,9 @@ MSAN_UNIT   = $(addprefix $(MSAN_DIR)/,$(filter-out tests/unit/test_json tests/u
 	      $(UNIT_TESTS)))
 MSAN_DOUBLES = $(MSAN_DIR)/doubles/libcuda-fake.so \
 	       $(MSAN_DIR)/doubles/libibverbs-fake.so \
-	       $(MSAN_DIR)/doubles/libibverbs-fake-old.so
+	       $(MSAN_DIR)/doubles/libibverbs-fake-old.so \
+	       $(MSAN_DIR)/doubles/libmlx5-fake.so \
+	       $(MSAN_DIR)/doubles/libmlx5-fake-old.so
 
 $(MSAN_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -300,6 +320,19 @@ $(MSAN_DIR)/doubles/libibverbs-fake-old.so: tests/doubles/fake_verbs.c tests/dou
 		-Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=tests/doubles/libibverbs-old.map \
 		-o $@ tests/doubles/fake_verbs.c tests/doubles/fake_scenario.c
+
+$(MSAN_DIR)/doubles/libmlx5-fake.so: tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libmlx5.map
+	@mkdir -p $(dir $@)
+	$(CC_MSAN) $(DOUBLE_CFLAGS) $(MSAN_FLAGS) -Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=tests/doubles/libmlx5.map \
+		-o $@ tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c -ldl
+
+$(MSAN_DIR)/doubles/libmlx5-fake-old.so: tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h tests/doubles/libmlx5-old.map
+	@mkdir -p $(dir $@)
+	$(CC_MSAN) $(DOUBLE_CFLAGS) $(MSAN_FLAGS) -DFAKE_MLX5_OLD \
+		-Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=tests/doubles/libmlx5-old.map \
+		-o $@ tests/doubles/fake_mlx5.c tests/doubles/fake_scenario.c -ldl
 
 msan-check: $(MSAN_DIR)/gdrcheck $(MSAN_DOUBLES) $(MSAN_UNIT)
 	./tests/msan-check.sh $(MSAN_DIR)

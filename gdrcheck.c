@@ -68,8 +68,10 @@ static void usage(FILE *out)
 	      "                           count (PIX, PXB, PHB, NODE, SYS)\n"
 	      "      --warn-fails         policy: any WARN result fails (exit 1)\n"
 	      "      --capture FILE       also write the /sys, /proc and /dev files the\n"
-	      "                           report read to FILE (.tar.gz, scrubbed), for\n"
-	      "                           --sysroot replays elsewhere\n"
+	      "                           report read and the node's other answers\n"
+	      "                           (vendor libraries, environment, NCCL) to\n"
+	      "                           FILE (.tar.gz, scrubbed), for --sysroot\n"
+	      "                           replays elsewhere\n"
 	      "      --sysroot DIR        read /sys, /proc and /dev below DIR\n"
 	      "      --libcuda PATH       libcuda to load (default libcuda.so.1,\n"
 	      "                           or $GDRCHECK_LIBCUDA)\n"
@@ -77,6 +79,8 @@ static void usage(FILE *out)
 	      "                           or $GDRCHECK_LIBIBVERBS)\n"
 	      "      --libnvml PATH       NVML to load (default libnvidia-ml.so.1,\n"
 	      "                           or $GDRCHECK_LIBNVML)\n"
+	      "      --libmlx5 PATH       libmlx5 to load for Data Direct (default\n"
+	      "                           libmlx5.so.1, or $GDRCHECK_LIBMLX5)\n"
 	      "      --libpci PATH        libpci to load (default libpci.so.3,\n"
 	      "                           or $GDRCHECK_LIBPCI)\n"
 	      "      --libnccl PATH       the libnccl.so.2 whose version NCCL rules follow\n"
@@ -99,12 +103,11 @@ static void usage(FILE *out)
 	      "  -L, --list-gates         list the gates in chain order and exit\n"
 	      "      --list-codes         list every gate's reason codes, meanings and\n"
 	      "                           remedies (with --json: as JSON) and exit\n"
-	      "      --list-codes         list every gate's reason codes, meanings and\n"
-	      "                           remedies (with --json: as JSON) and exit\n"
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
 	      "\n"
-	      "Exit status: 0 READY, 1 BLOCKED, 2 usage error, 3 could not decide.\n",
+	      "Exit status: 0 READY (READY-UNPROVEN with --no-alloc), 1 BLOCKED,\n"
+	      "2 usage error, 3 could not decide.\n",
 	      out);
 }
 
@@ -434,6 +437,7 @@ static const struct opt_desc opt_table[] = {
 	{ "libibverbs", 0, required_argument, set_string, OFF(libibverbs) },
 	{ "libpci", 0, required_argument, set_string, OFF(libpci) },
 	{ "libnvml", 0, required_argument, set_string, OFF(libnvml) },
+	{ "libmlx5", 0, required_argument, set_string, OFF(libmlx5) },
 	{ "libnccl", 0, required_argument, set_string, OFF(libnccl) },
 	{ "nccl-version", 0, required_argument, set_nccl_version, 0 },
 	{ "pci-dump", 0, required_argument, set_pci_dump, 0 },
@@ -498,6 +502,7 @@ static void options_defaults(struct options *o)
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libnvml = getenv("GDRCHECK_LIBNVML");
+	o->libmlx5 = getenv("GDRCHECK_LIBMLX5");
 	o->libpci = getenv("GDRCHECK_LIBPCI");
 }
 
@@ -739,6 +744,20 @@ static void vendor_setup(struct vendor_options *vo, const struct options *o,
 	vo->skip_verbs = o->sysroot && !o->libibverbs;
 	vo->libnvml = o->libnvml;
 	vo->skip_nvml = o->sysroot && !o->libnvml;
+	vo->libmlx5 = o->libmlx5;
+	vo->skip_mlx5 = o->sysroot && !o->libmlx5;
+	/*
+	 * NCCL_IB_DATA_DIRECT=0 from the environment: NCCL registers through
+	 * ibv_reg_dmabuf_mr, so the registration stage does too (conf files
+	 * and the version are the NCCL model's: data.nccl calls a proof made
+	 * the other way unproven).
+	 */
+	{
+		int64_t dd;
+
+		if (nccl_parse_param(getenv("NCCL_IB_DATA_DIRECT"), 1, &dd))
+			vo->no_data_direct = dd <= 0;
+	}
 	vo->stage_timeout = o->timeout;
 	vo->run_started_ms = t0;
 	vo->run_deadline_ms = t0 + o->deadline * 1e3;
@@ -788,6 +807,7 @@ static void replay_evidence(struct report *r, const struct vendor_facts *vf)
 		struct result *res = &r->res[i];
 
 		if (res->gate == &gate_descs[G_GPU_LIBCUDA] ||
+		    res->gate == &gate_descs[G_GPU_NVML] ||
 		    res->gate == &gate_descs[G_NIC_LIBIBVERBS])
 			ev_str(res, "replayed_from", "%s", vf->replayed_from);
 	}

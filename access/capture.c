@@ -39,6 +39,8 @@ static void capture_file(void *arg, const char *path, const char *data,
 static void capture_dir(void *arg, const char *path);
 static void capture_link(void *arg, const char *path, const char *target);
 static void capture_exists(void *arg, const char *path, bool is_dir);
+static void add(const char *in, enum entry_type type, const char *data,
+		size_t len);
 
 /* The sysroot layer reports what it read through this hook. */
 static const struct sysroot_recorder recorder = {
@@ -48,11 +50,43 @@ static const struct sysroot_recorder recorder = {
 	.exists = capture_exists,
 };
 
+/*
+ * The environment variables gates read with getenv() (NCCL's settings,
+ * HOME for ~/.nccl.conf, CUDA_VISIBLE_DEVICES) as /gdrcheck/environ,
+ * "NAME=value" a line, so that a replay does not read the replaying
+ * host's.
+ */
+static bool environ_kept(const char *e)
+{
+	/* Addresses and host ids identify the machine; no gate reads them. */
+	if (!strncmp(e, "NCCL_COMM_ID=", 13) || !strncmp(e, "NCCL_HOSTID=", 12))
+		return false;
+	return !strncmp(e, "NCCL_", 5) || !strncmp(e, "HOME=", 5) ||
+	       !strncmp(e, "CUDA_VISIBLE_DEVICES=", 21);
+}
+
+static void capture_environ(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	for (char **e = environ; e && *e; e++)
+		if (environ_kept(*e) && !strchr(*e, '\n'))
+			fprintf(m, "%s\n", *e);
+	if (!fclose(m) && text)
+		add("/gdrcheck/environ", E_FILE, text, len);
+	free(text);
+}
+
 void capture_enable(struct sysroot *sr)
 {
 	cap.on = true;
 	cap.sr = sr;
 	sysroot_set_recorder(sr, &recorder, NULL);
+	capture_environ();
 }
 
 bool capture_enabled(void)

@@ -9,6 +9,12 @@
  * `gdrcheck --sysroot DIR` replays. Identifying content is scrubbed on the
  * way out: the hostname, GIDs (kept non-zero and typed), container ids, and
  * every kernel command-line word that is not about the IOMMU.
+ *
+ * Besides the tree, /gdrcheck/ holds answers read outside it: the vendor
+ * libraries' (vendor-facts.json), the environment variables gates read
+ * (environ: NCCL_*, HOME, CUDA_VISIBLE_DEVICES), and what gates found in
+ * sources too big or too sensitive to keep whole (kallsyms, kernel-log,
+ * kconfig, libnccl: see probes/probes.h, capfact_read).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,6 +21,7 @@
 
 #include "access/cuda.h"
 #include "access/ibsysfs.h"
+#include "access/mlx5.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
 #include "access/verbs.h"
@@ -82,11 +83,16 @@ struct nic_res {
 	struct ibv_mr *host_mr;
 	uint8_t *host;		/* 2 x bytes: source, then READ target */
 	int verbs_index;
+	/* NCCL would see this device as `<dev>_dma` and register through
+	 * mlx5dv_reg_dmabuf_mr with Data Direct (access/mlx5.c). */
+	bool data_direct;
 };
 
 struct reg_run {
 	const struct cuda_table *cu;
 	const struct verbs_table *ibv;
+	const struct mlx5_table *dv;	/* NULL: no libmlx5 */
+	const struct vendor_facts *vf;
 	const struct vendor_options *opt;
 	struct reg_facts *rf;
 	struct stage_status *st;
@@ -282,12 +288,19 @@ static struct ibv_mr *reg_timed(const struct reg_run *rr, struct ibv_pd *pd,
 
 	m->tried = true;
 	for (int round = 0; round < 2; round++) {
-		enter(rr->st, fd >= 0 ? "ibv_reg_dmabuf_mr" :
+		enter(rr->st, fd >= 0 && m->data_direct ? "mlx5dv_reg_dmabuf_mr" :
+		      fd >= 0 ? "ibv_reg_dmabuf_mr" :
 		      rr->ibv->reg_mr_iova2 ? "ibv_reg_mr_iova2" : "ibv_reg_mr");
 		snprintf(m->call, sizeof(m->call), "%s", rr->st->call);
 		errno = 0;
 		t0 = now_ms();
-		if (fd >= 0)
+		/* NCCL net_ib reg.cc ncclIbRegMrDmaBufInternal: a Data
+		 * Direct device registers through mlx5dv (2.27.3+). */
+		if (fd >= 0 && m->data_direct)
+			mr = rr->dv->reg_dmabuf_mr(pd, offset, len,
+					(uintptr_t)addr, fd, MR_ACCESS,
+					GDR_MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT);
+		else if (fd >= 0)
 			mr = rr->ibv->reg_dmabuf_mr(pd, offset, len,
 						    (uintptr_t)addr, fd,
 						    MR_ACCESS);
@@ -809,9 +822,35 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
  * DMA-BUF: export the page-aligned range holding the buffer, register it.
  * The export is recorded in *exp, the registration in *m.
  */
+/*
+ * The flags NCCL exports with (net.cc getHandleForAddressRangeFlags, NCCL
+ * >= 2.26 built with CUDA >= 12.8): PCIe mapping when its gdrMode is PCI
+ * (graph/paths.cc ncclTopoCheckGdr: the GPU reaches its CPU over C2C and
+ * the NIC by another path). Here: a Data Direct device (a PCIe function
+ * beside the GPU) of a GPU NVML reports C2C-enabled, driver >= 12.8.
+ */
+static unsigned int export_flags(const struct reg_run *rr,
+				 const struct nic_res *nr, int ordinal)
+{
+	const struct cuda_facts *c = &rr->vf->cuda;
+	const struct nvml_facts *nv = &rr->vf->nvml;
+	const char *pci = NULL;
+
+	if (!nr->data_direct || c->driver_version < 12080)
+		return 0;
+	for (int g = 0; g < c->gpus_recorded; g++)
+		if (c->gpus[g].ordinal == ordinal)
+			pci = c->gpus[g].pci;
+	for (int g = 0; pci && *pci && g < nv->gpus_recorded; g++)
+		if (!strcmp(nv->gpus[g].pci, pci))
+			return nv->gpus[g].c2c == 1 ?
+			       CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE : 0;
+	return 0;
+}
+
 static struct ibv_mr *reg_dmabuf(const struct reg_run *rr, struct nic_res *nr,
 				 const struct gpu_buf *gb, struct cu_call *exp,
-				 struct mr_result *m)
+				 struct mr_result *m, unsigned int flags)
 {
 	CUdeviceptr base = gb->ptr & ~(CUdeviceptr)(PAGE - 1);
 	size_t span = (size_t)((gb->ptr + rr->bytes - base + PAGE - 1) &
@@ -820,12 +859,14 @@ static struct ibv_mr *reg_dmabuf(const struct reg_run *rr, struct nic_res *nr,
 	double t0;
 	int fd = -1, rc;
 
-	if (!rr->cu->mem_get_handle_for_address_range || !rr->ibv->reg_dmabuf_mr)
+	m->data_direct = nr->data_direct;
+	if (!rr->cu->mem_get_handle_for_address_range ||
+	    (m->data_direct ? !rr->dv->reg_dmabuf_mr : !rr->ibv->reg_dmabuf_mr))
 		return NULL;
 	enter(rr->st, "cuMemGetHandleForAddressRange");
 	t0 = now_ms();
 	rc = rr->cu->mem_get_handle_for_address_range(&fd, base, span,
-			CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+			CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags);
 	cuda_call_record(exp, rc, t0);
 	if (rc != CUDA_SUCCESS || fd < 0)
 		return NULL;
@@ -1138,7 +1179,8 @@ static void vmm_pair(const struct reg_run *rr, struct nic_res *nr,
 	rr->cu->ctx_set_current(vb->ctx);
 	pmr = reg_timed(rr, nr->pd, (void *)(uintptr_t)vb->ptr, rr->bytes, -1,
 			0, &pp->vmm_peermem);
-	dmr = reg_dmabuf(rr, nr, vb, &pp->vmm_export_call, &pp->vmm_dmabuf);
+	dmr = reg_dmabuf(rr, nr, vb, &pp->vmm_export_call, &pp->vmm_dmabuf,
+			 pp->export_flags);
 	if (pp->port && nr->host_mr && !rr->opt->no_datapath) {
 		if (pmr)
 			datapath(rr, nr, pp, vb, pmr, nic, DPP_VMM_PEERMEM,
@@ -1233,6 +1275,19 @@ static void kmsg_collect(struct reg_facts *rf, int fd)
 
 /* --- the stage ----------------------------------------------------------- */
 
+/* What the verbs stage found of the device (by name): Data Direct? */
+static bool nic_data_direct(const struct reg_run *rr, const char *name)
+{
+	const struct verbs_facts *v = &rr->vf->verbs;
+
+	if (!rr->dv || !rr->dv->reg_dmabuf_mr || rr->opt->no_data_direct)
+		return false;
+	for (int i = 0; i < v->count && i < VF_MAX_NICS; i++)
+		if (!strcmp(v->nics[i].name, name))
+			return mlx5_data_direct(&v->nics[i]);
+	return false;
+}
+
 static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
 		      int ndev)
@@ -1250,6 +1305,7 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 		enter(rr->st, "ibv_get_device_name");
 		name = rr->ibv->get_device_name(list[d]);
 		snprintf(rn->nic, sizeof(rn->nic), "%s", name ? name : "?");
+		nr.data_direct = nic_data_direct(rr, rn->nic);
 		nic_setup(rr, list[d], &nr, rn);
 		for (int g = 0; g < ngpu; g++) {
 			struct reg_pair *pp;
@@ -1285,8 +1341,10 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 			rr->cu->ctx_set_current(gbufs[g].ctx);
 			pmr = reg_timed(rr, nr.pd, (void *)(uintptr_t)gbufs[g].ptr,
 					rr->bytes, -1, 0, &pp->peermem);
+			pp->export_flags = export_flags(rr, &nr,
+							gbufs[g].ordinal);
 			dmr = reg_dmabuf(rr, &nr, &gbufs[g], &pp->export_call,
-					 &pp->dmabuf);
+					 &pp->dmabuf, pp->export_flags);
 			if (pp->port && nr.host_mr && !rr->opt->no_datapath) {
 				if (pmr)
 					datapath(rr, &nr, pp, &gbufs[g], pmr, d,
@@ -1337,6 +1395,8 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	rr.ibv = verbs_api(opt, vf, st);
 	if (!rr.ibv)
 		return;
+	rr.vf = vf;
+	rr.dv = mlx5_api(opt, vf, st);
 	/* Without CUDA the host-memory control still runs; GPUs do not. */
 	rr.cu = cuda_api(opt, vf, st);
 	rr.rf->ran = true;

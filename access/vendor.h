@@ -141,6 +141,16 @@ struct verbs_nic {
 	int probe_errno;		/* errno of ibv_reg_dmabuf_mr(fd=-1) */
 	bool probe_returned_mr;		/* provider accepted fd -1 (!) */
 	int pd_errno;			/* ibv_alloc_pd failure */
+	/*
+	 * libmlx5 (access/mlx5.c), asked only when it loaded: NCCL's Data
+	 * Direct detection (net_ib init.cc, NCCL >= 2.27.3).
+	 */
+	int mlx5;			/* mlx5dv_is_supported: 1, 0, -1 not asked */
+	bool dd_probe_run;		/* mlx5dv_reg_dmabuf_mr(fd -1, 0) */
+	int dd_probe_errno;
+	bool dd_path_called;		/* mlx5dv_get_data_direct_sysfs_path */
+	int dd_path_rc;			/* 0, or the errno it returned */
+	char dd_path[VF_TEXT];		/* "/devices/pci.../0000:bb:dd.f" */
 };
 
 struct verbs_facts {
@@ -148,6 +158,10 @@ struct verbs_facts {
 	bool have_reg_dmabuf_mr;	/* ibv_reg_dmabuf_mr@IBVERBS_1.12 */
 	bool have_reg_mr_iova2;		/* ibv_reg_mr_iova2@IBVERBS_1.8 */
 	bool have_query_gid_ex;		/* _ibv_query_gid_ex@IBVERBS_1.11 */
+	struct lib_facts mlx5_lib;	/* libmlx5.so.1 (optional) */
+	bool have_mlx5_is_supported;	/* mlx5dv_is_supported@MLX5_1.8 */
+	bool have_dd_sysfs_path;	/* ..get_data_direct_sysfs_path@MLX5_1.25 */
+	bool have_mlx5_reg_dmabuf_mr;	/* mlx5dv_reg_dmabuf_mr@MLX5_1.25 */
 	bool list_called;
 	int list_errno;			/* ibv_get_device_list NULL -> errno */
 	int name_errno;			/* ibv_get_device_name NULL -> errno */
@@ -166,6 +180,9 @@ struct mr_result {
 	double ms_dereg;
 	unsigned int lkey, rkey;
 	bool relaxed_ordering;	/* IBV_ACCESS_RELAXED_ORDERING was asked */
+	/* mlx5dv_reg_dmabuf_mr(.., MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT)
+	 * instead of ibv_reg_dmabuf_mr: a Data Direct device, as NCCL. */
+	bool data_direct;
 };
 
 /*
@@ -214,6 +231,9 @@ struct reg_pair {
 	int link_layer;		/* IBV_LINK_LAYER_* */
 	char skip[192];		/* why the pair was not tried, or "" */
 	struct cu_call export_call;	/* dma-buf export of the range */
+	/* cuMemGetHandleForAddressRange flags of both exports:
+	 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE as NCCL's gdrMode PCI. */
+	unsigned int export_flags;
 	struct mr_result peermem;	/* ibv_reg_mr on the GPU pointer */
 	struct mr_result dmabuf;	/* ibv_reg_dmabuf_mr on the fd */
 	struct dp_result dp_peermem;
@@ -358,6 +378,7 @@ struct vendor_options {
 	const char *libcuda;		/* NULL = default soname */
 	const char *libibverbs;
 	const char *libnvml;
+	const char *libmlx5;
 	double stage_timeout;		/* seconds */
 	/* The whole run's budget (--deadline): now_ms() values; no stage
 	 * runs past run_deadline_ms. 0: none. */
@@ -367,6 +388,10 @@ struct vendor_options {
 	bool skip_export;
 	bool skip_verbs;
 	bool skip_nvml;
+	bool skip_mlx5;
+	/* NCCL would expose no `<dev>_dma` device (NCCL_IB_DATA_DIRECT=0,
+	 * or an NCCL before 2.27.3): register as plain verbs. */
+	bool no_data_direct;
 	bool skip_registration;
 	bool no_alloc;
 	bool no_datapath;

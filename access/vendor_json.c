@@ -49,6 +49,17 @@ struct field {
 #define LINES(s, f) { #f, T_LINES, offsetof(s, f), sizeof(MEMBER(s, f)[0]), NULL, \
 		      sizeof(MEMBER(s, f)) / sizeof(MEMBER(s, f)[0]), -1 }
 #define END { NULL, T_BOOL, 0, 0, NULL, 0, -1 }
+/*
+ * A field added after captures of this format version were made (Data
+ * Direct, libmlx5): a document without it decodes, the field left zero
+ * (count_off -2 marks it; only arrays read count_off).
+ */
+#define OPTF(s, f, t) { #f, t, offsetof(s, f), sizeof(MEMBER(s, f)), NULL, 0, -2 }
+#define BO(s, f) OPTF(s, f, T_BOOL)
+#define IO(s, f) OPTF(s, f, T_INT)
+#define UO(s, f) OPTF(s, f, T_UINT)
+#define SO(s, f) OPTF(s, f, T_STR)
+#define OO(s, f, tab) { #f, T_OBJ, offsetof(s, f), sizeof(MEMBER(s, f)), tab, 0, -2 }
 
 static const struct field t_call[] = {
 	B(struct cu_call, called), I(struct cu_call, rc),
@@ -105,6 +116,9 @@ static const struct field t_vnic[] = {
 	B(struct verbs_nic, opened), I(struct verbs_nic, phys_ports),
 	B(struct verbs_nic, probe_run), I(struct verbs_nic, probe_errno),
 	B(struct verbs_nic, probe_returned_mr), I(struct verbs_nic, pd_errno),
+	IO(struct verbs_nic, mlx5), BO(struct verbs_nic, dd_probe_run),
+	IO(struct verbs_nic, dd_probe_errno), BO(struct verbs_nic, dd_path_called),
+	IO(struct verbs_nic, dd_path_rc), SO(struct verbs_nic, dd_path),
 	END
 };
 
@@ -113,6 +127,10 @@ static const struct field t_verbs[] = {
 	B(struct verbs_facts, have_reg_dmabuf_mr),
 	B(struct verbs_facts, have_reg_mr_iova2),
 	B(struct verbs_facts, have_query_gid_ex),
+	OO(struct verbs_facts, mlx5_lib, t_lib),
+	BO(struct verbs_facts, have_mlx5_is_supported),
+	BO(struct verbs_facts, have_dd_sysfs_path),
+	BO(struct verbs_facts, have_mlx5_reg_dmabuf_mr),
 	B(struct verbs_facts, list_called), I(struct verbs_facts, list_errno),
 	I(struct verbs_facts, name_errno), I(struct verbs_facts, count),
 	A(struct verbs_facts, nics, t_vnic, count), END
@@ -123,7 +141,8 @@ static const struct field t_mr[] = {
 	I(struct mr_result, err), S(struct mr_result, call),
 	D(struct mr_result, ms_cold), D(struct mr_result, ms_warm),
 	D(struct mr_result, ms_dereg), U(struct mr_result, lkey),
-	U(struct mr_result, rkey), B(struct mr_result, relaxed_ordering), END
+	U(struct mr_result, rkey), B(struct mr_result, relaxed_ordering),
+	BO(struct mr_result, data_direct), END
 };
 
 static const struct field t_dp[] = {
@@ -143,6 +162,7 @@ static const struct field t_pair[] = {
 	I(struct reg_pair, gpu), S(struct reg_pair, nic), I(struct reg_pair, port),
 	I(struct reg_pair, gid_index), I(struct reg_pair, link_layer),
 	S(struct reg_pair, skip), O(struct reg_pair, export_call, t_call),
+	UO(struct reg_pair, export_flags),
 	O(struct reg_pair, peermem, t_mr), O(struct reg_pair, dmabuf, t_mr),
 	O(struct reg_pair, dp_peermem, t_dp), O(struct reg_pair, dp_dmabuf, t_dp),
 	O(struct reg_pair, vmm_export_call, t_call),
@@ -488,6 +508,8 @@ static int dec_obj(struct dec *d, const struct field *tab, json_t *o, char *base
 		json_t *v = json_object_get(o, f->name);
 
 		snprintf(d->path + at, sizeof(d->path) - at, ".%s", f->name);
+		if (!v && f->count_off == -2)
+			continue;	/* added later: stays zero */
 		if (!v)
 			return fail(d, "missing");
 		if (dec_field(d, f, v, base))

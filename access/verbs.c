@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access/mlx5.h"
 #include "access/symtab.h"
 
 
@@ -56,11 +57,12 @@ static void enter(struct stage_status *st, const char *call)
  * dma-buf MRs rejects the fd (EBADF); EOPNOTSUPP means the provider (or the
  * library) lacks it, EPROTONOSUPPORT that the kernel does.
  */
-static void probe_dmabuf(struct ibv_context *ctx, struct verbs_nic *n,
+static void probe_dmabuf(const struct mlx5_table *dv, struct ibv_device *dev,
+			 struct ibv_context *ctx, struct verbs_nic *n,
 			 struct stage_status *st)
 {
 	struct ibv_pd *pd;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr = NULL;
 
 	enter(st, "ibv_alloc_pd");
 	errno = 0;
@@ -69,16 +71,20 @@ static void probe_dmabuf(struct ibv_context *ctx, struct verbs_nic *n,
 		n->pd_errno = errno ? errno : EIO;
 		return;
 	}
-	enter(st, "ibv_reg_dmabuf_mr");
-	errno = 0;
-	mr = ibv.reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
-	n->probe_run = true;
-	n->probe_errno = errno;
+	if (ibv.reg_dmabuf_mr) {
+		enter(st, "ibv_reg_dmabuf_mr");
+		errno = 0;
+		mr = ibv.reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+		n->probe_run = true;
+		n->probe_errno = errno;
+	}
 	if (mr) {
 		n->probe_returned_mr = true;
 		enter(st, "ibv_dereg_mr");
 		ibv.dereg_mr(mr);
 	}
+	/* libmlx5: Data Direct (NCCL's ncclMlx5dvDmaBufCapable after it). */
+	mlx5_probe_device(dv, ibv.dereg_mr, dev, ctx, pd, n, st);
 	enter(st, "ibv_dealloc_pd");
 	ibv.dealloc_pd(pd);
 }
@@ -104,11 +110,14 @@ void verbs_stage_probe(const struct vendor_options *opt,
 		       struct vendor_facts *vf, struct stage_status *st)
 {
 	struct verbs_facts *v = &vf->verbs;
+	const struct mlx5_table *dv;
 	struct ibv_device **list;
 	int num = 0;
 
 	if (!verbs_api(opt, vf, st))
 		return;
+	/* After libibverbs: the real libmlx5 needs it (DT_NEEDED). */
+	dv = mlx5_api(opt, vf, st);
 	v->have_reg_dmabuf_mr = ibv.reg_dmabuf_mr != NULL;
 	v->have_reg_mr_iova2 = ibv.reg_mr_iova2 != NULL;
 	v->have_query_gid_ex = ibv.query_gid_ex != NULL;
@@ -129,6 +138,7 @@ void verbs_stage_probe(const struct vendor_options *opt,
 		const char *name;
 
 		n->phys_ports = -1;
+		n->mlx5 = -1;
 		enter(st, "ibv_get_device_name");
 		errno = 0;
 		name = ibv.get_device_name(list[i]);
@@ -147,8 +157,8 @@ void verbs_stage_probe(const struct vendor_options *opt,
 		memset(&attr, 0, sizeof(attr));
 		if (ibv.query_device(ctx, &attr) == 0)
 			n->phys_ports = attr.phys_port_cnt;
-		if (ibv.reg_dmabuf_mr)
-			probe_dmabuf(ctx, n, st);
+		if (ibv.reg_dmabuf_mr || dv)
+			probe_dmabuf(dv, list[i], ctx, n, st);
 		enter(st, "ibv_close_device");
 		ibv.close_device(ctx);
 	}

@@ -51,6 +51,9 @@ typedef unsigned long long CUdeviceptr;
 
 /* CUmemRangeHandleType */
 #define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD	0x1
+/* cuMemGetHandleForAddressRange flags (CUDA >= 12.8): map the dma-buf
+ * through PCIe, not C2C (NCCL net.cc getHandleForAddressRangeFlags). */
+#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE	0x1
 
 /* CUpointer_attribute */
 #define CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE 15

@@ -46,6 +46,7 @@ struct options {
 	const char *libcuda;
 	const char *libibverbs;
 	const char *libnvml;
+	const char *libmlx5;
 	const char *libpci;
 	const char *libnccl;		/* --libnccl: read for its version */
 	int nccl_version;		/* --nccl-version, NCCL_VER(); 0 none */
@@ -153,6 +154,53 @@ struct nv_module {		/* /proc/driver/nvidia/version (probes/common.c) */
 };
 
 /*
+ * The platform class (issue 16 item 2): facts that decide which platform
+ * rules apply, computed once per run by ctx_platform() (probes/
+ * platform_class.c) and shown by the platform.class gate. Rules read it
+ * instead of re-deriving the architecture or the IOMMU driver; a rule that
+ * does not apply says so with describe ("does not apply to <describe>").
+ * Every fact has an "unknown" value: unreadable is never a guess.
+ */
+enum plat_arch { PLAT_ARCH_UNKNOWN = 0, PLAT_ARCH_X86_64, PLAT_ARCH_AARCH64,
+		 PLAT_ARCH_OTHER };
+enum plat_iommu { PLAT_IOMMU_UNKNOWN = 0, PLAT_IOMMU_NONE, PLAT_IOMMU_INTEL,
+		  PLAT_IOMMU_AMD, PLAT_IOMMU_SMMU_V3, PLAT_IOMMU_ARM_SMMU,
+		  PLAT_IOMMU_OTHER };
+enum plat_kind {
+	PLAT_KIND_UNKNOWN = 0,
+	PLAT_KIND_X86,			/* x86_64: Intel/AMD host or guest */
+	PLAT_KIND_GRACE,		/* Grace/Vera root ports, no Direct-NIC */
+	PLAT_KIND_GRACE_DIRECT_NIC,	/* Grace + ConnectX Data Direct (GB200/GB300) */
+	PLAT_KIND_ARM64,		/* aarch64 without Grace root ports */
+	PLAT_KIND_OTHER,
+};
+
+struct platform_class {
+	bool known;			/* ctx_platform() filled it */
+	enum plat_kind kind;
+	enum plat_arch arch;
+	char machine[32];		/* "x86_64", "aarch64"; "" unknown */
+	char cpu[64];			/* "GenuineIntel", "implementer 0x41 part 0xd4f" */
+	bool grace;			/* a Grace root port (10de:22b1/22b2/22b8) */
+	bool vera;			/* a Vera root port (10de:2f95/2f96) */
+	char grace_rp[20];		/* the first such root port */
+	bool cx8;			/* a ConnectX-8 PF (15b3:1023) */
+	char cx8_pf[20];
+	bool cx_dma;			/* a ConnectX Data Direct function (15b3:2100) */
+	char cx_dma_fn[20];
+	bool direct_nic;		/* cx_dma below a Grace/Vera root port */
+	bool kernel_known;
+	struct kver kernel;
+	char release[96];
+	enum plat_iommu iommu;
+	char iommu_unit[64];		/* first /sys/class/iommu entry */
+	int vm;				/* 1 guest, 0 bare metal, -1 unknown */
+	char vm_why[96];		/* the fact that said so */
+	char src_machine[48], src_cpu[48];	/* where each fact came from */
+	char describe[112];		/* "x86_64 (GenuineIntel)", "Grace Direct-NIC ..." */
+};
+
+/*
  * One run: everything a gate may read or remember. Nothing of it is
  * process-wide, so two contexts over two sysroots can run in one process
  * (tests/unit/test_context.c).
@@ -173,6 +221,7 @@ struct gdr_ctx {
 	struct uverbs_map uverbs;
 	struct nv_module nv_module;
 	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
+	struct platform_class platform;	/* ctx_platform(), computed once */
 };
 
 /* Record a result for the gate being run, timed since the previous one. */

@@ -351,7 +351,11 @@ bool nccl_dmabuf_comm(int ver, int64_t dmabuf_enable, bool plugin_dmabuf,
  * net_ib ncclIbDmaBufSupport: ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0) and
  * any errno but EOPNOTSUPP (2.13.4) / EOPNOTSUPP or EPROTONOSUPPORT
  * (2.14.3-2.30.7) means supported. ibvwrap sets EOPNOTSUPP when
- * libibverbs lacks the symbol.
+ * libibverbs lacks the symbol. Checked at v2.13.4-1 net_ib.cc:292,
+ * v2.14.3-1 net_ib.cc:291, v2.26.2-1 net_ib.cc:735, v2.28.9-1
+ * net_ib.cc:589, v2.29.7-1 net_ib/gdr.cc:60, v2.30.7-1 net_ib/gdr.cc:59
+ * (ibvwrap.cc:227). errno is not cleared before the call; an MR returned
+ * (errno 0 here) counts as supported.
  */
 bool nccl_dmabuf_probe_ok(int ver, int probe_errno)
 {
@@ -659,10 +663,15 @@ int nccl_gid_index(const struct nccl_gid_in *in, int *index)
 }
 
 /*
- * net_ib ncclIbInitDevices, NCCL_IB_DATA_DIRECT (default 1, 2.27.3+):
- * 2.27.3-2.27.7 expose "<dev>" and "<dev>_dma" when the parameter is
- * non-zero and the device is Data Direct capable; since 2.28.3 only
- * "<dev>_dma" when the parameter is > 0, both when it is 2.
+ * net_ib ncclIbInitDevices, NCCL_IB_DATA_DIRECT (default 1, 2.27.3+), for a
+ * device that is Data Direct capable:
+ *   2.27.3, 2.27.5 (net_ib.cc:658/660 `if (ncclParamIbDataDirect())`):
+ *     any non-zero value exposes "<dev>" and "<dev>_dma";
+ *   2.27.6, 2.27.7 (net_ib.cc:662-663, skipNetDevForDataDirect): 1 only
+ *     "<dev>_dma", 2 both, anything else only "<dev>";
+ *   2.28.3+ (net_ib.cc:702,709; net_ib/init.cc:378,386 since 2.29.2):
+ *     > 0 "<dev>_dma",
+ *     both when it is 2; <= 0 only "<dev>".
  */
 void nccl_data_direct(int ver, int64_t dd_param, bool dd_capable,
 		      struct nccl_dd_out *out)
@@ -671,8 +680,13 @@ void nccl_data_direct(int ver, int64_t dd_param, bool dd_capable,
 	out->dma = false;
 	if (ver < NCCL_VER(2, 27, 0) || !dd_capable)
 		return;
-	if (ver < NCCL_VER(2, 28, 0)) {
+	if (ver < NCCL_VER(2, 27, 6)) {
 		out->dma = dd_param != 0;
+		return;
+	}
+	if (ver < NCCL_VER(2, 28, 0)) {
+		out->dma = dd_param == 1 || dd_param == 2;
+		out->plain = dd_param != 1;
 		return;
 	}
 	if (dd_param > 0) {

@@ -6,6 +6,7 @@
 
 #include "decode/cuda_api.h"
 #include "access/sysroot.h"
+#include "core/xalloc.h"
 #include "probes/probes.h"
 
 struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
@@ -30,6 +31,65 @@ struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
 		 "%s", vf->replay_error);
 	ev_str(r, "replay_error", "%s", vf->replay_error);
 	return r;
+}
+
+bool capture_replaying(struct gdr_ctx *ctx)
+{
+	return ctx->opt->sysroot && sysroot_is_dir(ctx->sr, "/gdrcheck");
+}
+
+#define CAPFACT_MAX	(64 * 1024)
+
+char *capfact_read(struct gdr_ctx *ctx, const char *name)
+{
+	char path[128], *buf = xcalloc(1, CAPFACT_MAX + 1);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/gdrcheck/%s", name);
+	n = sysroot_read(ctx->sr, path, buf, CAPFACT_MAX);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+bool node_getenv(struct gdr_ctx *ctx, const char *name, char *buf,
+		 size_t len)
+{
+	size_t n = strlen(name);
+	char *text, *line, *save = NULL;
+	const char *v;
+	bool found = false;
+
+	if (!capture_replaying(ctx)) {
+		v = getenv(name);
+		if (v)
+			snprintf(buf, len, "%s", v);
+		return v != NULL;
+	}
+	text = capfact_read(ctx, "environ");
+	if (!text)
+		return false;
+	for (line = strtok_r(text, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, name, n) && line[n] == '=') {
+			snprintf(buf, len, "%s", line + n + 1);
+			found = true;
+		}
+	free(text);
+	return found;
+}
+
+void capfact_write(struct gdr_ctx *ctx, const char *name, const char *text)
+{
+	char path[128];
+
+	if (!sysroot_recording(ctx->sr))
+		return;
+	snprintf(path, sizeof(path), "/gdrcheck/%s", name);
+	sysroot_record_file(ctx->sr, path, text, strlen(text));
 }
 
 enum gdr_status stage_problem(const struct gdr_ctx *ctx,
@@ -181,6 +241,7 @@ void probe_caches_free(struct gdr_ctx *ctx)
 	free(ctx->uverbs.ibdev);
 	memset(&ctx->uverbs, 0, sizeof(ctx->uverbs));
 	memset(&ctx->nv_module, 0, sizeof(ctx->nv_module));
+	memset(&ctx->platform, 0, sizeof(ctx->platform));
 }
 
 bool cuda_poisoned(const struct gdr_ctx *ctx, char *buf, size_t len)

@@ -204,8 +204,9 @@ static enum hidden_by gpu_hidden(struct gdr_ctx *ctx, const struct inv_gpu *ig,
 				 char *why, size_t len, char *what,
 				 size_t wlen)
 {
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	char p[128], info[2048], node[48];
+	char p[128], info[2048], node[48], env[512];
+	const char *cvd = node_getenv(ctx, "CUDA_VISIBLE_DEVICES", env,
+				      sizeof(env)) ? env : NULL;
 	const char *minor;
 	long long n;
 	ssize_t got;

@@ -35,12 +35,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access/mlx5.h"
 #include "access/sysroot.h"
 #include "core/xalloc.h"
 #include "decode/cuda_api.h"
 #include "decode/parse.h"
 #include "decode/pcie.h"
 #include "nccl/conf.h"
+#include "nccl/libfind.h"
 #include "nccl/rules.h"
 #include "probes/probes.h"
 
@@ -62,6 +64,7 @@ struct pair_model {
 	struct nccl_mech_out mrd, mwr;
 	int gid_index;		/* -1 IB or unknown */
 	bool cc_unknown;	/* compute capability unanswered or out of domain */
+	bool dd;		/* NCCL uses the NIC's `<dev>_dma` (Data Direct) */
 	/* NCCL's PCI view (pci_view): Broadcom flattening, bandwidth */
 	bool bcm;		/* merging Broadcom sub-switches changed the type */
 	bool vlink;		/* over a Broadcom virtual switch link */
@@ -77,12 +80,21 @@ struct nccl_state {
 	enum reason_code vcode;
 	struct nccl_conf conf;
 	int conf_err;
+	/*
+	 * A replayed capture: /gdrcheck/libnccl's text (cap_lib, NULL for a
+	 * capture without it) and the environment the node's NCCL saw
+	 * (cap_env, pointing into cap_envtext; from /gdrcheck/environ).
+	 */
+	bool replay;
+	char *cap_lib, *cap_envtext;
+	const char **cap_env;
 	/* effective settings */
 	struct nccl_hca_filter hca;
 	bool hca_set;
 	int hca_err;
 	int64_t ib_disable, dmabuf_enable, gdr_read, gdr_c2c, pxn_disable;
 	int64_t pxn_c2c, gid_index, roce_ver;
+	int64_t ib_data_direct;		/* NCCL_IB_DATA_DIRECT */
 	bool level_set;
 	int level_err;
 	enum nccl_ptype level;
@@ -95,53 +107,6 @@ struct nccl_state {
 
 /* --- version ------------------------------------------------------------- */
 
-static bool parse_ver(const char *s, int *ver)
-{
-	unsigned int x, y, z;
-
-	if (sscanf(s, "%u.%u.%u", &x, &y, &z) != 3 || x > 9 || y > 99 || z > 99)
-		return false;
-	*ver = NCCL_VER((int)x, (int)y, (int)z);
-	return true;
-}
-
-/* "libnccl.so.2.28.9" in the resolved name of path. */
-static bool version_from_name(const char *real, int *ver)
-{
-	const char *b = strrchr(real, '/');
-
-	b = b ? b + 1 : real;
-	return !strncmp(b, "libnccl.so.", 11) && strchr(b + 11, '.') &&
-	       parse_ver(b + 11, ver);
-}
-
-/* The "NCCL version 2.X.Y" string init.cc compiles in (VERSION_STRING). */
-static bool version_from_file(int fd, int *ver)
-{
-	static const char tag[] = "NCCL version ";
-	static char buf[1 << 16];
-	size_t keep = 0;
-	ssize_t n;
-
-	while ((n = read(fd, buf + keep, sizeof(buf) - keep - 1)) > 0) {
-		size_t len = keep + (size_t)n;
-		char *p = buf;
-
-		buf[len] = '\0';
-		while ((p = memmem(p, len - (size_t)(p - buf), tag,
-				   sizeof(tag) - 1))) {
-			if ((size_t)(p - buf) + sizeof(tag) + 8 > len)
-				break;	/* cut: look again with the next chunk */
-			if (parse_ver(p + sizeof(tag) - 1, ver))
-				return true;
-			p++;
-		}
-		keep = len < 64 ? len : 64;
-		memmove(buf, buf + len - keep, keep);
-	}
-	return false;
-}
-
 /* Is there a libnccl.so.2 in dir (below the sysroot)? */
 static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
 {
@@ -149,27 +114,27 @@ static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
 	return sysroot_exists(sr, out);
 }
 
-/* Entries of /etc/ld.so.cache: its string table holds the full paths. */
+static bool cache_exists(const char *path, void *arg)
+{
+	return sysroot_exists(arg, path);
+}
+
+/*
+ * The loader's cache: the first entry for a ".../libnccl.so.2" that exists
+ * (nccl/libfind.c parses the file; an unreadable or damaged cache is no
+ * entry, as for ld.so, which then searches the default directories).
+ */
 static bool from_ld_cache(struct sysroot *sr, char *out, size_t len)
 {
-	static char cache[4 << 20];
-	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, sizeof(cache));
-	static const char want[] = "/libnccl.so.2";
+	const size_t size = 4 << 20;
+	char *cache = xcalloc(1, size);
+	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, size);
+	bool found = n > 0 &&
+		nccl_ldcache_find(cache, (size_t)n, "libnccl.so.2",
+				  cache_exists, sr, out, len) == 1;
 
-	if (n <= 0)
-		return false;
-	for (ssize_t i = 0; i < n; ) {
-		size_t l = strnlen(cache + i, (size_t)(n - i));
-
-		if (l > sizeof(want) - 1 && cache[i] == '/' &&
-		    !strcmp(cache + i + l - (sizeof(want) - 1), want) &&
-		    l < len && sysroot_exists(sr, cache + i)) {
-			memcpy(out, cache + i, l + 1);
-			return true;
-		}
-		i += (ssize_t)l + 1;
-	}
-	return false;
+	free(cache);
+	return found;
 }
 
 /* <prefix>/python3.*\/{site,dist}-packages/nvidia/nccl/lib (PyTorch wheels). */
@@ -248,10 +213,76 @@ static void ver_string(int ver, char *buf, size_t len)
 	snprintf(buf, len, "%d.%d.%d", ver / 10000, ver / 100 % 100, ver % 100);
 }
 
+/*
+ * /gdrcheck/libnccl of a capture: "none", or "HOW<TAB>PATH<TAB>REAL<TAB>
+ * VERSION" (0: none readable) for the libnccl.so.2 the node's loader would
+ * find (the library itself stays on the node). The environment NCCL reads
+ * is /gdrcheck/environ (access/capture.c).
+ */
+static void capture_libnccl(struct gdr_ctx *ctx, const char *how,
+			    const char *path, const char *real, int ver)
+{
+	char *text;
+
+	if (!how) {
+		capfact_write(ctx, "libnccl", "none\n");
+		return;
+	}
+	if (asprintf(&text, "%s\t%s\t%s\t%d\n", how, path, real, ver) < 0)
+		return;
+	capfact_write(ctx, "libnccl", text);
+	free(text);
+}
+
+/*
+ * The node's environment from a replayed capture's /gdrcheck/environ
+ * ("NAME=value" lines); empty for a capture without it.
+ */
+static void replay_env(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	size_t n = 0, cap = 8;
+	char *save = NULL, *line;
+
+	s->cap_env = xcalloc(cap, sizeof(*s->cap_env));
+	s->cap_envtext = capfact_read(ctx, "environ");
+	if (!s->cap_envtext)
+		return;
+	for (line = strtok_r(s->cap_envtext, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strchr(line, '='))
+			continue;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			s->cap_env = xrealloc(s->cap_env,
+					      cap * sizeof(*s->cap_env));
+		}
+		s->cap_env[n++] = line;
+	}
+	s->cap_env[n] = NULL;
+}
+
+/* A replayed /gdrcheck/libnccl; false: "none". */
+static bool replay_libnccl(struct nccl_state *s, char *path, size_t plen,
+			   char *real, size_t rlen, char *how, size_t hlen,
+			   int *ver)
+{
+	char h[64] = "", p[PATH_MAX] = "", r[PATH_MAX] = "";
+
+	*ver = 0;
+	if (!strncmp(s->cap_lib, "none", 4) ||
+	    sscanf(s->cap_lib, "%63[^\t]\t%4095[^\t]\t%4095[^\t]\t%d", h,
+		   p, r, ver) != 4)
+		return false;
+	snprintf(path, plen, "%s", p);
+	snprintf(real, rlen, "%s", r);
+	snprintf(how, hlen, "%s", h);
+	return true;
+}
+
 static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	const struct options *o = ctx->opt;
-	char path[PATH_MAX], real[PATH_MAX];
+	char path[PATH_MAX], real[PATH_MAX], rhow[64];
 	const char *how = "--libnccl";
 	int ver = 0, fd;
 	bool ok;
@@ -260,7 +291,30 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 	if (o->nccl_version) {
 		s->ver = o->nccl_version;
 		snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+		capture_libnccl(ctx, "--nccl-version", "-", "-", s->ver);
 		goto done;
+	}
+	if (s->replay && !o->libnccl) {
+		if (!s->cap_lib) {
+			s->ver = NCCL_VER_NEWEST;
+			s->vcode = C_NOT_REPLAYED;
+			snprintf(s->vsrc, sizeof(s->vsrc), "assumed: this "
+				 "capture (an older gdrcheck's) does not hold "
+				 "the node's libnccl.so.2 and NCCL settings");
+			goto done;
+		}
+		if (!replay_libnccl(s, path, sizeof(path), real, sizeof(real),
+				    rhow, sizeof(rhow), &ver))
+			goto none;
+		if (!strcmp(rhow, "--nccl-version") && ver > 0) {
+			/* The node's run named the release. */
+			s->ver = ver;
+			snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
+			goto done;
+		}
+		how = rhow;
+		ok = ver > 0;
+		goto have;
 	}
 	if (o->libnccl) {
 		snprintf(path, sizeof(path), "%s", o->libnccl);
@@ -272,6 +326,8 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
 			snprintf(real, sizeof(real), "%s", path);
 	} else {
+		capture_libnccl(ctx, NULL, NULL, NULL, 0);
+none:
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_NOT_FOUND;
 		snprintf(s->vsrc, sizeof(s->vsrc), "assumed: no libnccl.so.2 "
@@ -279,11 +335,13 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 			 "directories, python nvidia/nccl wheels)");
 		goto done;
 	}
-	ok = version_from_name(real, &ver);
+	ok = nccl_version_from_name(real, &ver);
 	if (!ok && fd >= 0)
-		ok = version_from_file(fd, &ver);
+		ok = nccl_version_from_fd(fd, &ver);
 	if (fd >= 0)
 		close(fd);
+	capture_libnccl(ctx, how, path, real, ok ? ver : 0);
+have:
 	if (!ok) {
 		s->ver = NCCL_VER_NEWEST;
 		s->vcode = C_NCCL_VERSION_UNREADABLE;
@@ -331,6 +389,9 @@ static void read_settings(struct nccl_state *s)
 	s->pxn_c2c = param(s, "NCCL_PXN_C2C", nccl_pxn_c2c_default(ver));
 	s->gid_index = param(s, "NCCL_IB_GID_INDEX", nccl_gid_index_default(ver));
 	s->roce_ver = param(s, "NCCL_IB_ROCE_VERSION_NUM", 2);
+	/* net_ib init.cc NCCL_PARAM(IbDataDirect, "IB_DATA_DIRECT", 1),
+	 * 2.27.3+ (read by nccl_data_direct only from that version on). */
+	s->ib_data_direct = param(s, "NCCL_IB_DATA_DIRECT", 1);
 	v = get(s, "NCCL_NET_GDR_LEVEL");
 	s->level_err = v ? nccl_parse_level(ver, v, &s->level) : -ENOENT;
 	s->level_set = v && !s->level_err;
@@ -429,6 +490,59 @@ static int pair_index(const struct gdr_ctx *ctx, int gpu, int nic)
 	return ctx->nccl->pair_at[(size_t)gpu * ctx->inv.nnic + (size_t)nic];
 }
 
+/*
+ * Data Direct (net_ib init.cc ncclIbInitDevices, 2.27.3+; rules in
+ * nccl_data_direct): a capable mlx5 device (nic.data_direct's facts) is
+ * exposed as `<dev>_dma` whose pciPath is mlx5dv_get_data_direct_sysfs_path's
+ * function, so NCCL's distance, rails and GDR decision use the GPU's path to
+ * that function, and it registers through mlx5dv (reg.cc). When NCCL also
+ * keeps `<dev>` (2.27.x, or NCCL_IB_DATA_DIRECT=2) its rails take the nearer
+ * of the two; here the pair stands for that one.
+ */
+static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		     const struct inv_pair *pr, struct pair_model *m)
+{
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
+	struct nccl_dd_out dd;
+	struct pcipath p;
+	const char *fn;
+	int node;
+
+	if (!v || pr->node_gpu < 0)
+		return;
+	nccl_data_direct(s->ver, s->ib_data_direct, mlx5_data_direct(v), &dd);
+	if (!dd.dma)
+		return;
+	fn = strrchr(v->dd_path, '/');
+	node = pcitree_find(&ctx->tree, fn ? fn + 1 : v->dd_path);
+	if (node >= 0)
+		pcitree_path(&ctx->tree, pr->node_gpu, node, &p);
+	/*
+	 * A function the tree lacks (a sysfs the capture cut short): NCCL
+	 * still uses `<dev>_dma` and mlx5dv; the NIC's own path stands in
+	 * for its distance.
+	 */
+	if (node < 0 || !p.known || p.cls == TOPO_UNKNOWN) {
+		m->dd = !dd.plain;
+		return;
+	}
+	if (dd.plain && m->known && ptype_of(p.cls) > m->type)
+		return;
+	m->dd = true;
+	m->known = true;
+	m->type = ptype_of(p.cls);
+}
+
+/* The device name NCCL gives the pair's NIC. */
+static const char *nccl_nic_name(const struct gdr_ctx *ctx, int pi,
+				 char *buf, size_t len)
+{
+	const char *name = ctx->inv.nic[ctx->inv.pair[pi].nic].name;
+
+	snprintf(buf, len, "%s%s", name, ctx->nccl->pm[pi].dd ? "_dma" : "");
+	return buf;
+}
+
 /* The first port of nic that NCCL_IB_HCA selects, or -1. */
 static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 {
@@ -443,7 +557,16 @@ static bool nic_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
 
-	/* No ibv_reg_dmabuf_mr: NCCL's wrapper answers EOPNOTSUPP. */
+	/*
+	 * NCCL's rule, not mech.dmabuf_provider's stricter one (which calls
+	 * anything but EBADF unexpected): ncclIbDmaBufSupport counts every
+	 * errno but EOPNOTSUPP (2.13.4+) and EPROTONOSUPPORT (2.14.3+) as
+	 * supported, EINVAL and 0 included (nccl_dmabuf_probe_ok; scenario
+	 * nccl-dmabuf-probe-einval). No ibv_reg_dmabuf_mr: NCCL's wrapper
+	 * answers EOPNOTSUPP (ibvwrap.cc wrap_direct_ibv_reg_dmabuf_mr). No
+	 * probe because ibv_alloc_pd failed: NCCL's NCCLCHECKGOTO takes the
+	 * failure branch (unsupported).
+	 */
 	if (!ctx->vf->verbs.have_reg_dmabuf_mr || !v || !v->probe_run)
 		return false;
 	return nccl_dmabuf_probe_ok(s->ver, v->probe_errno);
@@ -701,7 +824,12 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 	m->bw = 0;
 	if (!m->known || pr->node_gpu < 0 || pr->node_nic < 0)
 		return;
-	for (int i = 0; i < pp->nbridges; i++) {
+	/*
+	 * Data Direct (dd_apply): NCCL's device is the `_dma` function, not
+	 * the one pr->path leads to; its switches are not re-walked here,
+	 * and its width is the GPU's link and the port's.
+	 */
+	for (int i = 0; i < pp->nbridges && !m->dd; i++) {
 		int u = switch_of(t, pp->bridges[i]), k, f;
 
 		if (u < 0)
@@ -725,8 +853,10 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 	m->bcm = m->type != m->pci_type;
 
 	bw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
-	bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
-	if (pp->turn < 0 && bcm_virtual_link(ctx, s, pr, gsw, &gu, nsw2, &nu)) {
+	if (!m->dd)
+		bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
+	if (!m->dd && pp->turn < 0 &&
+	    bcm_virtual_link(ctx, s, pr, gsw, &gu, nsw2, &nu)) {
 		/* Up to the linked switches only; their uplinks unused. */
 		m->vlink = true;
 		m->type = NPT_PXB;
@@ -855,9 +985,14 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s = xcalloc(1, sizeof(*s));
 	ctx->nccl = s;
 	s->sr = ctx->sr;
+	s->replay = capture_replaying(ctx);
+	if (s->replay) {
+		s->cap_lib = capfact_read(ctx, "libnccl");
+		replay_env(ctx, s);
+	}
 	pick_version(ctx, s);
-	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver,
-				     (const char *const *)environ);
+	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
+				     s->cap_env : (const char *const *)environ);
 	read_settings(s);
 	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
@@ -872,6 +1007,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		m->gid_index = -1;
 		m->known = pr->path.known && pr->path.cls != TOPO_UNKNOWN;
 		m->type = m->known ? ptype_of(pr->path.cls) : NPT_DIS;
+		dd_apply(ctx, s, pr, m);
 		m->port = hca_port(s, &inv->nic[pr->nic]);
 		m->used = s->ib_used && m->known && m->port >= 0;
 		pci_view(ctx, s, pr, m);
@@ -978,7 +1114,8 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	snprintf(f->version, sizeof(f->version), "%s", s->version);
 	snprintf(f->version_source, sizeof(f->version_source), "%s", s->vsrc);
 	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
-			     s->vcode == C_NCCL_VERSION_UNREADABLE;
+			     s->vcode == C_NCCL_VERSION_UNREADABLE ||
+			     s->vcode == C_NOT_REPLAYED;
 	f->ngpus = inv->ngpu;
 	/* report_alloc does not clear: every rail count starts at 0. */
 	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
@@ -1020,6 +1157,9 @@ void nccl_state_free(struct gdr_ctx *ctx)
 	if (!s)
 		return;
 	nccl_conf_free(&s->conf);
+	free(s->cap_lib);
+	free(s->cap_envtext);
+	free(s->cap_env);
 	free(s->pm);
 	free(s->pair_at);
 	free(s);
@@ -1085,7 +1225,13 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 					       shown[i], v);
 		}
 	}
-	if (s->vcode == C_NCCL_NOT_FOUND)
+	if (s->vcode == C_NOT_REPLAYED)
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			 "not replayed: this capture (an older gdrcheck's) "
+			 "does not hold the libnccl.so.2 and the NCCL settings "
+			 "the node saw; NCCL %s (the newest modelled) assumed",
+			 s->version);
+	else if (s->vcode == C_NCCL_NOT_FOUND)
 		r = emit(ctx, ctx->host, ST_PASS, C_NCCL_NOT_FOUND,
 			 "no libnccl.so.2 found; NCCL %s (the newest modelled) "
 			 "assumed; settings: %s", s->version,
@@ -1143,10 +1289,12 @@ static void rails_string(const struct gdr_ctx *ctx, int gpu, char *buf,
 	buf[0] = '\0';
 	for (size_t n = 0; n < ctx->inv.nnic && used < len; n++) {
 		int pi = pair_index(ctx, gpu, (int)n);
+		char nm[80];
 
 		if (pi >= 0 && ctx->nccl->pm[pi].rail && ctx->nccl->pm[pi].used)
 			used += (size_t)snprintf(buf + used, len - used,
-				"%s%s (%s)", used ? ", " : "", ctx->inv.nic[n].name,
+				"%s%s (%s)", used ? ", " : "",
+				nccl_nic_name(ctx, pi, nm, sizeof(nm)),
 				nccl_ptype_name(ctx->nccl->pm[pi].type));
 	}
 	if (!buf[0])
@@ -1238,7 +1386,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	struct nccl_state *s = model(ctx);
 	const struct pair_model *m = &s->pm[t->pair];
-	char rails[256], narrow[96];
+	char rails[256], nm[80], narrow[96];
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, pr->gpu)) {
@@ -1302,11 +1450,12 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(d),
 			d >= NPT_SYS ? "CPU interconnect" : "root complex");
 	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
-		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_DISTANCE_EXCEEDS_LEVEL,
+		/* Not the distance: the level advice would not help. */
+		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_RAIL_NO_GDR,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
 			 why_name(m->wr.why));
-		remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r, nccl_ptype_name(m->type),
-			m->type >= NPT_SYS ? "CPU interconnect" : "root complex");
+		if (m->wr.why == NCCL_GDR_NO_SUPPORT)
+			remedy_NCCL_RAIL_NO_GDR(r);
 	} else if (m->rd.mode == NCCL_GDR_DISABLED) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL rail: GDR for receives (distance %s <= %s) but "
@@ -1323,7 +1472,8 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
 			 "NCCL rail %s port %d: %s both ways%s, distance %s <= "
-			 "level %s%s%s", ctx->inv.nic[pr->nic].name, m->port,
+			 "level %s%s%s", nccl_nic_name(ctx, t->pair, nm,
+			 sizeof(nm)), m->port,
 			 mech_name(m->mwr.mech),
 			 m->mwr.no_fallback ? " (no fallback)" : "",
 			 nccl_ptype_name(m->wr.distance),
@@ -1348,6 +1498,19 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
 	ev_str(r, "mechanism_recv", "%s", mech_name(m->mwr.mech));
 	ev_bool(r, "no_fallback", m->mwr.no_fallback || m->mrd.no_fallback);
+	if (m->dd) {
+		const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
+		const char *fn = v ? strrchr(v->dd_path, '/') : NULL;
+
+		/* init.cc: `<dev>_dma`, pciPath from mlx5dv; reg.cc:
+		 * mlx5dv_reg_dmabuf_mr; net.cc: a PCI gdrMode exports with
+		 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (CUDA >= 12.8). */
+		ev_str(r, "nccl_device", "%s",
+		       nccl_nic_name(ctx, t->pair, nm, sizeof(nm)));
+		ev_str(r, "data_direct_pci", "%s", fn ? fn + 1 : "");
+		ev_bool(r, "pcie_mapping", m->wr.mode == NCCL_GDR_PCI ||
+			m->rd.mode == NCCL_GDR_PCI);
+	}
 	if (m->cc_unknown)
 		ev_str(r, "gdr_read_reason", "default (compute capability "
 		       "unknown)");
@@ -1359,49 +1522,259 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 enum proof { PR_PROVEN, PR_UNPROVEN, PR_ERROR, PR_FAILED };
 
 /*
- * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi? Reads the
- * results the registration and datapath gates recorded: a BLOCKED result
- * of that mechanism on the host, the GPU, the NIC, its ports or the pair
- * closes it; its reg and data results on the pair PASSing prove it.
+ * NCCL's buffers (cudawrap.cc ncclCuMemEnable, 2.18.1-2.30.7: v2.18.1-1
+ * cudawrap.cc:15-46, v2.19.1-1 cudawrap.cc:15-48, v2.23.4-1
+ * cudawrap.cc:13-49, v2.24.3-1 cudawrap.cc:13-46, v2.30.7-1
+ * cudawrap.cc:16-51): with cuMem on, ncclCudaCalloc and the net
+ * transport's device buffers come from ncclCuMemAlloc (cuMemCreate +
+ * cuMemMap + cuMemSetAccess; alloc.h, v2.30.7-1 net.cc:1124), so only
+ * the VMM registration and transfer prove NCCL's path; with it off,
+ * cudaMalloc (cuMemAlloc) memory is what NCCL registers.
  */
-static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
-			 const struct result **why)
+enum bufkind { BUF_CUMEMALLOC, BUF_CUMEM, BUF_UNKNOWN };
+
+static bool word_in(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; (p = strstr(p, w)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return true;
+	return false;
+}
+
+/*
+ * Does NCCL allocate GPU gpu's buffers with cuMemCreate? The parameter
+ * (NCCL_CUMEM_ENABLE from the environment or a conf file, else the
+ * release's default) and ncclIsCuMemSupported's facts: driver version,
+ * cuMemCreate in libcuda, VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED and (until
+ * 2.23.4) GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED. A fact not known is
+ * tried both ways: when the answer differs, the kind is unknown. why says
+ * which and from where.
+ */
+static enum bufkind cumem_of(const struct gdr_ctx *ctx,
+			     const struct nccl_state *s, int gpu, char *why,
+			     size_t len)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+	const struct reg_vmm_gpu *v = NULL;
+	enum nccl_conf_src src;
+	int line = 0, vmm = -1, gdr_vmm = -1, create = -1;
+	int64_t def = nccl_cumem_param_default(s->ver), param = def;
+	const char *val = nccl_conf_get(&s->conf, "NCCL_CUMEM_ENABLE", &src,
+					&line);
+	char ptxt[160], unknown[96] = "";
+	size_t uu = 0;
+	bool lo, hi;
+
+	if (val) {
+		nccl_parse_param(val, def, &param);
+		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE=%.32s (%s%s%.0d)",
+			 val, nccl_conf_src_name(src), line ? ":" : "", line);
+	} else {
+		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE unset: NCCL "
+			 "%s's default %lld%s", s->version, (long long)def,
+			 def == -2 ? " (auto)" : "");
+	}
+	if (cf->lib.loaded)
+		create = !word_in(cf->lib.missing_optional, "cuMemCreate");
+	if (g && g->ordinal >= 0 && g->ordinal < VF_MAX_GPUS &&
+	    g->ordinal < cf->gpus_recorded)
+		v = &ctx->vf->reg.vmm[g->ordinal];
+	if (v && (v->skip == VMMS_TRIED || v->skip == VMMS_GDR_UNSUPPORTED ||
+		  (v->skip == VMMS_ATTR_FAILED &&
+		   v->attr != CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)))
+		vmm = 1;
+	else if (v && v->skip == VMMS_UNSUPPORTED)
+		vmm = 0;
+	if (g && !(g->attr_unanswered & CU_SLOT_BIT(CU_SLOT_VMM_GDR)))
+		gdr_vmm = g->attr_vmm_gdr;
+	lo = nccl_cumem_enable(s->ver, param, cf->driver_version,
+			       create == 1, vmm > 0, gdr_vmm > 0);
+	hi = nccl_cumem_enable(s->ver, param, cf->driver_version ?
+			       cf->driver_version : 12000, create != 0,
+			       vmm != 0, gdr_vmm != 0);
+	if (s->ver < NCCL_VER(2, 18, 0)) {
+		snprintf(why, len, "NCCL %s has no cuMem "
+			 "allocation (ncclCuMemEnable starts at 2.18.1)",
+			 s->version);
+		return BUF_CUMEMALLOC;
+	}
+	/* The parameter alone decides: ncclIsCuMemSupported is not read. */
+	if (param != -2) {
+		snprintf(why, len, "%s", ptxt);
+		return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
+	}
+	if (!cf->driver_version)
+		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
+				       "%sdriver version", uu ? ", " : "");
+	if (create < 0 && uu < sizeof(unknown))
+		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
+				       "%scuMemCreate", uu ? ", " : "");
+	if (vmm < 0 && uu < sizeof(unknown))
+		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
+				       "%sVMM attribute", uu ? ", " : "");
+	if (gdr_vmm < 0 && s->ver < NCCL_VER(2, 24, 0) && uu < sizeof(unknown))
+		snprintf(unknown + uu, sizeof(unknown) - uu,
+			 "%sGPUDirect RDMA with VMM attribute", uu ? ", " : "");
+	if (lo != hi) {
+		snprintf(why, len, "%s, and cuMem support unknown (%s not "
+			 "read)", ptxt, unknown);
+		return BUF_UNKNOWN;
+	}
+	if (lo)
+		snprintf(why, len, "%s, cuMem supported "
+			 "(driver %d, cuMemCreate, VMM attribute%s)", ptxt,
+			 cf->driver_version, s->ver < NCCL_VER(2, 24, 0) ?
+			 ", GPUDirect RDMA with VMM attribute" : "");
+	else
+		snprintf(why, len, "%s, cuMem not supported (%s)", ptxt,
+			 cf->driver_version && cf->driver_version < 12000 ?
+			 "driver < 12000" : create == 0 ? "no cuMemCreate" :
+			 vmm == 0 ? "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0" :
+			 "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0, "
+			 "required until 2.23.4");
+	return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
+}
+
+/*
+ * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi for buffers
+ * of kind kind? Reads the results the registration and datapath gates
+ * recorded: a BLOCKED result of that mechanism on the host, the GPU, the
+ * NIC, its ports or the pair closes it; the reg and data results of the
+ * buffer kind on the pair PASSing prove it: reg.dmabuf/data.dmabuf
+ * (reg.peermem/data.peermem) for cuMemAlloc buffers, reg.vmm_dmabuf/
+ * data.vmm_dmabuf (..._peermem) and vmm_proof() for cuMemCreate ones, and
+ * then the cuMemAlloc results of the pair do not count.
+ */
+static enum proof proven_kind(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			      bool vmm, const struct result **why)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[pi];
 	const struct inv_nic *nic = &ctx->inv.nic[pr->nic];
 	const struct report *rep = ctx->rep;
-	int reg_g = mask == P_DMABUF ? G_REG_DMABUF : G_REG_PEERMEM;
-	int data_g = mask == P_DMABUF ? G_DATA_DMABUF : G_DATA_PEERMEM;
+	bool db = mask == P_DMABUF;
+	int reg_g = vmm ? (db ? G_REG_VMM_DMABUF : G_REG_VMM_PEERMEM) :
+			  (db ? G_REG_DMABUF : G_REG_PEERMEM);
+	int data_g = vmm ? (db ? G_DATA_VMM_DMABUF : G_DATA_VMM_PEERMEM) :
+			   (db ? G_DATA_DMABUF : G_DATA_PEERMEM);
+	int alloc_reg = db ? G_REG_DMABUF : G_REG_PEERMEM;
+	int alloc_data = db ? G_DATA_DMABUF : G_DATA_PEERMEM;
 	const struct result *reg = NULL, *data = NULL;
+	int vp;
 
 	*why = NULL;
 	for (size_t i = 0; i < rep->nres; i++) {
 		const struct result *r = &rep->res[i];
-		int sj = r->subject;
+		int sj = r->subject, gi = r->gate->index;
 		bool mine = sj == ctx->host || sj == ctx->inv.gpu[pr->gpu].subject ||
 			    sj == nic->subject || sj == pr->subject ||
 			    (rep->subj[sj].kind == SUBJ_PORT &&
 			     rep->subj[sj].parent == nic->subject);
 
-		if (!mine || !(r->paths & mask))
+		if (!mine)
 			continue;
-		if (r->status == ST_BLOCKED) {
+		if (sj == pr->subject && gi == reg_g)
+			reg = r;
+		if (sj == pr->subject && gi == data_g)
+			data = r;
+		/* NCCL registers no cuMemAlloc memory with cuMem on. */
+		if (vmm && sj == pr->subject &&
+		    (gi == alloc_reg || gi == alloc_data))
+			continue;
+		if (((r->paths & mask) || gi == reg_g || gi == data_g) &&
+		    r->status == ST_BLOCKED) {
 			*why = r;
 			return PR_FAILED;
 		}
-		if (sj == pr->subject && r->gate->index == reg_g)
-			reg = r;
-		if (sj == pr->subject && r->gate->index == data_g)
-			data = r;
 	}
+	/*
+	 * DMA-BUF on a Data Direct rail is mlx5dv_reg_dmabuf_mr(DATA_DIRECT)
+	 * (net_ib reg.cc); a registration made the other way proves
+	 * something else, and the other way round. The MR of the buffer
+	 * kind NCCL registers is the one that counts.
+	 */
+	if (mask == P_DMABUF && reg && reg->status == ST_PASS) {
+		const struct reg_pair *rp = ctx_reg_pair(ctx, pr);
+		const struct mr_result *mr = !rp ? NULL :
+					     vmm ? &rp->vmm_dmabuf : &rp->dmabuf;
+
+		if (!mr || mr->data_direct != ctx->nccl->pm[pi].dd) {
+			*why = reg;
+			return PR_UNPROVEN;
+		}
+	}
+	vp = vmm ? vmm_proof(ctx, pi, db ? VMM_PATH_DMABUF : VMM_PATH_PEERMEM) :
+		   VMM_PROVEN;
+	/* --no-datapath waives the transfer (vmm_proof then NOT_TRIED). */
 	if (reg && reg->status == ST_PASS && data &&
-	    (data->status == ST_PASS || (data->status == ST_SKIP && data->waived)))
+	    ((data->status == ST_PASS && vp == VMM_PROVEN) ||
+	     (data->status == ST_SKIP && data->waived && vp != VMM_FAILED)))
 		return PR_PROVEN;
 	*why = data && data->status != ST_PASS ? data : reg;
 	if (*why && (*why)->status == ST_ERROR)
 		return PR_ERROR;
+	/* The worker's record says it failed (the VMM allocation itself). */
+	if (vp == VMM_FAILED)
+		return PR_FAILED;
 	return PR_UNPROVEN;
 }
+
+/*
+ * The kind unknown: both kinds proven prove it; a failure of one kind
+ * only is not proof of NCCL's failure.
+ */
+static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			 enum bufkind kind, const struct result **why)
+{
+	const struct result *wa, *wv;
+	enum proof pa, pv;
+
+	if (kind != BUF_UNKNOWN)
+		return proven_kind(ctx, pi, mask, kind == BUF_CUMEM, why);
+	pa = proven_kind(ctx, pi, mask, false, &wa);
+	pv = proven_kind(ctx, pi, mask, true, &wv);
+	*why = pa >= pv ? wa : wv;
+	if (pa == pv)
+		return pa;
+	return pa == PR_FAILED || pv == PR_FAILED ? PR_UNPROVEN :
+	       pa > pv ? pa : pv;
+}
+
+static bool vmm_gate(const struct result *r)
+{
+	int gi = r ? r->gate->index : -1;
+
+	return gi == G_REG_VMM_DMABUF || gi == G_REG_VMM_PEERMEM ||
+	       gi == G_DATA_VMM_DMABUF || gi == G_DATA_VMM_PEERMEM;
+}
+
+/*
+ * A failure on VMM memory that cuMemAlloc memory does not share: then
+ * NCCL_CUMEM_ENABLE=0 is a workaround. When cuMemAlloc memory fails too,
+ * *why becomes that failure (the mechanism's own fix clears both).
+ */
+static bool vmm_only_failure(struct gdr_ctx *ctx, int pi, unsigned int mask,
+			     enum proof p, const struct result **why)
+{
+	const struct result *w;
+
+	if (p != PR_FAILED || !vmm_gate(*why))
+		return false;
+	if (proven_kind(ctx, pi, mask, false, &w) != PR_FAILED)
+		return true;
+	if (w)
+		*why = w;
+	return false;
+}
+
+static const char *kind_name(enum bufkind k)
+{
+	return k == BUF_CUMEM ? "cuMemCreate" : k == BUF_CUMEMALLOC ?
+	       "cuMemAlloc" : "unknown";
+}
+
 
 void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
@@ -1410,10 +1783,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	struct nccl_gpu_rails *gr = NULL;
 	enum proof worst = PR_PROVEN;
 	const struct result *worst_why = NULL;
-	char on[256] = "", mech[16] = "";
+	char on[256] = "", mech[16] = "", bufwhy[512], rwhy_buf[512];
+	enum bufkind kind;
 	size_t used = 0;
 	int nrails = 0, worst_pi = -1;
-	bool nogdr = false;
+	bool nogdr = false, worst_vmm_only = false;
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, t->gpu)) {
@@ -1424,12 +1798,15 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
 		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
 			gr = &ctx->rep->nccl.gpus[g];
+	kind = cumem_of(ctx, s, t->gpu, bufwhy, sizeof(bufwhy));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
 		int pi = pair_index(ctx, t->gpu, (int)n);
 		const struct pair_model *m;
 		const struct result *why;
 		enum nccl_mech mm;
 		enum proof p;
+		bool vo = false;
+		char nm[80];
 
 		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
 			continue;
@@ -1439,7 +1816,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		if (used < sizeof(on))
 			used += (size_t)snprintf(on + used, sizeof(on) - used,
 						 "%s%s%s%s%s", used ? ", " : "",
-						 ctx->inv.nic[n].name,
+						 nccl_nic_name(ctx, pi, nm, sizeof(nm)),
 						 m->relay >= 0 ? " (PXN through " : "",
 						 m->relay >= 0 ? ctx->rep->subj[
 						 ctx->inv.gpu[m->relay].subject].id : "",
@@ -1453,7 +1830,9 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			why = NULL;
 		} else {
 			p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
-				   P_PEERMEM, &why);
+				   P_PEERMEM, kind, &why);
+			vo = vmm_only_failure(ctx, pi, mm == NCCL_MECH_DMABUF ?
+					      P_DMABUF : P_PEERMEM, p, &why);
 			/*
 			 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
 			 * sends leave from the relay GPU's memory, so the
@@ -1464,15 +1843,20 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				int rpi = pair_index(ctx, m->relay, (int)n);
 				enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
 						    m->mrd.mech : mm;
+				enum bufkind rk = cumem_of(ctx, s, m->relay,
+					rwhy_buf, sizeof(rwhy_buf));
 				enum proof rp = rpi < 0 ? PR_UNPROVEN :
 					proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
-					       P_DMABUF : P_PEERMEM, &rwhy);
+					       P_DMABUF : P_PEERMEM, rk, &rwhy);
 
 				if (rpi < 0)
 					rwhy = NULL;
 				if (rp > p) {
 					p = rp;
 					why = rwhy;
+					vo = vmm_only_failure(ctx, rpi,
+						rm == NCCL_MECH_DMABUF ?
+						P_DMABUF : P_PEERMEM, rp, &why);
 				}
 			}
 		}
@@ -1487,6 +1871,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			if (p >= worst) {
 				worst = p;
 				worst_why = why;
+				worst_vmm_only = vo;
 			}
 			if (worst_pi < 0 || p >= worst)
 				worst_pi = pi;
@@ -1510,7 +1895,8 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		const struct pair_model *m = &s->pm[worst_pi];
 		enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
 				    m->mwr.mech : m->mrd.mech;
-		const char *nic = ctx->inv.nic[ctx->inv.pair[worst_pi].nic].name;
+		char nm[80];
+		const char *nic = nccl_nic_name(ctx, worst_pi, nm, sizeof(nm));
 		const char *wr = worst_why ? worst_why->reason : "";
 		const char *wg = worst_why ? worst_why->gate->id : "";
 
@@ -1519,8 +1905,16 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 "host memory");
 		if (worst == PR_PROVEN) {
 			r = emit(ctx, gpu->subject, ST_PASS, C_NCCL_RAILS_PROVEN,
-				 "NCCL uses %s on %s: registration and transfer "
-				 "verified", mech, on);
+				 "NCCL uses %s on %s with %s buffers (%s): "
+				 "registration and transfer verified", mech, on,
+				 kind_name(kind), bufwhy);
+		} else if (worst == PR_FAILED && worst_vmm_only) {
+			r = emit(ctx, gpu->subject, ST_BLOCKED,
+				 C_NCCL_CUMEM_VMM_FAILS, "NCCL allocates its "
+				 "buffers with cuMemCreate (%s) and uses %s on "
+				 "%s; that fails on VMM memory: %s: %s",
+				 bufwhy, mech, nic, wg, wr);
+			remedy_NCCL_CUMEM_VMM_FAILS(r);
 		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
 				 "NCCL will not use GPUDirect RDMA on %s: %s",
@@ -1531,7 +1925,11 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 "NCCL uses DMA-BUF on %s (no fallback to "
 				 "peermem) and DMA-BUF fails there: %s: %s",
 				 nic, wg, wr);
-			remedy_NCCL_DMABUF_FAILS(r);
+			if (m->dd)
+				remedy_NCCL_DD_FAILS(r, ctx->inv.nic[
+					ctx->inv.pair[worst_pi].nic].name);
+			else
+				remedy_NCCL_DMABUF_FAILS(r);
 		} else if (worst == PR_FAILED) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
 				 "NCCL uses peermem on %s and peermem fails "
@@ -1539,16 +1937,26 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			remedy_NCCL_PEERMEM_FAILS(r);
 		} else if (worst == PR_ERROR) {
 			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_PROOF_ERROR,
-				 "NCCL uses %s on %s; the check could not decide: "
-				 "%s: %s", mech, nic, wg, wr);
+				 "NCCL uses %s on %s%s%s%s%s; the check could not "
+				 "decide: %s: %s", mech, nic,
+				 kind != BUF_CUMEMALLOC ? " with " : "",
+				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
+				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
+				 kind != BUF_CUMEMALLOC ? bufwhy : "", wg, wr);
 		} else {
 			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-				 "NCCL uses %s on %s; not proven: %s%s%s", mech,
-				 nic, wg[0] ? wg : "no registration on this rail",
+				 "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",
+				 mech, nic, kind != BUF_CUMEMALLOC ? " with " : "",
+				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
+				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
+				 kind != BUF_CUMEMALLOC ? bufwhy : "",
+				 wg[0] ? wg : "no registration on this rail",
 				 wg[0] ? ": " : "", wr);
 		}
 	}
 	ev_str(r, "rails", "%s", on);
 	ev_str(r, "mechanism", "%s", mech);
+	ev_str(r, "buffers", "%s", kind_name(kind));
+	ev_str(r, "buffers_why", "%s", bufwhy);
 	ev_str(r, "nccl_version", "%s", s->version);
 }

@@ -445,3 +445,104 @@ void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_int(r, "nonzero_gids", populated);
 }
+
+/* The PCI function a sysfs device path ends in ("0008:04:00.0"), or "". */
+static const char *dd_function(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * NCCL's Data Direct detection, from the verbs stage's libmlx5 answers
+ * (access/mlx5.c). NCCL >= 2.27.3 (net_ib init.cc ncclIbInitDevices):
+ * mlx5 provider, ncclMlx5dvDmaBufCapable (the mlx5dv fd -1 probe not
+ * EOPNOTSUPP/EPROTONOSUPPORT), then mlx5dv_get_data_direct_sysfs_path:
+ * 0 -> `<dev>_dma` with that path, ENODEV -> none, another error -> NCCL
+ * WARNs and (2.28.3+) fails its IB set-up.
+ */
+void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
+	const struct verbs_facts *v = &ctx->vf->verbs;
+	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
+	char why[256];
+	struct result *r;
+
+	if (!v->mlx5_lib.attempted) {
+		r = emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_ASKED,
+			 "libmlx5 not loaded%s: Data Direct not asked",
+			 ctx->opt->sysroot ? " (--sysroot analyses a captured "
+			 "node)" : "");
+		if (ctx->opt->sysroot)
+			remedy_DD_NOT_ASKED_SYSROOT(r);
+		return;
+	}
+	if (!v->mlx5_lib.loaded) {
+		r = emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_ASKED,
+			 "libmlx5 not loaded (%s): Data Direct not asked",
+			 v->mlx5_lib.error);
+		ev_str(r, "library", "%s", v->mlx5_lib.path);
+		return;
+	}
+	if (!v->have_dd_sysfs_path || !v->have_mlx5_is_supported) {
+		r = emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_ASKED,
+			 "libmlx5 %s lacks %s (rdma-core before v54): Data "
+			 "Direct not asked", v->mlx5_lib.path,
+			 v->mlx5_lib.missing_optional);
+		remedy_DD_OLD_RDMA_CORE(r);
+		ev_str(r, "missing", "%s", v->mlx5_lib.missing_optional);
+		return;
+	}
+	if (!vn || !vn->opened || vn->mlx5 < 0 ||
+	    (vn->mlx5 == 1 && !vn->dd_path_called)) {
+		if (stage_problem(ctx, WSTAGE_VERBS, why, sizeof(why))) {
+			emit(ctx, nic->subject, ST_ERROR, C_DD_QUERY_FAILED,
+			     "%s", why);
+			return;
+		}
+		emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_ASKED,
+		     "libmlx5 loaded, device not opened or no PD (see "
+		     "nic.uverbs): Data Direct not asked");
+		return;
+	}
+	if (vn->mlx5 == 0) {
+		emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_MLX5,
+		     "not an mlx5 device (mlx5dv_is_supported): no Data Direct");
+		return;
+	}
+	if (vn->dd_path_rc == ENODEV) {
+		r = emit(ctx, nic->subject, ST_PASS, C_DD_NONE,
+			 "no Data Direct function (mlx5dv_get_data_direct_"
+			 "sysfs_path: ENODEV): NCCL uses the device as it is");
+		return;
+	}
+	if (vn->dd_path_rc) {
+		r = emit(ctx, nic->subject, ST_ERROR, C_DD_QUERY_FAILED,
+			 "mlx5dv_get_data_direct_sysfs_path failed: %s",
+			 strerror(vn->dd_path_rc));
+		remedy_DD_QUERY_FAILED(r);
+		ev_int(r, "errno", vn->dd_path_rc);
+		return;
+	}
+	if (!vn->dd_probe_run || vn->dd_probe_errno == EOPNOTSUPP ||
+	    vn->dd_probe_errno == EPROTONOSUPPORT) {
+		r = emit(ctx, nic->subject, ST_PASS, C_DD_NOT_CAPABLE,
+			 "a Data Direct function (%s), but mlx5dv_reg_dmabuf_mr"
+			 "(fd=-1) -> %s: NCCL does not use it",
+			 dd_function(vn->dd_path),
+			 !vn->dd_probe_run ? "not available" :
+			 strerrorname_np(vn->dd_probe_errno));
+		ev_str(r, "dd_path", "%s", vn->dd_path);
+		return;
+	}
+	r = emit(ctx, nic->subject, ST_PASS, C_DD_FOUND,
+		 "Data Direct function %s: NCCL >= 2.27.3 uses %s_dma there "
+		 "(unless NCCL_IB_DATA_DIRECT turns it off), registering "
+		 "through mlx5dv_reg_dmabuf_mr(DATA_DIRECT)",
+		 dd_function(vn->dd_path), nic->name);
+	ev_str(r, "dd_path", "%s", vn->dd_path);
+	ev_str(r, "dd_pci", "%s", dd_function(vn->dd_path));
+	ev_str(r, "nccl_device", "%s_dma", nic->name);
+}

@@ -221,10 +221,9 @@ void gate_gpu_nvml(struct gdr_ctx *ctx, const struct target *t)
 	struct result *r;
 	int failed = 0;
 
-	if (!lf->attempted && ctx->opt->sysroot && !ctx->opt->libnvml) {
-		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
-			 "not replayed: --sysroot analyses a captured node; its "
-			 "vendor answers are not in the capture");
+	r = not_replayed(ctx, lf, ctx->opt->libnvml, WSTAGE_NVML,
+			 "libnvidia-ml");
+	if (r) {
 		remedy_NOT_REPLAYED_NVML(r);
 		return;
 	}

@@ -160,7 +160,7 @@ static void cmdline_iommu(struct sysroot *sr, char *out, size_t len)
 
 void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 {
-	char **units = NULL, cmd[256], key[96], group[32], type[32], unit[64];
+	char **units = NULL, cmd[256], key[96], group[32], type[32];
 	size_t nunits = 0, translated = 0, grouped = 0, unreadable = 0;
 	size_t untyped = 0;
 	const char *first_bad = NULL, *first_untyped = NULL;
@@ -198,6 +198,22 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 				r = emit(ctx, ctx->host, ST_PASS, C_NO_IOMMU,
 					 "no IOMMU active: peer DMA is not "
 					 "translated");
+			} else if (translated && ctx_platform(ctx)->kind ==
+				   PLAT_KIND_GRACE_DIRECT_NIC) {
+				/*
+				 * rdma_topo's masks are made for translating
+				 * domains: SV off on the root port puts the
+				 * Data Direct function and the GPU in one
+				 * iommu_group, the redirect kept on the GPU's
+				 * port sends the rest to the SMMU
+				 * (NVCX_DMA_Complex.compute_acs).
+				 */
+				r = emit(ctx, ctx->host, ST_PASS,
+					 C_IOMMU_TRANSLATING_DIRECT_NIC,
+					 "IOMMU translates DMA of %zu GPU/NIC "
+					 "function(s): the state %s is set up for "
+					 "(ACS per port, platform.direct_acs)",
+					 translated, ctx_platform(ctx)->describe);
 			} else if (translated) {
 				r = emit(ctx, ctx->host, ST_WARN,
 					 C_IOMMU_TRANSLATING,
@@ -206,8 +222,8 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 					 "redirect off or ATS, else it faults or "
 					 "detours", translated);
 				/* The x86 advice is inverted on Grace. */
-				if (!smmu3_unit(ctx->sr, unit, sizeof(unit)) &&
-				    unit[0])
+				if (ctx_platform(ctx)->iommu ==
+				    PLAT_IOMMU_SMMU_V3)
 					remedy_IOMMU_TRANSLATING_SMMU(r);
 				else
 					remedy_IOMMU_TRANSLATING(r);
@@ -218,6 +234,8 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 					 "(pass-through) domains");
 			}
 			ev_int(r, "iommu_units", (long long)nunits);
+			ev_str(r, "iommu_driver", "%s",
+			       plat_iommu_name(ctx_platform(ctx)->iommu));
 			ev_str(r, "cmdline", "%s", cmd[0] ? cmd : "none");
 		}
 		for (size_t i = 0; i < ctx->inv.ngpu + ctx->inv.nnic; i++) {
@@ -264,6 +282,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 	int redirect = 0, header_only = 0, unreadable = 0, with_acs = 0;
 	size_t used = 0, bused = 0, dused = 0;
 	const struct reg_pair *pp;
+	const struct result *da;
 	struct result *r;
 	bool proven;
 
@@ -271,6 +290,25 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 	if (!p->known) {
 		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	if (ctx_platform(ctx)->kind == PLAT_KIND_GRACE_DIRECT_NIC) {
+		/*
+		 * rdma_topo keeps P2P Request Redirect on the GPU's switch
+		 * port and the root port on purpose: the x86 rule "redirect
+		 * off" is wrong advice here.
+		 */
+		r = emit(ctx, pr->subject, ST_SKIP, C_ACS_RULE_NOT_APPLICABLE,
+			 "the ACS-redirect-off rule does not apply to %s: ACS "
+			 "is set per port there (see platform.direct_acs)",
+			 ctx_platform(ctx)->describe);
+		ev_int(r, "bridges", p->nbridges);
+		/* The matrix shows what platform.direct_acs found. */
+		da = ctx_result_of(ctx, "platform.direct_acs", ctx->host);
+		if (da && da->status == ST_PASS)
+			fact_acs(r, PAIR_ACS_CLEAR);
+		else if (da && da->status == ST_WARN)
+			fact_acs(r, PAIR_ACS_REDIRECT);
 		return;
 	}
 	if (ctx->pci_open_err) {

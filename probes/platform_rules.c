@@ -25,6 +25,7 @@ struct ksym_find {
 	bool found;
 	bool zero_addr;		/* its address reads as 0 (kptr_restrict) */
 	char module[64];	/* "[ib_core]" -> "ib_core"; "" when built in */
+	char kept[160];		/* the line, its address masked (--capture) */
 };
 
 /*
@@ -49,6 +50,10 @@ static void ksym_line(const char *l, size_t len, const char *sym,
 		return;
 	f->found = true;
 	f->zero_addr = strspn(l, "0") == a;
+	/* A capture keeps the name, not the address (KASLR). */
+	snprintf(f->kept, sizeof(f->kept), "%s%.*s", f->zero_addr ?
+		 "0000000000000000" : "ffffffffffffffff",
+		 (int)(len - a < 140 ? len - a : 140), l + a);
 	f->module[0] = '\0';
 	for (i = name + slen; i < len && l[i] != '['; i++)
 		;
@@ -102,16 +107,78 @@ static int ksym_scan(struct sysroot *sr, const char *sym, struct ksym_find *f)
 	return ret;
 }
 
+/*
+ * The answer, from the node (recorded as /gdrcheck/kallsyms when
+ * capturing: "lines N" or "error ERRNO", then the symbol's line with its
+ * address masked) or from a capture being replayed. *absent: a replayed
+ * capture without it.
+ */
+static int ksym_get(struct gdr_ctx *ctx, const char *sym, struct ksym_find *f,
+		    bool *absent)
+{
+	char rec[256], *text, *line, *save = NULL;
+	long lines = 0;
+	int ret = 0, err = 0;
+
+	*absent = false;
+	if (!capture_replaying(ctx)) {
+		ret = ksym_scan(ctx->sr, sym, f);
+		if (ret)
+			snprintf(rec, sizeof(rec), "error %d\n", -ret);
+		else
+			snprintf(rec, sizeof(rec), "lines %ld\n%s%s", f->lines,
+				 f->kept, f->found ? "\n" : "");
+		capfact_write(ctx, "kallsyms", rec);
+		return ret;
+	}
+	memset(f, 0, sizeof(*f));
+	text = capfact_read(ctx, "kallsyms");
+	if (!text) {
+		*absent = true;
+		return -ENOENT;
+	}
+	line = strtok_r(text, "\n", &save);
+	if (!line || (sscanf(line, "lines %ld", &lines) != 1 &&
+		      sscanf(line, "error %d", &err) != 1))
+		err = EINVAL;
+	while (!err && (line = strtok_r(NULL, "\n", &save)))
+		ksym_line(line, strlen(line), sym, f);
+	f->lines = lines;
+	free(text);
+	return err > 0 ? -err : err ? -EINVAL : 0;
+}
+
 /* What the kernel log holds about peer-memory modules. */
 struct kmsg_find {
 	int err;		/* 0: read to the end; else why not */
 	int mismatches;		/* "disagrees about version of symbol" */
 	char mod[64], sym[96];	/* the first one */
+	char kept[1024];	/* the first lines that count (--capture) */
+	size_t used;
 };
 
 static bool peer_module(const char *mod)
 {
 	return !strcmp(mod, "nvidia_peermem") || !strcmp(mod, "nv_peer_mem");
+}
+
+/* One kernel log record: does it count? */
+static void kmsg_record(struct kmsg_find *k, const char *rec)
+{
+	char mod[64], sym[96];
+	size_t len = strcspn(rec, "\n");
+
+	if (parse_kmsg_symbol_version(rec, mod, sizeof(mod), sym,
+				      sizeof(sym)) || !peer_module(mod))
+		return;
+	if (!k->mismatches++) {
+		snprintf(k->mod, sizeof(k->mod), "%s", mod);
+		snprintf(k->sym, sizeof(k->sym), "%s", sym);
+	}
+	if (k->used + len + 2 < sizeof(k->kept))
+		k->used += (size_t)snprintf(k->kept + k->used,
+					    sizeof(k->kept) - k->used, "%.*s\n",
+					    (int)len, rec);
 }
 
 /*
@@ -120,7 +187,7 @@ static bool peer_module(const char *mod)
  */
 static void kmsg_scan(struct sysroot *sr, struct kmsg_find *k)
 {
-	char rec[1024], mod[64], sym[96];
+	char rec[1024];
 	struct stat sb;
 	int fd = sysroot_open(sr, "/dev/kmsg", O_RDONLY | O_NONBLOCK |
 			      O_CLOEXEC);
@@ -147,15 +214,49 @@ static void kmsg_scan(struct sysroot *sr, struct kmsg_find *k)
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		if (parse_kmsg_symbol_version(rec, mod, sizeof(mod), sym,
-					      sizeof(sym)) || !peer_module(mod))
-			continue;
-		if (!k->mismatches++) {
-			snprintf(k->mod, sizeof(k->mod), "%s", mod);
-			snprintf(k->sym, sizeof(k->sym), "%s", sym);
-		}
+		kmsg_record(k, rec);
 	}
 	close(fd);
+}
+
+/*
+ * The kernel log's answer, from the node (recorded as /gdrcheck/kernel-log:
+ * "error ERRNO count N" (ERRNO 0: read to the end; N lines counted), then
+ * the first records that count) or from a capture being replayed; *absent
+ * as for ksym_get.
+ */
+static void kmsg_get(struct gdr_ctx *ctx, struct kmsg_find *k, bool *absent)
+{
+	char *text, *line, *save = NULL, *rec;
+	int count = 0;
+
+	*absent = false;
+	if (!capture_replaying(ctx)) {
+		kmsg_scan(ctx->sr, k);
+		if (sysroot_recording(ctx->sr) &&
+		    asprintf(&rec, "error %d count %d\n%s", k->err,
+			     k->mismatches, k->kept) >= 0) {
+			capfact_write(ctx, "kernel-log", rec);
+			free(rec);
+		}
+		return;
+	}
+	memset(k, 0, sizeof(*k));
+	text = capfact_read(ctx, "kernel-log");
+	if (!text) {
+		*absent = true;
+		k->err = ENOENT;
+		return;
+	}
+	line = strtok_r(text, "\n", &save);
+	if (!line || sscanf(line, "error %d count %d", &k->err, &count) != 2)
+		k->err = EINVAL;
+	while ((line = strtok_r(NULL, "\n", &save)))
+		kmsg_record(k, line);
+	/* More lines than were kept: the node's count. */
+	if (count > k->mismatches)
+		k->mismatches = count;
+	free(text);
 }
 
 static bool peer_client_loaded(struct sysroot *sr)
@@ -166,9 +267,13 @@ static bool peer_client_loaded(struct sysroot *sr)
 	       sysroot_exists(sr, "/sys/module/nv_peer_mem");
 }
 
-static void kmsg_evidence(struct result *r, const struct kmsg_find *k)
+static void kmsg_evidence(struct result *r, const struct kmsg_find *k,
+			  bool absent)
 {
-	if (k->err)
+	if (absent)
+		ev_str(r, "kernel_log", "not in this capture (taken by an "
+		       "older gdrcheck)");
+	else if (k->err)
 		ev_str(r, "kernel_log", "not read (/dev/kmsg: %s)",
 		       k->err == ENODEV ? "not a character device" :
 		       strerror(k->err));
@@ -186,10 +291,11 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 	struct ksym_find f;
 	struct kmsg_find k;
 	struct result *r;
-	int ret = ksym_scan(ctx->sr, PEER_API_SYM, &f);
+	bool ks_absent, log_absent;
+	int ret = ksym_get(ctx, PEER_API_SYM, &f, &ks_absent);
 
 	(void)t;
-	kmsg_scan(ctx->sr, &k);
+	kmsg_get(ctx, &k, &log_absent);
 	if (k.mismatches && !peer_client_loaded(ctx->sr)) {
 		/*
 		 * gpu-operator#2868: the symbol is there, but nvidia_peermem
@@ -201,10 +307,20 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 			 "nvidia_peermem was built against another ib_core and "
 			 "cannot load", k.mod, k.sym);
 		remedy_PEERMEM_API_VERSION_MISMATCH(r);
-		kmsg_evidence(r, &k);
+		kmsg_evidence(r, &k, log_absent);
 		ev_str(r, "symbol", PEER_API_SYM);
-		ev_str(r, "kallsyms", "%s", ret ? sysroot_strerror(-ret) :
+		ev_str(r, "kallsyms", "%s", ks_absent ? "not in this capture" :
+		       ret ? sysroot_strerror(-ret) :
 		       f.found ? "exported" : "not listed");
+		return;
+	}
+	if (ks_absent) {
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			 "not replayed: this capture (an older gdrcheck's) "
+			 "does not hold what the node's %s says about %s",
+			 KALLSYMS, PEER_API_SYM);
+		ev_str(r, "missing", "/gdrcheck/kallsyms");
+		kmsg_evidence(r, &k, log_absent);
 		return;
 	}
 	if (ret || !f.lines) {
@@ -213,7 +329,7 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 			 ret ? sysroot_strerror(-ret) : "no symbol lines "
 			 "(CONFIG_KALLSYMS off?)");
 		ev_str(r, "path", KALLSYMS);
-		kmsg_evidence(r, &k);
+		kmsg_evidence(r, &k, log_absent);
 		return;
 	}
 	if (f.found) {
@@ -239,7 +355,7 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_str(r, "symbol", PEER_API_SYM);
 	ev_int(r, "kallsyms_lines", f.lines);
-	kmsg_evidence(r, &k);
+	kmsg_evidence(r, &k, log_absent);
 }
 
 /* --- kernel config ------------------------------------------------------ */
@@ -293,14 +409,44 @@ static bool kset(const char *v)
 	return v[0] && strcmp(v, "n");
 }
 
-void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
+/*
+ * The options from the node's /proc/config.gz or /boot/config-RELEASE
+ * (src: which), or why neither reads (why, return -1). A capture records
+ * only the answer as /gdrcheck/kconfig ("source PATH" and the options'
+ * lines, or "error WHY"), which a replay reads instead (-2: a capture
+ * without it).
+ */
+static int kconfig_get(struct gdr_ctx *ctx, char val[K_COUNT][16], char *src,
+		       size_t slen, char *why, size_t wlen)
 {
-	char rel[128], boot[200], val[K_COUNT][16], why[400];
-	const char *src = "/proc/config.gz";
-	struct result *r;
-	int ret = kconfig_read(ctx->sr, src, val), ret2 = -ENOENT;
+	char rel[128], boot[200], *text, *line, *save = NULL, rec[1024];
+	int ret, ret2 = -ENOENT, used;
 
-	(void)t;
+	memset(val, 0, sizeof(char[K_COUNT][16]));
+	if (capture_replaying(ctx)) {
+		text = capfact_read(ctx, "kconfig");
+		if (!text)
+			return -2;
+		line = strtok_r(text, "\n", &save);
+		ret = 0;
+		if (line && !strncmp(line, "source ", 7)) {
+			snprintf(src, slen, "%s", line + 7);
+		} else {
+			snprintf(why, wlen, "%s", line && !strncmp(line,
+				 "error ", 6) ? line + 6 : "unreadable record");
+			ret = -1;
+		}
+		while (!ret && (line = strtok_r(NULL, "\n", &save)))
+			for (int i = 0; i < K_COUNT; i++)
+				if (parse_kconfig_line(line, kopt_name[i],
+						       val[i],
+						       sizeof(val[i])) >= 0)
+					break;
+		free(text);
+		return ret;
+	}
+	snprintf(src, slen, "/proc/config.gz");
+	ret = kconfig_read(ctx->sr, src, val);
 	if (ret) {
 		int rr = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease",
 					   rel, sizeof(rel));
@@ -308,12 +454,42 @@ void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
 		snprintf(boot, sizeof(boot), "/boot/config-%s", rr ? "?" : rel);
 		if (!rr)
 			ret2 = kconfig_read(ctx->sr, boot, val);
-		src = boot;
+		snprintf(src, slen, "%s", boot);
 	}
 	if (ret && ret2) {
-		snprintf(why, sizeof(why), "/proc/config.gz: %s; %s: %s",
+		snprintf(why, wlen, "/proc/config.gz: %s; %s: %s",
 			 sysroot_strerror(-ret), boot,
 			 sysroot_strerror(-ret2));
+		snprintf(rec, sizeof(rec), "error %s\n", why);
+		capfact_write(ctx, "kconfig", rec);
+		return -1;
+	}
+	used = snprintf(rec, sizeof(rec), "source %s\n", src);
+	for (int i = 0; i < K_COUNT && used > 0 && (size_t)used < sizeof(rec);
+	     i++)
+		used += snprintf(rec + used, sizeof(rec) - (size_t)used,
+				 val[i][0] ? "%s=%s\n" : "# %s is not set\n",
+				 kopt_name[i], val[i]);
+	capfact_write(ctx, "kconfig", rec);
+	return 0;
+}
+
+void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
+{
+	char val[K_COUNT][16], why[400], src[200];
+	struct result *r;
+	int ret = kconfig_get(ctx, val, src, sizeof(src), why, sizeof(why));
+
+	(void)t;
+	if (ret == -2) {
+		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
+			 "not replayed: this capture (an older gdrcheck's) "
+			 "does not hold the node's kernel config options "
+			 "(/proc/config.gz or /boot/config-RELEASE)");
+		ev_str(r, "missing", "/gdrcheck/kconfig");
+		return;
+	}
+	if (ret) {
 		r = emit(ctx, ctx->host, ST_SKIP, C_KCONFIG_UNREADABLE,
 			 "no kernel config readable (%s)", why);
 		return;
@@ -422,32 +598,13 @@ static int group_of(struct sysroot *sr, const char *bdf, char *g, size_t len)
 	return sysroot_link_name(sr, p, g, len);
 }
 
-/* The CPU vendor of an x86 /proc/cpuinfo, or NULL (arm64 and others). */
-static const char *x86_vendor(struct sysroot *sr, char *buf, size_t len)
-{
-	char text[8192];
-	const char *v;
-	ssize_t n = sysroot_read(sr, "/proc/cpuinfo", text, sizeof(text));
-
-	/* The first CPU's lines are enough: a longer file is fine. */
-	if (n < 0 && n != -EFBIG)
-		return NULL;
-	text[sizeof(text) - 1] = '\0';
-	v = strstr(text, "vendor_id\t: ");
-	if (!v)
-		return NULL;
-	v += strlen("vendor_id\t: ");
-	snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
-	return strcmp(buf, "GenuineIntel") && strcmp(buf, "AuthenticAMD") ?
-	       NULL : buf;
-}
-
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const char *gpu = ctx->inv.gpu[pr->gpu].pci;
 	const char *nic = ctx->inv.nic[pr->nic].pci;
-	char gg[32] = "", ng[32] = "", vendor[32];
+	const struct platform_class *pc = ctx_platform(ctx);
+	char gg[32] = "", ng[32] = "", dma[20];
 	int ovr = grdma_override(ctx->sr), rg, rn;
 	struct result *r;
 
@@ -456,6 +613,12 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
+	/*
+	 * Direct-NIC: the GPU's DMA is imported by the NIC's Data Direct
+	 * function, and that is the group rdma_topo check compares.
+	 */
+	if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma)))
+		nic = dma;
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
 	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
 	if (ovr == 2) {
@@ -478,11 +641,12 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!rg && !rn && !strcmp(gg, ng)) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
 			 "GPU and NIC share IOMMU group %s", gg);
-	} else if (x86_vendor(ctx->sr, vendor, sizeof(vendor))) {
+	} else if (pc->kind == PLAT_KIND_X86) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
 			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
 			 "not coherent and the driver does not compare IOMMU "
-			 "groups", rg ? "none" : gg, rn ? "none" : ng, vendor);
+			 "groups", rg ? "none" : gg, rn ? "none" : ng,
+			 pc->cpu[0] ? pc->cpu : pc->machine);
 	} else {
 		r = emit(ctx, pr->subject, ST_WARN, C_IOMMU_GROUPS_DIFFER,
 			 "GPU in IOMMU group %s, NIC in %s: a dma-buf exported "
@@ -493,6 +657,9 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_str(r, "gpu_group", "%s", rg ? "none" : gg);
 	ev_str(r, "nic_group", "%s", rn ? "none" : ng);
+	if (nic == dma)
+		ev_str(r, "nic_function", "%s (the NIC's Data Direct function "
+		       "below the GPU's root port)", dma);
 	if (ovr < 0)
 		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
 	else
@@ -541,7 +708,8 @@ static const char *cmdline_word(const char *line, const char *key, char *buf,
 
 void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t)
 {
-	char unit[64], rel[128], cmd[4096], pt[64], acs[256], vendor[32];
+	const struct platform_class *pc = ctx_platform(ctx);
+	char unit[64], rel[128], cmd[4096], pt[64], acs[256];
 	struct result *r;
 	struct kver v;
 	bool identity;
@@ -556,11 +724,10 @@ void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (!unit[0]) {
-		const char *x86 = x86_vendor(ctx->sr, vendor, sizeof(vendor));
-
-		emit(ctx, ctx->host, ST_SKIP, C_SMMU_NOT_APPLICABLE,
-		     "no arm-smmu-v3 unit (%s): the Grace/SMMU rule does not "
-		     "apply", x86 ? x86 : "no smmu3.* in /sys/class/iommu");
+		r = emit(ctx, ctx->host, ST_SKIP, C_SMMU_NOT_APPLICABLE,
+			 "no arm-smmu-v3 unit (IOMMU driver: %s): the "
+			 "Grace/SMMU rule does not apply to %s",
+			 plat_iommu_name(pc->iommu), pc->describe);
 		return;
 	}
 	ret = sysroot_read_line(ctx->sr, "/proc/sys/kernel/osrelease", rel,

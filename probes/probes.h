@@ -35,6 +35,7 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_port(struct gdr_ctx *ctx, const struct target *t);
 void gate_nic_gid(struct gdr_ctx *ctx, const struct target *t);
+void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t);
 
 /* mechanism */
 void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t);
@@ -61,6 +62,8 @@ void gate_platform_link(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_bridges(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_smmu(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_class(struct gdr_ctx *ctx, const struct target *t);
+void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t);
 
 /* registration and datapath */
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t);
@@ -126,6 +129,29 @@ struct result *not_replayed(struct gdr_ctx *ctx, const struct lib_facts *lf,
 			    bool named, enum worker_stage s, const char *lib);
 
 /*
+ * Host facts a gate reads outside the sysroot's recorded files (a stream
+ * too big or too sensitive to keep whole, the process environment, a
+ * library's contents) travel in a capture as small text files
+ * /gdrcheck/<name> (kallsyms, kernel-log, kconfig, libnccl; environ is
+ * written by access/capture.c): the answer the gate needs, not the source.
+ *   capture_replaying: --sysroot names an extracted capture (it has
+ *     /gdrcheck/): such a gate reads its answer from the capture or, from
+ *     a capture without it (an older gdrcheck's), says it is not replayed.
+ *   capfact_read: the text of /gdrcheck/<name> (malloc'd) or NULL.
+ *   capfact_write: record text as /gdrcheck/<name> when --capture is on.
+ */
+bool capture_replaying(struct gdr_ctx *ctx);
+/*
+ * getenv(name) as the node saw it: in a replay, from the capture's
+ * /gdrcheck/environ (unset when the capture has none), never the replaying
+ * host's. Copies the value into buf; false when unset.
+ */
+bool node_getenv(struct gdr_ctx *ctx, const char *name, char *buf,
+		 size_t len);
+char *capfact_read(struct gdr_ctx *ctx, const char *name);
+void capfact_write(struct gdr_ctx *ctx, const char *name, const char *text);
+
+/*
  * What a vendor library printed to stdout/stderr during a stage becomes
  * evidence ("library_output") on the stage's first result. Run after the
  * gates.
@@ -186,5 +212,21 @@ int gpu_is_c2c(const struct gdr_ctx *ctx, int gpu); /* 1 C2C-attached (Grace), 0
  * advice differs on Grace read it (probes/platform_rules.c).
  */
 int smmu3_unit(struct sysroot *sr, char *buf, size_t len);
+
+/*
+ * The platform class (gate/context.h struct platform_class), computed on
+ * first use from the sysroot and kept in ctx->platform for the run: the
+ * rules that apply per class read it (probes/platform_class.c).
+ */
+const struct platform_class *ctx_platform(struct gdr_ctx *ctx);
+/* "arm-smmu-v3", "intel-iommu (VT-d)", ... for evidence. */
+const char *plat_iommu_name(enum plat_iommu i);
+/*
+ * On a Direct-NIC platform, the ConnectX Data Direct function below the
+ * GPU's root port (the importer of its DMA, rdma_topo's cx_dma) into out:
+ * 0, or -ENOENT (another class, or none there).
+ */
+int direct_nic_dma_of(struct gdr_ctx *ctx, const char *gpu, char *out,
+		      size_t len);
 
 #endif

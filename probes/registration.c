@@ -340,6 +340,32 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "error", "%s", pp->export_call.name);
 		return;
 	}
+	/* A Data Direct device: NCCL's mlx5dv registration (net_ib reg.cc). */
+	if (pp->dmabuf.data_direct) {
+		const char *map = pp->export_flags &
+			CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE ?
+			"PCIe mapping" : "default mapping";
+
+		if (pp->dmabuf.ok) {
+			r = emit(ctx, pr->subject, ST_PASS, C_DD_MR_OK,
+				 "mlx5dv_reg_dmabuf_mr(DATA_DIRECT) accepted the "
+				 "exported dma-buf (%s), as NCCL registers on a "
+				 "Data Direct device: lkey/rkey issued", map);
+			mr_evidence(r, &pp->dmabuf, ctx->vf->reg.bytes,
+				    ctx->opt->verbose);
+		} else {
+			r = emit(ctx, pr->subject, ST_BLOCKED, C_DD_MR_FAILED,
+				 "mlx5dv_reg_dmabuf_mr(DATA_DIRECT) on the "
+				 "exported dma-buf (%s): %s", map,
+				 strerror(pp->dmabuf.err));
+			remedy_DD_MR_FAILED(r);
+			ev_int(r, "errno", pp->dmabuf.err);
+		}
+		ev_bool(r, "data_direct", true);
+		ev_bool(r, "pcie_mapping", pp->export_flags &
+			CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+		return;
+	}
 	if (pp->dmabuf.ok) {
 		r = emit(ctx, pr->subject, ST_PASS, C_DMABUF_MR_OK,
 			 "ibv_reg_dmabuf_mr accepted the exported dma-buf: "

@@ -19,32 +19,14 @@
 #include "decode/pcie.h"
 #include "probes/probes.h"
 
-/* Is the kernel running under a hypervisor (the cpuinfo flag)? */
-static int hypervisor_flag(struct sysroot *sr)
-{
-	static char text[SYSFS_MAX_TEXT];
-	ssize_t n = sysroot_read(sr, "/proc/cpuinfo", text, sizeof(text));
-
-	if (n < 0 && n != -EFBIG)
-		return -1;
-	for (char *l = strstr(text, "\nflags"); l; l = strstr(l + 1, "\nflags")) {
-		char *eol = strchr(l + 1, '\n');
-		char *h = strstr(l, " hypervisor");
-
-		if (h && (!eol || h < eol))
-			return 1;
-		break;	/* every CPU has the same flags */
-	}
-	return 0;
-}
-
 void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct pcitree *tr = &ctx->tree;
 	size_t bridges = 0, roots = 0, inferred = 0, rootless = 0, numa_bad = 0;
 	size_t first_rootless = 0, first_numa = 0;
 	char seen[64][24];
-	int hv = hypervisor_flag(ctx->sr);
+	/* A guest? The platform class says (cpuinfo flag, DMI names). */
+	int hv = ctx_platform(ctx)->vm;
 	struct result *r;
 
 	for (size_t i = 0; i < tr->count; i++) {

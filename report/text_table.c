@@ -120,7 +120,10 @@ static void cell_text(const struct report *r, const struct table *m,
 		 f->gdr == PAIR_GDR_RECV ? "^" : "",
 		 !acs || acs->status == ST_PASS ? "" :
 		 acs->status == ST_BLOCKED ? "!" :
-		 acs->status == ST_WARN ? "~" : "?");
+		 acs->status == ST_WARN ? "~" :
+		 /* a SKIP that still says (Direct-NIC: platform.direct_acs) */
+		 f->acs == PAIR_ACS_CLEAR ? "" :
+		 f->acs == PAIR_ACS_REDIRECT ? "~" : "?");
 }
 
 static void print_block(const struct text_ctx *t, const struct table *m,

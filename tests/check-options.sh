@@ -202,7 +202,7 @@ else
 fi
 # Every option --help shows is in the option parser: none is a usage error.
 run --help
-for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
+for o in $(grep -oE -- '--[a-z][a-z0-9-]+' "$work/out" | sort -u); do
 	case $o in
 	--help | --version | --list-gates | --list-codes) continue ;;
 	--json | --quiet | --redact | --every-gpu | --warn-fails | --no-alloc | \
@@ -224,6 +224,7 @@ for o in $(grep -oE -- '--[a-z][a-z-]+' "$work/out" | sort -u); do
 	--libcuda) args="$o $GDRCHECK_LIBCUDA" ;;
 	--libibverbs) args="$o $GDRCHECK_LIBIBVERBS" ;;
 	--libnvml) args="$o $doubles/libnvidia-ml-fake.so" ;;
+	--libmlx5) args="$o $doubles/libmlx5-fake.so" ;;
 	--libpci) args="$o /nonexistent/libpci.so.3" ;;
 	--pci-dump) continue ;;
 	--libnccl) args="$o /nonexistent/libnccl.so.2.28.9" ;;
@@ -521,7 +522,7 @@ mkdir -p "$work/libs"
 ln -sf "$GDRCHECK_LIBCUDA" "$work/libs/libcuda.so.1"
 ln -sf "$GDRCHECK_LIBIBVERBS" "$work/libs/libibverbs.so.1"
 ln -sf "$doubles/libnvidia-ml-fake.so" "$work/libs/libnvidia-ml.so.1"
-env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS -u GDRCHECK_LIBNVML \
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS -u GDRCHECK_LIBNVML -u GDRCHECK_LIBMLX5 \
 	LD_LIBRARY_PATH="$work/libs" \
 	timeout -k 5 120 $wrap "$bin" $S --json >"$work/out" 2>"$work/err"
 rc=$?

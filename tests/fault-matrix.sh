@@ -55,7 +55,7 @@ bound=${FAULT_BOUND:-30}
 # The binary under test (make sanitize-check points this at an ASan build).
 bin=${GDRCHECK_BIN:-$top/gdrcheck}
 unset NCCL_NET_GDR_LEVEL NCCL_NET_GDR_READ GDRCHECK_LIBCUDA GDRCHECK_LIBIBVERBS \
-	GDRCHECK_LIBNVML
+	GDRCHECK_LIBNVML GDRCHECK_LIBMLX5
 
 # --- one case (run by xargs in a child of this script) ---------------------
 if [ "${1:-}" = --one ]; then
@@ -76,6 +76,13 @@ if [ "${1:-}" = --one ]; then
 	conf="$d/verbs.conf"
 	[ "$lib" = c ] && conf="$d/cuda.conf"
 	[ "$lib" = n ] && conf="$d/nvml.conf"
+	# libmlx5 (Data Direct): its double reads the verbs scenario; the NIC
+	# gets a Data Direct function (its own, the one the fixture has) so
+	# every mlx5dv call is made.
+	if [ "$lib" = m ]; then
+		conf="$d/verbs.conf"
+		echo "dev0.dd_path = /devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0" >>"$conf"
+	fi
 	if [ "$value" = - ]; then	# second axis: kinds joined by '+'
 		for k in $(echo "$kind" | tr + ' '); do
 			case $k in
@@ -106,6 +113,7 @@ if [ "${1:-}" = --one ]; then
 		timeout -k 5 "$bound" "$bin" --sysroot "$work/sysroot" \
 		--libcuda "$doubles/libcuda-fake.so" --libibverbs "$verbs" \
 		--libnvml "$doubles/libnvidia-ml-fake.so" \
+		--libmlx5 "$doubles/libmlx5-fake.so" \
 		--json --timeout "$to" >"$d/out.json" 2>"$d/stderr"
 	rc=$?
 	t1=$(date +%s.%N)
@@ -142,7 +150,7 @@ if ! python3 "$top/tests/scenarios/mksysroot.py" \
 	exit 1
 fi
 for f in "$bin" "$doubles/libcuda-fake.so" "$doubles/libibverbs-fake.so" \
-	"$doubles/libnvidia-ml-fake.so"; do
+	"$doubles/libnvidia-ml-fake.so" "$doubles/libmlx5-fake.so"; do
 	if [ ! -e "$f" ]; then
 		echo "fault-matrix: $f missing (make gdrcheck doubles)"
 		echo "fault-matrix: 0 passed, 1 failed"
@@ -169,7 +177,8 @@ if ! ${CC:-cc} -std=gnu11 -O1 -g -fPIC -shared -D_GNU_SOURCE -I"$top" \
 fi
 
 # One row per vendor call. lib: c libcuda, v libibverbs, vi libibverbs
-# without ibv_reg_mr_iova2, n NVML (informational gates: the verdict stays
+# without ibv_reg_mr_iova2, m libmlx5 (the NIC given a Data Direct
+# function, so reg.dmabuf registers through mlx5dv), n NVML (informational gates: the verdict stays
 # the clean run's, exit 0; a hang case may also end 3, as its --timeout 1
 # also bounds the registration stage, which a loaded machine can overrun). fail-values: what `fail` injects (CUresult or
 # errno), one case each. *-deps: the gates whose answer depends on the call
@@ -222,6 +231,9 @@ ibv_destroy_qp                 v   16         -                                 
 ibv_destroy_cq                 v   16         -                                   0        -                                          data.dmabuf                 3         cq
 ibv_dealloc_pd                 v   16         -                                   0        -                                          reg.plan                    3         pd
 ibv_close_device               v   5          -                                   0        -                                          reg.plan                    3         device
+mlx5dv_is_supported            m   1          nic.data_direct                     0        not.an.mlx5.device                         nic.data_direct             3         -
+mlx5dv_get_data_direct_sysfs_path m   5,13       nic.data_direct                     0        mlx5dv_get_data_direct_sysfs_path.failed   nic.data_direct             3         -
+mlx5dv_reg_dmabuf_mr           m   12         reg.dmabuf                          1        mlx5dv_reg_dmabuf_mr.DATA_DIRECT.*Cannot.allocate nic.data_direct      3         -
 nvmlInit_v2                    n   9,18       gpu.nvml                            0        nvmlInit_v2.failed:.NVML_ERROR_(DRIVER_NOT_LOADED|LIB_RM_VERSION_MISMATCH) gpu.nvml                    0,3       -
 nvmlSystemGetDriverVersion     n   999        -                                   0        -                                          gpu.nvml                    0,3       -
 nvmlDeviceGetCount_v2          n   999        gpu.nvml                            0        nvmlDeviceGetCount_v2.failed:.NVML_ERROR_UNKNOWN gpu.nvml                    0,3       -
@@ -247,6 +259,7 @@ ibv_get_device_list    nic.libibverbs       no
 ibv_open_device        nic.libibverbs       no
 ibv_reg_dmabuf_mr      nic.libibverbs       no
 ibv_post_send          reg.plan             no
+mlx5dv_get_data_direct_sysfs_path nic.libibverbs no
 nvmlInit_v2            gpu.nvml             yes
 '
 # (the clean run, which the second axis compares with, always runs)

@@ -9,6 +9,7 @@
 #      catalog   man REASON CODES and schema enum match --list-codes --json
 #      layers    every #include points down the folders (check-layers.sh)
 #      examples  committed real reports still match the schema
+#      h200-replay  the real H200 capture replays to the node's results
 #      slurm     the health-check wrapper against a real local Slurm
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
 #   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
@@ -78,6 +79,13 @@ suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 # No two results of a scenario's report disagree on a shared fact.
 suite consistency python3 tests/check-consistency.py --scenarios
+# platform.direct_acs against rdma-core's rdma_topo, where one is named
+# (kernel-boot/rdma_topo; Debian's rdma-core 44 predates it).
+if [ -n "${RDMA_TOPO:-}" ]; then
+	suite rdma-topo-crosscheck python3 tests/rdma-topo-crosscheck.py "$RDMA_TOPO"
+else
+	echo "== rdma-topo-crosscheck: not run (set RDMA_TOPO to rdma-core's kernel-boot/rdma_topo)"
+fi
 suite docs tests/check-docs.sh
 # The man page's codes section and the schema's code enum match the catalog.
 suite catalog tests/check-catalog.sh
@@ -88,6 +96,9 @@ suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite examples-ops tests/examples/run.sh
+# The real H200 capture replays to the node's own results (expected
+# differences of an old archive stated in the script).
+suite h200-replay tests/check-h200-replay.sh
 # The Slurm health check against real munged + slurmctld + slurmd (root).
 suite slurm tests/slurm/run.sh
 suite examples sh -c 'n=0; bad=0

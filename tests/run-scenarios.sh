@@ -66,7 +66,7 @@ run_case() {
 	for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		unset "$v"
 	done
-	unset GDRCHECK_WIDTH GDRCHECK_LIBNVML
+	unset GDRCHECK_WIDTH GDRCHECK_LIBNVML GDRCHECK_LIBMLX5
 	HOME=/home/gdrcheck
 	export HOME
 	unset LD_LIBRARY_PATH

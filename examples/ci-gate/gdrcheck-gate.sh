@@ -11,7 +11,15 @@
 #                                          /stderr.txt   (kept when not empty)
 #
 # prints the one-line verdict (the line `gdrcheck --quiet` prints, derived
-# from the JSON with jq: one run cannot have both) and exits:
+# from the JSON with jq: one run cannot have both) on stdout and, when the
+# gate fails, the reason on stderr, one "why:" line per path --require
+# needs that is not READY (its decisive gate, subject, reason code and
+# reason) and per policy violation (--every-gpu, --max-distance,
+# --warn-fails), e.g.
+#
+#   gdrcheck-gate: why: dmabuf BLOCKED at nic.devices (host) NO_RDMA_DEVICE: no RDMA device in /sys/class/infiniband ...
+#
+# and exits:
 #
 #   0  READY (the path --require asks for works), or undecided with
 #      ALLOW_UNDECIDED=1
@@ -53,6 +61,20 @@ VERDICT_JQ='"gdrcheck: \(.verdict.status) (--require \(.require))"
 	      + (if .value.gate then " at \(.value.gate) (\(.value.subject))"
 		 else "" end)] | join(""))
 	+ (if .interrupted then "; INTERRUPTED" else "" end)'
+
+# Why a run failed: the paths --require needs (any: dmabuf or peermem) that
+# are not READY, with the gate, subject, code and reason that decided each,
+# then the policy's violations.
+# shellcheck disable=SC2016 # $req is jq's, not the shell's
+WHY_JQ='(.require // "any") as $req
+	| ([(.paths // {}) | to_entries[]
+	    | select((($req == "any" and .key != "nccl") or .key == $req)
+		     and ((.value.verdict // "") | startswith("READY") | not))
+	    | "why: \(.key) \(.value.verdict)"
+	      + (if .value.gate then " at \(.value.gate) (\(.value.subject))"
+		   + " \(.value.reason_code // "-")" else "" end)
+	      + ": \((.value.summary // "") | sub("^[A-Z-]+ at [^:]*: "; ""))"]
+	   + [(.policy.violations // [])[] | "why: policy: \(.)"])[]'
 
 # This gate chooses the output format and file; refuse what would change them.
 for arg in "$@"; do
@@ -146,6 +168,11 @@ if [ "$json_rc" != "$rc" ]; then
 fi
 
 "$JQ" -r "$VERDICT_JQ" "$report"
+if [ "$rc" != 0 ]; then
+	"$JQ" -r "$WHY_JQ" "$report" 2>/dev/null | while IFS= read -r line; do
+		say "$line"
+	done
+fi
 say "report archived in $report"
 
 case $rc in

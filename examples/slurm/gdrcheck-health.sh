@@ -8,7 +8,8 @@
 # at start-up and every HealthCheckInterval, and kills it after 60 s. It runs
 # gdrcheck --json within HEALTH_BUDGET seconds and then:
 #
-#   READY    (exit 0)  resumes the node if, and only if, it is drained with a
+#   READY    (exit 0, also READY-UNPROVEN: --no-alloc on a healthy node)
+#                      resumes the node if, and only if, it is drained with a
 #                      reason this script set (the prefix "gdrcheck:"); a
 #                      drain by an operator or another check is left alone
 #   BLOCKED  (exit 1)  drains the node, reason
@@ -16,7 +17,7 @@
 #                      taken from the report's decisive results (cause.jq),
 #                      unless someone else drained it first
 #   ERROR    anything else: gdrcheck undecided (exit 3: a probe failed or
-#                      timed out, --no-alloc), a usage error (2), a crash, a
+#                      timed out, the --deadline was spent), a usage error (2), a crash, a
 #                      time-out, no or unreadable JSON, a failing scontrol.
 #                      The check did not judge the node, so the node is left
 #                      as it is (a drain of ours stays: no proof it is
@@ -198,12 +199,15 @@ case $reason in "$prefix"*) ours=$drained ;; esac
 
 case $verdict in
 READY)
+	# READY, or READY-UNPROVEN (--no-alloc: the proof was not attempted).
+	word=$("$JQ" -r '.verdict.status' "$work/report.json" 2>/dev/null) ||
+		word=READY
 	if [ $ours = 1 ]; then
 		resume "$reason"
 	elif [ $drained = 1 ]; then
-		log "READY; drained by someone else ($reason): left drained"
+		log "$word; drained by someone else ($reason): left drained"
 	else
-		log "READY"
+		log "$word"
 	fi
 	exit 0
 	;;

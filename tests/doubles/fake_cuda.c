@@ -44,6 +44,9 @@
  *                         memory only (uccl-project/mKernel#26)
  *   vmm.export [export]   the same as export, for a range of a VMM mapping
  *   vmm.granularity [2097152]   cuMemGetAllocationGranularity's answer
+ *   gpuI.pcie_mapping [0] 1: cuMemGetHandleForAddressRange takes
+ *                         CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (a C2C
+ *                         GPU, driver_version >= 12080); 0: 801 (H200)
  * VMM (cuMemCreate/AddressReserve/Map/SetAccess/Unmap/AddressFree/Release):
  * a handle is a memfd; a reservation is PROT_NONE address space; cuMemMap
  * maps the handle's memfd there, inaccessible until cuMemSetAccess (then
@@ -96,8 +99,10 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes);
 EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr);
+#ifndef FAKE_CUDA_OLD
 EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 		size_t size, int type, unsigned long long flags);
+#endif
 EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr);
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
@@ -128,6 +133,7 @@ static struct {
 } open_fds[FAKE_MAX_FDS];
 static int n_open_fds;
 
+#ifndef FAKE_CUDA_OLD
 static void track_fd(int fd)
 {
 	struct stat st;
@@ -139,6 +145,7 @@ static void track_fd(int fd)
 	}
 	fake_ledger_acquire(L_FD);
 }
+#endif
 
 /* Count as released every exported fd the caller has closed since. */
 static void sweep_fds(void)
@@ -623,6 +630,8 @@ CUresult cuMemFree_v2(CUdeviceptr ptr)
 	return CUDA_SUCCESS;
 }
 
+/* A driver before CUDA 11.7 (R470) has no export entry point. */
+#ifndef FAKE_CUDA_OLD
 static bool overlaps(size_t o1, size_t l1, size_t o2, size_t l2)
 {
 	return o1 < o2 + l2 && o2 < o1 + l1;
@@ -684,8 +693,15 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
 	    !size || ptr % PAGE || size % PAGE)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* The H200 answered the PCIe-mapping flag with 801. */
-	if (flags)
+	/*
+	 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (CUDA >= 12.8): taken
+	 * by a GPU with gpuI.pcie_mapping = 1 (a C2C part); the H200 answered
+	 * it with 801. Other bits, or a driver before 12.8: INVALID_VALUE.
+	 */
+	if (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE ||
+	    (flags && fake_get_ll("driver_version", 13000) < 12080))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (flags && !fake_getf_ll(0, "gpu%d.pcie_mapping", cur_dev()))
 		return CUDA_ERROR_NOT_SUPPORTED;
 	a = find_alloc(ptr, size);
 	if (!a)
@@ -701,11 +717,13 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr,
 	fd = export_fd(a, (size_t)(ptr - a->ptr), size, &err);
 	if (fd < 0)
 		return err;
+
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	*(int *)handle = fd;
 	track_fd(fd);
 	return CUDA_SUCCESS;
 }
+#endif
 
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr)
 {

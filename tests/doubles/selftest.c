@@ -6,8 +6,9 @@
  * forked child with its own scenario file.
  *
  * usage: selftest DOUBLES_DIR WORK_DIR
- *   DOUBLES_DIR holds libcuda-fake.so, libibverbs-fake.so and
- *   libibverbs-fake-old.so; scenarios and ledgers go to WORK_DIR.
+ *   DOUBLES_DIR holds libcuda-fake.so, libibverbs-fake.so,
+ *   libibverbs-fake-old.so, libmlx5-fake.so and libmlx5-fake-old.so;
+ *   scenarios and ledgers go to WORK_DIR.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -327,6 +328,114 @@ static void cuda_to_verbs(void)
 	CHECK(ledger_has("verbs", "device 2 2"));
 	CHECK(ledger_has("verbs", "pd 2 2"));
 	CHECK(ledger_has("verbs", "mr 1 1"));
+}
+
+/* --- libmlx5 (Data Direct) cases ---------------------------------------- */
+
+typedef bool (*mlx5_is_supported_fn)(struct ibv_device *dev);
+typedef int (*mlx5_dd_path_fn)(struct ibv_context *ctx, char *buf,
+			       size_t len);
+typedef struct ibv_mr *(*mlx5_reg_fn)(struct ibv_pd *pd, uint64_t offset,
+				      size_t len, uint64_t iova, int fd,
+				      int access, int mlx5_access);
+
+#define DD_PATH "/devices/pci0008:00/0008:00:00.0/0008:04:00.0"
+
+/*
+ * The PCIe-mapped export (gpu0.pcie_mapping = 1, driver 12.8) registered
+ * through mlx5dv_reg_dmabuf_mr(DATA_DIRECT) on device 0 (dev0.dd_path),
+ * refused on device 1 (no Data Direct function); the MR is a libibverbs
+ * double MR (ibv_dereg_mr, ledger).
+ */
+static void cuda_to_mlx5(void)
+{
+	void *h = load("libcuda-fake.so"), *v = load("libibverbs-fake.so");
+	void *m = load("libmlx5-fake.so");
+	mlx5_is_supported_fn sup = (mlx5_is_supported_fn)must(m,
+		"mlx5dv_is_supported", "MLX5_1.8");
+	mlx5_dd_path_fn path = (mlx5_dd_path_fn)must(m,
+		"mlx5dv_get_data_direct_sysfs_path", "MLX5_1.25");
+	mlx5_reg_fn reg = (mlx5_reg_fn)must(m, "mlx5dv_reg_dmabuf_mr",
+					    "MLX5_1.25");
+	struct ibv_device **list = IBV(v, ibv_get_device_list)(NULL);
+	struct ibv_context *c0, *c1;
+	struct ibv_pd *pd0, *pd1;
+	struct ibv_mr *mr;
+	CUdeviceptr p = cuda_alloc(h);
+	char buf[128], tiny[8];
+	int fd = -1;
+
+	/* Unknown flag bits: INVALID_VALUE; the PCIe flag: taken. */
+	CHECK(CU(h, cuMemGetHandleForAddressRange)(&fd, p, 2u << 20, 1, 2) ==
+	      CUDA_ERROR_INVALID_VALUE);
+	CHECK(CU(h, cuMemGetHandleForAddressRange)(&fd, p, 2u << 20, 1,
+		CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) == 0 && fd >= 0);
+	CHECK(sup(list[0]) && sup(list[1]));
+	c0 = IBV(v, ibv_open_device)(list[0]);
+	c1 = IBV(v, ibv_open_device)(list[1]);
+	CHECK(path(c0, buf, sizeof(buf)) == 0 && !strcmp(buf, DD_PATH));
+	CHECK(path(c0, tiny, sizeof(tiny)) == ENOSPC);
+	CHECK(path(c1, buf, sizeof(buf)) == ENODEV);
+	pd0 = IBV(v, ibv_alloc_pd)(c0);
+	pd1 = IBV(v, ibv_alloc_pd)(c1);
+	errno = 0;
+	CHECK(!reg(pd0, 0, 0, 0, -1, 0, 0) && errno == EBADF);
+	errno = 0;
+	CHECK(!reg(pd0, 0, 2u << 20, p, fd, IBV_ACCESS_LOCAL_WRITE, 2) &&
+	      errno == EINVAL);
+	errno = 0;
+	CHECK(!reg(pd1, 0, 2u << 20, p, fd, IBV_ACCESS_LOCAL_WRITE, 1) &&
+	      errno == EOPNOTSUPP);
+	mr = reg(pd0, 0, 2u << 20, p, fd, IBV_ACCESS_LOCAL_WRITE, 1);
+	CHECK(mr && mr->length == 2u << 20);
+	CHECK(IBV(v, ibv_dereg_mr)(mr) == 0);
+	CHECK(IBV(v, ibv_dealloc_pd)(pd0) == 0);
+	CHECK(IBV(v, ibv_dealloc_pd)(pd1) == 0);
+	IBV(v, ibv_close_device)(c0);
+	IBV(v, ibv_close_device)(c1);
+	IBV(v, ibv_free_device_list)(list);
+	close(fd);
+	cuda_release(h, p);
+	CHECK(ledger_has("verbs", "mr 1 1"));
+}
+
+/* A GPU without pcie_mapping answers the flag 801 (as the H200 did); a
+ * driver before 12.8, INVALID_VALUE. */
+static void cuda_pcie_refused(void)
+{
+	void *h = load("libcuda-fake.so");
+	CUdeviceptr p = cuda_alloc(h);
+	int fd = -1;
+
+	CHECK(CU(h, cuMemGetHandleForAddressRange)(&fd, p, 2u << 20, 1,
+		CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ==
+	      CUDA_ERROR_NOT_SUPPORTED);
+	CHECK(fd == -1);
+	cuda_release(h, p);
+}
+
+static void cuda_pcie_old_driver(void)
+{
+	void *h = load("libcuda-fake.so");
+	CUdeviceptr p = cuda_alloc(h);
+	int fd = -1;
+
+	CHECK(CU(h, cuMemGetHandleForAddressRange)(&fd, p, 2u << 20, 1,
+		CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ==
+	      CUDA_ERROR_INVALID_VALUE);
+	cuda_release(h, p);
+}
+
+/* rdma-core before v54: mlx5dv_is_supported only. */
+static void mlx5_symbols_old(void)
+{
+	void *m = load("libmlx5-fake-old.so");
+
+	CHECK(dlvsym(m, "mlx5dv_is_supported", "MLX5_1.8"));
+	CHECK(!dlvsym(m, "mlx5dv_get_data_direct_sysfs_path", "MLX5_1.25"));
+	CHECK(!dlvsym(m, "mlx5dv_reg_dmabuf_mr", "MLX5_1.25"));
+	CHECK(!dlsym(m, "mlx5dv_reg_dmabuf_mr"));
+	CHECK(!dlsym(m, "fake_is_supported"));
 }
 
 /* --- libibverbs cases ------------------------------------------------- */
@@ -1406,6 +1515,17 @@ static const struct tcase cases[] = {
 	  cuda_unmapped, PASS, 0, NULL },
 	{ "cuda fd -> verbs dmabuf", "FAKE_CUDA_SCENARIO",
 	  "device_count = 1\n", cuda_to_verbs, PASS, 0, NULL },
+	{ "cuda PCIe-mapped fd -> mlx5dv Data Direct", "FAKE_CUDA_SCENARIO",
+	  "device_count = 1\ndriver_version = 12080\ngpu0.pcie_mapping = 1\n",
+	  cuda_to_mlx5, PASS, 0,
+	  "device_count = 2\ndev0.dd_path = " DD_PATH "\n" },
+	{ "cuda PCIe mapping refused (801)", "FAKE_CUDA_SCENARIO",
+	  "device_count = 1\ndriver_version = 12080\n", cuda_pcie_refused,
+	  PASS, 0, NULL },
+	{ "cuda PCIe mapping before 12.8", "FAKE_CUDA_SCENARIO",
+	  "device_count = 1\ndriver_version = 12040\ngpu0.pcie_mapping = 1\n",
+	  cuda_pcie_old_driver, PASS, 0, NULL },
+	{ "mlx5-old symbols", NULL, NULL, mlx5_symbols_old, PASS, 0, NULL },
 	{ "verbs symbols", NULL, NULL, verbs_symbols_new, PASS, 0, NULL },
 	{ "verbs-old symbols", NULL, NULL, verbs_symbols_old, PASS, 0, NULL },
 	{ "verbs flow + ledger", "FAKE_VERBS_SCENARIO",

@@ -32,6 +32,12 @@ else
 	$CC $SO -DFAKE_VERBS_OLD -Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=$D/libibverbs-old.map \
 		-o "$dir/libibverbs-fake-old.so" $D/fake_verbs.c $D/fake_scenario.c
+	$CC $SO -Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=$D/libmlx5.map \
+		-o "$dir/libmlx5-fake.so" $D/fake_mlx5.c $D/fake_scenario.c -ldl
+	$CC $SO -DFAKE_MLX5_OLD -Wl,-soname,libmlx5.so.1 \
+		-Wl,--version-script=$D/libmlx5-old.map \
+		-o "$dir/libmlx5-fake-old.so" $D/fake_mlx5.c $D/fake_scenario.c -ldl
 fi
 
 $CC -std=gnu11 -O1 -g $WARN -D_GNU_SOURCE -I. -o "$work/selftest" \

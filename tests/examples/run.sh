@@ -589,6 +589,15 @@ if [ $have_jq = 1 ]; then
 	check "gate peermem-proprietary --require dmabuf: exit 1, got $rc" [ $rc = 1 ]
 	check "gate: --require reached gdrcheck" \
 		grep -q '^gdrcheck: BLOCKED (--require dmabuf); dmabuf BLOCKED at gpu.dmabuf_attr (GPU0); peermem READY; nccl BLOCKED at data.nccl (GPU0)$' "$work/gate.out"
+	# The reason on failure (stderr): only the paths --require needs.
+	check "gate peermem-proprietary --require dmabuf: stderr says why, for dmabuf only" \
+		sh -c 'grep -q "^gdrcheck-gate: why: dmabuf BLOCKED at gpu.dmabuf_attr (GPU0) DMABUF_NOT_SUPPORTED: DMA_BUF_SUPPORTED = 0" "$1" &&
+			! grep -q "why: peermem\|why: nccl" "$1"' sh "$work/gate.err"
+	run_gate h200 "$arch"
+	check "gate h200: stderr gives the decisive gate, code and reason" \
+		grep -qF "gdrcheck-gate: why: dmabuf BLOCKED at nic.devices (host) NO_RDMA_DEVICE: no RDMA device in /sys/class/infiniband" "$work/gate.err"
+	run_gate reg-ok "$arch"
+	check "gate reg-ok: READY prints no why line" sh -c '! grep -q "why:" "$1"' sh "$work/gate.err"
 	run_gate reg-ok "$arch" --bogus-option
 	rc=$?
 	check "gate: a gdrcheck usage error is exit 2, got $rc" [ $rc = 2 ]

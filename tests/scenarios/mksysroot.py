@@ -7,7 +7,7 @@ absolute inside the sysroot. Values use shell-like quoting (shlex).
   set NAME VALUE                    define ${NAME} for later lines; ${NAME:-X}
                                     expands to X when NAME is not set
   include FILE                      read another spec (relative to this one)
-  file PATH TEXT                    write TEXT + newline ("\\n" escapes work)
+  file PATH TEXT                    write TEXT + newline ("\\n", "\\t" escapes work)
   gzfile PATH TEXT                  as file, gzip-compressed (/proc/config.gz)
   touch PATH                        empty file (e.g. a /dev node stand-in)
   dir PATH                          empty directory
@@ -359,9 +359,9 @@ def run_spec(b, spec, env=None):
                 elif cmd == "include":
                     run_spec(b, os.path.join(here, args[0]), env)
                 elif cmd == "file":
-                    b.write(args[0], args[1].replace("\\n", "\n") + "\n")
+                    b.write(args[0], args[1].replace("\\n", "\n").replace("\\t", "\t") + "\n")
                 elif cmd == "gzfile":
-                    b.write_gz(args[0], args[1].replace("\\n", "\n") + "\n")
+                    b.write_gz(args[0], args[1].replace("\\n", "\n").replace("\\t", "\t") + "\n")
                 elif cmd == "touch":
                     b.write(args[0], "")
                 elif cmd == "dir":

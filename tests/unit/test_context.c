@@ -291,6 +291,63 @@ static void test_two_contexts(void **state)
 	free(vf);
 }
 
+/*
+ * The platform class is computed per context from its own sysroot: an x86
+ * host with VT-d next to a Grace node (a Grace root port 10de:22b1,
+ * arm-smmu-v3), classified in turns.
+ */
+static void test_two_platform_classes(void **state)
+{
+	struct fixture *f = *state;
+	struct options opt = { .gates = GATE_ALL };
+	struct pcinode node = { .bdf = "0000:00:00.0", .parent = -1,
+				.bridge = true, .class_code = 0x060400 };
+	struct gdr_ctx ctx[2];
+
+	put(f->root[0], "/proc/cpuinfo", "processor\t: 0\nvendor_id\t: "
+	    "GenuineIntel\nflags\t\t: fpu vme hypervisor\n\n");
+	dirs(f->root[0], "/sys/class/iommu/dmar0");
+	dirs(f->root[1], "/proc/sys/kernel");
+	put(f->root[1], "/proc/sys/kernel/arch", "aarch64\n");
+	put(f->root[1], "/proc/sys/kernel/osrelease", "6.8.0-1013-nvidia-64k\n");
+	dirs(f->root[1], "/sys/class/iommu/smmu3.0x0000000016000000");
+	dirs(f->root[1], "/sys/bus/pci/devices/0000:00:00.0");
+	put(f->root[1], "/sys/bus/pci/devices/0000:00:00.0/vendor", "0x10de\n");
+	put(f->root[1], "/sys/bus/pci/devices/0000:00:00.0/device", "0x22b1\n");
+	for (int i = 0; i < 2; i++) {
+		memset(&ctx[i], 0, sizeof(ctx[i]));
+		ctx[i].opt = &opt;
+		ctx[i].sr = f->sr[i];
+	}
+	ctx[1].tree.n = &node;
+	ctx[1].tree.count = 1;
+	for (int round = 0; round < 2; round++) {
+		const struct platform_class *a = ctx_platform(&ctx[0]);
+		const struct platform_class *b = ctx_platform(&ctx[1]);
+
+		assert_int_equal(a->kind, PLAT_KIND_X86);
+		assert_int_equal(a->arch, PLAT_ARCH_X86_64);
+		assert_int_equal(a->iommu, PLAT_IOMMU_INTEL);
+		assert_int_equal(a->vm, 1);
+		assert_false(a->grace);
+		assert_false(a->kernel_known);
+		assert_string_equal(a->describe, "x86_64 (GenuineIntel) guest");
+		assert_int_equal(b->kind, PLAT_KIND_GRACE);
+		assert_int_equal(b->arch, PLAT_ARCH_AARCH64);
+		assert_int_equal(b->iommu, PLAT_IOMMU_SMMU_V3);
+		assert_int_equal(b->vm, -1);
+		assert_true(b->grace);
+		assert_false(b->direct_nic);
+		assert_string_equal(b->grace_rp, "0000:00:00.0");
+		assert_true(b->kernel_known);
+		assert_int_equal(b->kernel.major, 6);
+		assert_int_equal(b->kernel.minor, 8);
+	}
+	for (int i = 0; i < 2; i++)
+		probe_caches_free(&ctx[i]);
+	assert_false(ctx[0].platform.known);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +359,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_contexts, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_two_platform_classes,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("context", tests, NULL, NULL);

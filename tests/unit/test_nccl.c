@@ -455,6 +455,21 @@ static void test_dmabuf(void **state)
 		{ V(2, 30, 7), 1, 12040, 1, EINVAL, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 any other errno" },
 		{ V(2, 30, 7), 1, 12040, 1, 0, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 errno 0" },
 		{ V(2, 13, 4), 1, 12040, 1, EPROTONOSUPPORT, true, true, "v2.13.4-1 src/transport/net_ib.cc:292 EOPNOTSUPP only" },
+		/*
+		 * One row per probe errno (fd -1): NCCL's nic verdict follows
+		 * these, not mech.dmabuf_provider's stricter classification.
+		 */
+		{ V(2, 13, 4), 1, 12040, 1, EOPNOTSUPP, true, false, "v2.13.4-1 src/transport/net_ib.cc:292 EOPNOTSUPP" },
+		{ V(2, 14, 3), 1, 12040, 1, EPROTONOSUPPORT, true, false, "v2.14.3-1 src/transport/net_ib.cc:291 EPROTONOSUPPORT" },
+		{ V(2, 14, 3), 1, 12040, 1, EBADF, true, true, "v2.14.3-1 src/transport/net_ib.cc:291 EBADF" },
+		{ V(2, 26, 2), 1, 12040, 1, EINVAL, true, true, "v2.26.2-1 src/transport/net_ib.cc:735 EINVAL" },
+		{ V(2, 28, 9), 1, 12040, 1, EPROTONOSUPPORT, true, false, "v2.28.9-1 src/transport/net_ib.cc:589 EPROTONOSUPPORT" },
+		{ V(2, 29, 7), 1, 12040, 1, EOPNOTSUPP, true, false, "v2.29.7-1 src/transport/net_ib/gdr.cc:60 EOPNOTSUPP" },
+		{ V(2, 30, 7), 1, 12040, 1, EBADF, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 EBADF" },
+		{ V(2, 30, 7), 1, 12040, 1, EFAULT, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 EFAULT" },
+		{ V(2, 30, 7), 1, 12040, 1, ENOSYS, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 ENOSYS" },
+		{ V(2, 30, 7), 1, 12040, 1, EACCES, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 EACCES" },
+		{ V(2, 30, 7), 1, 12040, 1, ENODEV, true, true, "v2.30.7-1 src/transport/net_ib/gdr.cc:59 ENODEV" },
 	};
 
 	for (size_t i = 0; i < N(rows); i++) {
@@ -750,6 +765,12 @@ static void test_data_direct(void **state)
 		{ V(2, 26, 6), 1, true, true, false, "v2.26.6-1 no Data Direct" },
 		{ V(2, 27, 3), 1, true, true, true, "v2.27.3-1 src/transport/net_ib.cc:658 both" },
 		{ V(2, 27, 3), 0, true, true, false, "v2.27.3-1 src/transport/net_ib.cc:128,658" },
+		{ V(2, 27, 5), -1, true, true, true, "v2.27.5-1 src/transport/net_ib.cc:660 if (ncclParamIbDataDirect()): any non-zero, both" },
+		{ V(2, 27, 6), 1, true, false, true, "v2.27.6-1 src/transport/net_ib.cc:662 == 1: skipNetDevForDataDirect, _dma only" },
+		{ V(2, 27, 7), 2, true, true, true, "v2.27.7-1 src/transport/net_ib.cc:663 == 2: both" },
+		{ V(2, 27, 7), -1, true, true, false, "v2.27.7-1 src/transport/net_ib.cc:662-663 neither 1 nor 2: plain only" },
+		{ V(2, 27, 7), 3, true, true, false, "v2.27.7-1 src/transport/net_ib.cc:662-663 3: plain only" },
+		{ V(2, 28, 3), 3, true, false, true, "v2.28.3-1 src/transport/net_ib.cc:702,709 > 0, != 2: _dma only" },
 		{ V(2, 28, 3), 1, true, false, true, "v2.30.7-1 src/transport/net_ib/init.cc:386 _dma only" },
 		{ V(2, 30, 7), 2, true, true, true, "v2.30.7-1 src/transport/net_ib/init.cc:386 2: both" },
 		{ V(2, 30, 7), 0, true, true, false, "v2.30.7-1 src/transport/net_ib/init.cc:378 off" },
@@ -791,6 +812,14 @@ static void test_cumem(void **state)
 		{ V(2, 30, 7), -1, 12040, true, 1, 1, false, "v2.30.7-1 src/misc/cudawrap.cc:50 -1 is off" },
 		{ V(2, 30, 7), 0, 12040, true, 1, 1, false, "v2.30.7-1 src/misc/cudawrap.cc:50" },
 		{ V(2, 30, 7), 1, 11080, false, 0, 0, true, "v2.30.7-1 src/misc/cudawrap.cc:50 forced" },
+		/* Checked again for data.nccl's buffer kind (probes/nccl.c cumem_of). */
+		{ V(2, 18, 6), -2, 12080, true, 1, 1, true, "v2.18.6-1 src/misc/cudawrap.cc:46 -2 && supported" },
+		{ V(2, 18, 6), 2, 11080, false, 0, 0, true, "v2.18.6-1 src/misc/cudawrap.cc:46 || param" },
+		{ V(2, 19, 1), -1, 12080, true, 1, 1, false, "v2.19.1-1 src/misc/cudawrap.cc:47-48 -1 is off" },
+		{ V(2, 19, 1), -2, 12080, true, 1, 1, true, "v2.19.1-1 src/misc/cudawrap.cc:15,48 default -2" },
+		{ V(2, 23, 4), -2, 12080, true, 1, 0, false, "v2.23.4-1 src/misc/cudawrap.cc:39-40 GDR with VMM" },
+		{ V(2, 24, 3), -2, 12080, true, 0, 1, false, "v2.24.3-1 src/misc/cudawrap.cc:35-37 VMM" },
+		{ V(2, 30, 7), -2, 12000, true, 1, 0, true, "v2.30.7-1 src/misc/cudawrap.cc:34 12000 is enough" },
 	};
 
 	for (size_t i = 0; i < N(rows); i++) {

@@ -46,3 +46,31 @@ for d in (hidden, cgroup):
                for r in d["results"]), "a hidden GPU is BLOCKED somewhere"
     assert d["verdict"]["status"] == "READY", d["verdict"]
 PY
+
+# 4. A capture replays the node's CUDA_VISIBLE_DEVICES (/gdrcheck/environ),
+#    not the replaying host's: the hidden-by-variable capture replays
+#    without it set, the cgroup capture with it set here.
+capture() {	# NAME [VAR=value...]
+	name=$1
+	shift
+	env "$@" "$nvml" "$nvconf" "$TOP/gdrcheck" --sysroot "$SYSROOT" --json \
+		--capture "$WORK/$name.tar.gz" >/dev/null || true
+	rm -rf "$WORK/$name.replay" && mkdir "$WORK/$name.replay"
+	tar xzf "$WORK/$name.tar.gz" -C "$WORK/$name.replay"
+}
+capture cvd CUDA_VISIBLE_DEVICES=1
+capture cg
+grep -qx 'CUDA_VISIBLE_DEVICES=1' "$WORK/cvd.replay/gdrcheck/environ"
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS "$TOP/gdrcheck" \
+	--sysroot "$WORK/cvd.replay" --json >"$WORK/cvd.json" || true
+env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS CUDA_VISIBLE_DEVICES=1 \
+	"$TOP/gdrcheck" --sysroot "$WORK/cg.replay" --json >"$WORK/cg.json" || true
+python3 - "$WORK/cvd.json" "$WORK/cg.json" <<'PY'
+import json, sys
+cvd, cg = (json.load(open(p)) for p in sys.argv[1:3])
+def gpu0(d):
+    r = [r for r in d["results"] if r["gate"] == "gpu.visible" and r["subject"] == "GPU0"][0]
+    return (r["status"], r["reason_code"], r["evidence"].get("hidden_by"))
+assert gpu0(cvd) == ("SKIP", "GPU_HIDDEN", "CUDA_VISIBLE_DEVICES"), gpu0(cvd)
+assert gpu0(cg) == ("SKIP", "GPU_HIDDEN", "cgroup"), gpu0(cg)
+PY

@@ -2,12 +2,16 @@
 # answers the worker got (here the doubles') as /gdrcheck/vendor-facts.json;
 # --sysroot on the extracted archive, with no library named, replays them
 # and gives the node's own verdict, paths and results (evidence included),
-# the library gates saying replayed_from. A corrupt file, a version this
+# the library gates (gpu.libcuda, gpu.nvml, nic.libibverbs) saying
+# replayed_from. A corrupt file, a version this
 # gdrcheck does not know, or no file at all: SKIP NOT_REPLAYED with the
 # reason, never a crash.
 set -eu
-"$TOP/gdrcheck" --sysroot "$SYSROOT" --json --capture "$WORK/capture.tar.gz" \
-	>"$WORK/captured.json"
+# NVML too (the double, answering its defaults), so that its answers travel.
+GDRCHECK_LIBNVML="$TOP/tests/doubles/libnvidia-ml-fake.so" \
+	FAKE_NVML_SCENARIO=/dev/null \
+	"$TOP/gdrcheck" --sysroot "$SYSROOT" --json \
+	--capture "$WORK/capture.tar.gz" >"$WORK/captured.json"
 rm -rf "$WORK/replay" && mkdir "$WORK/replay"
 tar xzf "$WORK/capture.tar.gz" -C "$WORK/replay"
 test -s "$WORK/replay/gdrcheck/vendor-facts.json" ||
@@ -15,7 +19,7 @@ test -s "$WORK/replay/gdrcheck/vendor-facts.json" ||
 replay() {
 	rc=0
 	env -u GDRCHECK_LIBCUDA -u GDRCHECK_LIBIBVERBS -u FAKE_CUDA_SCENARIO \
-		-u FAKE_VERBS_SCENARIO \
+		-u FAKE_VERBS_SCENARIO -u GDRCHECK_LIBNVML -u FAKE_NVML_SCENARIO \
 		"$TOP/gdrcheck" --sysroot "$WORK/replay" --json >"$WORK/$1.json" \
 		2>"$WORK/$1.err" || rc=$?
 	echo "$rc" >"$WORK/$1.rc"
@@ -38,10 +42,13 @@ assert a["verdict"]["status"] == "READY", a["verdict"]
 strip = lambda p: {k: v for k, v in p.items()}
 assert a["paths"] == b["paths"], "path verdicts differ"
 want = sys.argv[3] + "/gdrcheck/vendor-facts.json"
+libs = ("gpu.libcuda", "gpu.nvml", "nic.libibverbs")
 src = {r["gate"]: r["evidence"].get("replayed_from") for r in b["results"]
-       if r["gate"] in ("gpu.libcuda", "nic.libibverbs")}
-assert src == {"gpu.libcuda": want, "nic.libibverbs": want}, src
+       if r["gate"] in libs}
+assert src == {g: want for g in libs}, src
 assert not any("replayed_from" in r["evidence"] for r in a["results"])
+nvml = [r for r in a["results"] if r["gate"] == "gpu.nvml"][0]
+assert nvml["status"] == "PASS", nvml
 PY
 
 # Not replayable: the reason says why, the libraries' gates SKIP.
@@ -50,7 +57,8 @@ not_replayed() {	# NAME TEXT
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = {r["gate"]: r for r in d["results"]}
-for g in ("gpu.libcuda", "nic.libibverbs"):
+# gpu.nvml says the same as the other library gates (not_replayed()).
+for g in ("gpu.libcuda", "gpu.nvml", "nic.libibverbs"):
     r = rows[g]
     assert (r["status"], r["reason_code"]) == ("SKIP", "NOT_REPLAYED"), r
     assert sys.argv[2] in r["reason"], (sys.argv[2], r["reason"])

@@ -15,7 +15,8 @@ check "rxe0 is up" rxe_ready rxe0
 gpu_scenario cuda.conf
 FAKE_CUDA_SCENARIO=$PWD/cuda.conf
 export FAKE_CUDA_SCENARIO
-offline="--libcuda $LIBCUDA_FAKE --libibverbs /nonexistent/libibverbs.so.1 --only host,topo,platform"
+# mech.peermem_api reads the guest's real /proc/kallsyms and /dev/kmsg.
+offline="--libcuda $LIBCUDA_FAKE --libibverbs /nonexistent/libibverbs.so.1 --only host,topo,platform,mech.peermem_api"
 # shellcheck disable=SC2086 # offline is a word list
 run_json live.json "$GDRCHECK" --json $offline --capture "$PWD/capture.tar.gz"
 check "the archive was written" test -s capture.tar.gz
@@ -42,3 +43,21 @@ if tar xzf capture.tar.gz -O proc/cmdline | grep -q console=; then
 	fail "the kernel command line was not scrubbed"
 fi
 say "ok: kernel command line reduced to IOMMU words"
+# host.kconfig and topo.nccl_config replay from the answers the archive
+# holds (issue 15 item 6), not from the kernel config or NCCL's sources.
+tar tzf capture.tar.gz >archive.list
+check "the archive holds the kernel config's answer" grep -qx gdrcheck/kconfig archive.list
+check "the archive holds NCCL's inputs" grep -qx gdrcheck/libnccl archive.list
+if grep -qx -e proc/config.gz -e proc/kallsyms archive.list; then
+	fail "the archive holds /proc/config.gz or /proc/kallsyms whole"
+fi
+check "the archive holds kallsyms' answer" grep -qx gdrcheck/kallsyms archive.list
+check "the archive holds the kernel log's answer" grep -qx gdrcheck/kernel-log archive.list
+jq_check "mech.peermem_api decided from the real /proc/kallsyms" live.json \
+	'[.results[] | select(.gate == "mech.peermem_api" and .evidence.kallsyms_lines > 1000)] | length == 1'
+check_eq "mech.peermem_api replayed" \
+	"$(jq -c '.results[] | select(.gate == "mech.peermem_api") | [.status, .reason, .evidence]' live.json)" \
+	"$(jq -c '.results[] | select(.gate == "mech.peermem_api") | [.status, .reason, .evidence]' replay.json)"
+check_eq "host.kconfig replayed" \
+	"$(jq -c '.results[] | select(.gate == "host.kconfig") | [.status, .reason, .evidence]' live.json)" \
+	"$(jq -c '.results[] | select(.gate == "host.kconfig") | [.status, .reason, .evidence]' replay.json)"
