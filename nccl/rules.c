@@ -764,12 +764,143 @@ int nccl_bcm_gen(int ver, uint64_t id, int level)
 	return 0;
 }
 
-/* topo.cc ncclTopoFlattenBcmSwitches: same generation one level down. */
+/*
+ * topo.cc ncclTopoFlattenBcmSwitches (called by ncclTopoGetSystemFromXml
+ * after the PCI links): a PCI switch whose id is a Broadcom PEX top level
+ * absorbs every PCI switch linked below it that is the same generation one
+ * level down; their children link straight to it (with their own link
+ * bandwidth) and the sub-switch node is removed, so two devices below two
+ * sub-switches of one PEX are one switch apart (PIX), not PXB.
+ *   2.12.7-2.19.4  Gen4 only (1000:c010 sub 1000:a0xx) and the sub-switch's
+ *                  id must equal the parent's exactly ("sub->pci.device !=
+ *                  device"), subsystem device included;
+ *   2.20.3-2.30.7  getBcmGen(parent, 0) == getBcmGen(sub, 1): Gen4 a0xx at
+ *                  both levels, Gen5 (1000:c030) 0xxx on top, 1xxx below.
+ * The flattened parent's id is then changed so it is not merged again:
+ * one level only.
+ */
 bool nccl_bcm_flattens(int ver, uint64_t parent, uint64_t child)
 {
 	int gen = nccl_bcm_gen(ver, parent, 0);
 
+	if (ver < NCCL_VER(2, 20, 0))
+		return gen == 4 && child == parent;
 	return gen && nccl_bcm_gen(ver, child, 1) == gen;
+}
+
+/*
+ * paths.cc ncclTopoSetPaths (2.12.7-2.30.7): a hop between two PCI switch
+ * nodes makes the path PXB; a path through one switch stays PIX.
+ */
+enum nccl_ptype nccl_pci_switch_path(int nswitches)
+{
+	return nswitches <= 1 ? NPT_PIX : NPT_PXB;
+}
+
+/* sscanf("%f GT/s"): unreadable reads as FLT_MAX (2.30.7 initialises it). */
+static double gts_of(const char *s)
+{
+	float f;
+
+	return s && sscanf(s, "%f GT/s", &f) == 1 ? f : 3.4e38;
+}
+
+/*
+ * topo.cc kvDictPciGen through kvConvertToInt (xml.h: prefix match, in
+ * order, else the fallback 60), 2.12.7-2.30.7; xml.cc picks the port's
+ * max_link_speed text when it is lower, min(max_link_width) (strtol, 0
+ * when unreadable), and ncclTopoAddPci turns width 0 into 16.
+ */
+double nccl_pci_bw(const char *dev_speed, const char *port_speed,
+		   const char *dev_width, const char *port_width)
+{
+	static const struct { const char *key; int val; } gen[] = {
+		{ "2.5 GT/s", 15 }, { "5 GT/s", 30 }, { "8 GT/s", 60 },
+		{ "16 GT/s", 120 }, { "32 GT/s", 240 },
+		{ "2.5 GT/s PCIe", 15 }, { "5.0 GT/s PCIe", 30 },
+		{ "8.0 GT/s PCIe", 60 }, { "16.0 GT/s PCIe", 120 },
+		{ "32.0 GT/s PCIe", 240 }, { "64.0 GT/s PCIe", 480 },
+	};
+	const char *str = dev_speed ? dev_speed : "";
+	long width = dev_width ? strtol(dev_width, NULL, 0) : 0;
+	int speed = 60;
+
+	if (port_speed && gts_of(port_speed) < gts_of(dev_speed))
+		str = port_speed;
+	if (port_width) {
+		long pw = strtol(port_width, NULL, 0);
+
+		width = pw < width ? pw : width;
+	}
+	if (width == 0)
+		width = 16;
+	for (size_t i = 0; i < sizeof(gen) / sizeof(gen[0]); i++)
+		if (!strncmp(str, gen[i].key, strlen(gen[i].key))) {
+			speed = gen[i].val;
+			break;
+		}
+	return (double)width * speed / 80.0;
+}
+
+/*
+ * net_ib ncclIbSpeed/ncclIbWidth: the first set bit of active_speed /
+ * active_width indexes a table, clamped to its last entry:
+ *   widths {1, 4, 8, 12} before 2.14.3 (a 2X port reads as 12), {1, 4, 8,
+ *   12, 2} since;
+ *   speeds SDR..HDR {2500 5000 10000 10000 14000 25000 50000} before
+ *   2.16.5, + NDR 100000 since 2.16.5, + XDR 200000 since 2.27.5 (an
+ *   unknown speed reads as the last entry). 2.27.6+ read active_speed_ex
+ *   and ibv_query_port_speed for XDR, the same 200000 a lane.
+ * The kernel's sysfs rate (drivers/infiniband/core/sysfs.c rate_show)
+ * prints the same two fields: "%d Gb/sec (%dX%s)" with " SDR" .. " XDR".
+ */
+int nccl_ib_port_mbps(int ver, const char *rate)
+{
+	static const char *const names[] = {
+		"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR",
+	};
+	static const int speeds[] = {
+		2500, 5000, 10000, 10000, 14000, 25000, 50000, 100000, 200000,
+	};
+	const char *p = rate ? strchr(rate, '(') : NULL;
+	int lanes, nspeeds, idx = 0, n = 0;
+	char name[8] = "";
+
+	if (!p || sscanf(p, "(%dX%n", &lanes, &n) != 1 || !n)
+		return 0;
+	sscanf(p + n, " %7[A-Z0-9]", name);
+	if (lanes == 2 && ver < NCCL_VER(2, 14, 0))
+		lanes = 12;
+	if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 12)
+		return 0;
+	for (idx = 0; idx < 9 && strcmp(name, names[idx]); idx++)
+		;
+	if (idx == 9) {
+		if (name[0])
+			return 0;
+		idx = 0;	/* old kernels print no name for SDR */
+	}
+	nspeeds = ver < NCCL_VER(2, 16, 5) ? 7 : ver < NCCL_VER(2, 27, 5) ? 8 : 9;
+	if (idx >= nspeeds)
+		idx = nspeeds - 1;
+	return speeds[idx] * lanes;
+}
+
+/*
+ * xml.cc ncclTopoGetXmlFromSys: a vendor "0x1000" PCI node gets a pcilink
+ * per bus id in virtual_switch_links/<busid>/ (getBcmLinks, v2.22.3-1
+ * xml.cc:410-431, 620; ncclOsGetBcmLinks, v2.30.7-1 src/os/linux.cc:676);
+ * topo.cc ncclTopoAddPciLinks links the two PCI switch nodes (LINK_LOC,
+ * LOC_BW: v2.22.3-1 topo.cc:604). Not in 2.21.5.
+ */
+bool nccl_bcm_virtual_links(int ver)
+{
+	return ver >= NCCL_VER(2, 22, 3);
+}
+
+double nccl_net_bw(int mbps)
+{
+	return (mbps <= 0 ? 10000 : mbps) / 8000.0;
 }
 
 enum nccl_ptype nccl_cpu_path(int numa_a, int numa_b)

@@ -267,6 +267,34 @@ uint64_t nccl_pci_id(unsigned int vendor, unsigned int device,
 int nccl_bcm_gen(int ver, uint64_t id, int level);
 /* ncclTopoFlattenBcmSwitches: is child merged into parent? */
 bool nccl_bcm_flattens(int ver, uint64_t parent, uint64_t child);
+/*
+ * The path type NCCL gives two devices below one PCI tree turn, from the
+ * number of PCI switch nodes on the path once flattened: 1 PIX, more PXB.
+ */
+enum nccl_ptype nccl_pci_switch_path(int nswitches);
+
+/*
+ * A PCI link's bandwidth in GB/s as NCCL sets it (topo.cc ncclTopoAddPci
+ * width * speed / 80, kvDictPciGen; xml.cc link_speed/link_width): the
+ * lower of the device's and its port's max_link_speed text, the narrower
+ * max_link_width (0 -> 16). port_speed/port_width NULL: the NVML branch
+ * of 2.30.7 (the GPU's current link, not compared with its port).
+ */
+double nccl_pci_bw(const char *dev_speed, const char *port_speed,
+		   const char *dev_width, const char *port_width);
+/*
+ * net_ib's port speed in Mbps (ncclIbSpeed * ncclIbWidth) from the sysfs
+ * rate text ("400 Gb/sec (4X NDR)"), with the tables of version ver; 0
+ * when the text names no width and speed.
+ */
+int nccl_ib_port_mbps(int ver, const char *rate);
+/*
+ * Does NCCL read /sys/kernel/pci_switch_link/virtual_switch_links (xml.cc
+ * getBcmLinks 2.22.3-2.30.4, src/os/linux.cc ncclOsGetBcmLinks 2.30.7)?
+ */
+bool nccl_bcm_virtual_links(int ver);
+/* topo.cc ncclTopoAddNet: net.bw = mbps / 8000 GB/s, mbps <= 0 -> 10000. */
+double nccl_net_bw(int mbps);
 
 /*
  * xml.cc ncclTopoGetXmlFromSys: a device hangs off the CPU node named by

@@ -19,9 +19,13 @@
  *                     whether that exact mechanism was proven by the
  *                     registration and transfer gates on that pair.
  *
- * Not modelled here (see docs/nccl-model.md): NCCL's path bandwidths (all
- * NICs count as equally wide, so the rails are the nearest NICs), Data
- * Direct devices, Broadcom switch flattening, NCCL_TOPO_FILE, net plugins.
+ * Path bandwidths (pci_view: PCI links and the port's rate) rank a GPU's
+ * NICs before their path types (ncclTopoGetLocal); Broadcom PEX
+ * sub-switches are merged as ncclTopoFlattenBcmSwitches does, and their
+ * virtual switch links join two switches (bcm_virtual_link).
+ * Not modelled here (see docs/nccl-model.md): the CPU interconnect's
+ * bandwidth, Data Direct devices,
+ * NCCL_TOPO_FILE, net plugins.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -61,6 +65,11 @@ struct pair_model {
 	int gid_index;		/* -1 IB or unknown */
 	bool cc_unknown;	/* compute capability unanswered or out of domain */
 	bool dd;		/* NCCL uses the NIC's `<dev>_dma` (Data Direct) */
+	/* NCCL's PCI view (pci_view): Broadcom flattening, bandwidth */
+	bool bcm;		/* merging Broadcom sub-switches changed the type */
+	bool vlink;		/* over a Broadcom virtual switch link */
+	enum nccl_ptype pci_type;	/* the type before flattening */
+	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
 };
 
 struct nccl_state {
@@ -653,6 +662,256 @@ static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
 
 static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
 
+/* --- NCCL's PCI view: Broadcom flattening, link bandwidths -------------- */
+
+static double min_bw(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static void pci_attr(const struct nccl_state *s, const char *bdf,
+		     const char *attr, char *buf, size_t len)
+{
+	char p[160];
+
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/%s", bdf, attr);
+	if (sysroot_read_line(s->sr, p, buf, len) < 0)
+		buf[0] = '\0';
+}
+
+/* topo.cc ncclTopoGetIntDevice: strtol(.., 0) of the four sysfs ids. */
+static uint64_t pci_id_of(const struct nccl_state *s, const char *bdf)
+{
+	static const char *const f[4] = {
+		"vendor", "device", "subsystem_vendor", "subsystem_device",
+	};
+	unsigned int v[4];
+	char t[32];
+
+	for (int i = 0; i < 4; i++) {
+		pci_attr(s, bdf, f[i], t, sizeof(t));
+		v[i] = (unsigned int)strtoul(t, NULL, 0);
+	}
+	return nccl_pci_id(v[0], v[1], v[2], v[3]);
+}
+
+/*
+ * The link NCCL gives tree node i towards its parent (xml.cc link_speed,
+ * link_width; nccl_pci_bw). nvml: 2.30.7 reads a GPU's link from NVML
+ * (nvmlDeviceGetCurrPcieLinkGeneration/Width, the current link, not
+ * compared with the port): the state sysfs shows as current_link_*.
+ */
+static double link_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int i, bool nvml)
+{
+	const struct pcinode *n = &ctx->tree.n[i];
+	char ds[64], dw[16], ps[64] = "", pw[16] = "";
+	float gts;
+
+	if (nvml) {
+		pci_attr(s, n->bdf, "current_link_speed", ds, sizeof(ds));
+		pci_attr(s, n->bdf, "current_link_width", dw, sizeof(dw));
+		if (sscanf(ds, "%f GT/s", &gts) == 1 && gts > 0)
+			snprintf(ds, sizeof(ds), "%.1f GT/s PCIe", gts);
+		else
+			snprintf(ds, sizeof(ds), "16.0 GT/s");
+		if (strtol(dw, NULL, 0) <= 0)
+			snprintf(dw, sizeof(dw), "16");
+		return nccl_pci_bw(ds, NULL, dw, NULL);
+	}
+	pci_attr(s, n->bdf, "max_link_speed", ds, sizeof(ds));
+	pci_attr(s, n->bdf, "max_link_width", dw, sizeof(dw));
+	if (n->parent >= 0) {
+		pci_attr(s, ctx->tree.n[n->parent].bdf, "max_link_speed", ps,
+			 sizeof(ps));
+		pci_attr(s, ctx->tree.n[n->parent].bdf, "max_link_width", pw,
+			 sizeof(pw));
+	}
+	return nccl_pci_bw(ds, ps, dw, pw);
+}
+
+/*
+ * The PCI switch node NCCL makes for bridge b: the upstream port of its
+ * switch (xml.cc walks a device's sysfs path up two levels at a time, so
+ * a device hangs off the upstream port above its downstream port); -1.
+ */
+static int switch_of(const struct pcitree *t, int b)
+{
+	if (b < 0 || (size_t)b >= t->count)
+		return -1;
+	if (t->n[b].port_type == PCIE_TYPE_UPSTREAM)
+		return b;
+	if (t->n[b].port_type == PCIE_TYPE_DOWNSTREAM && t->n[b].parent >= 0 &&
+	    t->n[t->n[b].parent].port_type == PCIE_TYPE_UPSTREAM)
+		return t->n[b].parent;
+	return -1;
+}
+
+/* Switch u's node after ncclTopoFlattenBcmSwitches: its parent or itself. */
+static int flat_switch(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		       int u)
+{
+	const struct pcitree *t = &ctx->tree;
+	int p = switch_of(t, t->n[u].parent);
+
+	if (p >= 0 && nccl_bcm_flattens(s->ver, pci_id_of(s, t->n[p].bdf),
+					pci_id_of(s, t->n[u].bdf)))
+		return p;
+	return u;
+}
+
+/* Does switch a's virtual_switch_links directory name switch b? */
+static bool bcm_link(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		     int a, int b)
+{
+	const char *ab = ctx->tree.n[a].bdf, *bb = ctx->tree.n[b].bdf;
+	char p[192], v[32];
+
+	pci_attr(s, ab, "vendor", v, sizeof(v));
+	if (strcmp(v, "0x1000") || strlen(bb) != 12)
+		return false;
+	snprintf(p, sizeof(p), "/sys/kernel/pci_switch_link/"
+		 "virtual_switch_links/%s/%s", ab, bb);
+	if (!sysroot_exists(s->sr, p))
+		return false;
+	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", bb);
+	return sysroot_exists(s->sr, p);
+}
+
+/* The switch nodes above tree node i, nearest first. */
+static int switches_above(const struct pcitree *t, int i, int *out)
+{
+	int n = 0, last = -1;
+
+	for (int b = t->n[i].parent, hops = 0; b >= 0 && hops < PCIPATH_MAX;
+	     b = t->n[b].parent, hops++) {
+		int u = switch_of(t, b);
+
+		if (u >= 0 && u != last && n < PCIPATH_MAX)
+			out[n++] = last = u;
+	}
+	return n;
+}
+
+/*
+ * Broadcom virtual switch links (2.22.3+: xml.cc getBcmLinks, since
+ * 2.30.7 src/os/linux.cc ncclOsGetBcmLinks): a PCI node whose vendor is
+ * 0x1000 gets a pcilink to every bus id listed (and present) in
+ * /sys/kernel/pci_switch_link/virtual_switch_links/<busid>/, which
+ * topo.cc ncclTopoAddPciLinks turns into a LINK_LOC (LOC_BW) link to that
+ * PCI switch node. A path from the GPU's switches to the NIC's over such a
+ * link is a PCI -> PCI hop: PXB (paths.cc ncclTopoSetPaths), shorter than
+ * the way through the CPU. NCCL adds the link one way per listing and
+ * fails (no reverse link) when only one side lists it: both are required
+ * here. Returns the number of the GPU's / NIC's switches climbed (*gu,
+ * *nu, the linked ones included), or false.
+ */
+static bool bcm_virtual_link(const struct gdr_ctx *ctx,
+			     const struct nccl_state *s,
+			     const struct inv_pair *pr, int *gsw, int *gu,
+			     int *nsw, int *nu)
+{
+	int ng = switches_above(&ctx->tree, pr->node_gpu, gsw);
+	int nn = switches_above(&ctx->tree, pr->node_nic, nsw);
+
+	if (!nccl_bcm_virtual_links(s->ver))
+		return false;
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < nn; j++)
+			if (bcm_link(ctx, s, gsw[i], nsw[j]) &&
+			    bcm_link(ctx, s, nsw[j], gsw[i])) {
+				*gu = i + 1;
+				*nu = j + 1;
+				return true;
+			}
+	return false;
+}
+
+/*
+ * A pair as NCCL's topology has it: the PCI switch nodes on the path after
+ * Broadcom flattening (one level: the merged parent's id is changed so it
+ * is not merged again), PXB -> PIX when one is left; and the path's
+ * bandwidth, the narrowest link on it (paths.cc ncclTopoSetPaths bw =
+ * min(path bw, link bw)): the GPU's and NIC's PCI links, the uplink of
+ * every switch climbed (not the one the path turns at, nor a merged one),
+ * the port's speed (NIC -> NET link); a Broadcom virtual switch link
+ * between the two sides (bcm_virtual_link) replaces the way through the
+ * CPU. Not modelled: the CPU interconnect of a SYS path (topo.cc
+ * ncclTopoConnectCpus), NVLink/C2C links.
+ */
+static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
+		     const struct inv_pair *pr, struct pair_model *m)
+{
+	const struct pcitree *t = &ctx->tree;
+	const struct pcipath *pp = &pr->path;
+	int sw[PCIPATH_MAX], fl[PCIPATH_MAX], nsw = 0, nfl = 0;
+	int gsw[PCIPATH_MAX], nsw2[PCIPATH_MAX], gu = 0, nu = 0;
+	int turn = switch_of(t, pp->turn), mbps;
+	char p[192], rate[96];
+	double bw;
+
+	m->pci_type = m->type;
+	m->bw = 0;
+	if (!m->known || pr->node_gpu < 0 || pr->node_nic < 0)
+		return;
+	/*
+	 * Data Direct (dd_apply): NCCL's device is the `_dma` function, not
+	 * the one pr->path leads to; its switches are not re-walked here,
+	 * and its width is the GPU's link and the port's.
+	 */
+	for (int i = 0; i < pp->nbridges && !m->dd; i++) {
+		int u = switch_of(t, pp->bridges[i]), k, f;
+
+		if (u < 0)
+			continue;
+		for (k = 0; k < nsw && sw[k] != u; k++)
+			;
+		if (k < nsw)
+			continue;
+		sw[nsw++] = u;
+		f = flat_switch(ctx, s, u);
+		m->bcm |= f != u;
+		for (k = 0; k < nfl && fl[k] != f; k++)
+			;
+		if (k == nfl)
+			fl[nfl++] = f;
+	}
+	if (m->bcm && pp->turn >= 0 &&
+	    (m->type == NPT_PIX || m->type == NPT_PXB))
+		m->type = nccl_pci_switch_path(nfl);
+	/* Say so only where the merge changed the type. */
+	m->bcm = m->type != m->pci_type;
+
+	bw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
+	if (!m->dd)
+		bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
+	if (!m->dd && pp->turn < 0 &&
+	    bcm_virtual_link(ctx, s, pr, gsw, &gu, nsw2, &nu)) {
+		/* Up to the linked switches only; their uplinks unused. */
+		m->vlink = true;
+		m->type = NPT_PXB;
+		for (int k = 0; k + 1 < gu; k++)
+			if (flat_switch(ctx, s, gsw[k]) == gsw[k])
+				bw = min_bw(bw, link_bw(ctx, s, gsw[k], false));
+		for (int k = 0; k + 1 < nu; k++)
+			if (flat_switch(ctx, s, nsw2[k]) == nsw2[k])
+				bw = min_bw(bw, link_bw(ctx, s, nsw2[k], false));
+	} else {
+		for (int k = 0; k < nsw; k++)
+			if (sw[k] != turn && flat_switch(ctx, s, sw[k]) == sw[k])
+				bw = min_bw(bw, link_bw(ctx, s, sw[k], false));
+	}
+	if (m->port < 0)
+		return;
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
+		 ctx->inv.nic[pr->nic].name, m->port);
+	if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
+		return;
+	mbps = nccl_ib_port_mbps(s->ver, rate);
+	if (mbps > 0)
+		m->bw = min_bw(bw, nccl_net_bw(mbps));
+}
+
 /*
  * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
  * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
@@ -672,6 +931,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 
 	for (size_t g = 0; g < ng; g++) {
 		int nc = 0, loc[64];
+		bool bw_known = true;
 
 		for (size_t n = 0; n < nn; n++) {
 			int pi = pair_index(ctx, (int)g, (int)n);
@@ -680,9 +940,13 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 				continue;
 			cand[nc] = (int)n;
 			paths[nc].type = s->pm[pi].type;
-			paths[nc].bw = 1.0;	/* bandwidths not modelled */
+			paths[nc].bw = s->pm[pi].bw;
+			bw_known &= s->pm[pi].bw > 0;
 			nc++;
 		}
+		/* A port rate unread: compare the types alone (equal widths). */
+		for (int k = 0; k < nc && !bw_known; k++)
+			paths[k].bw = 1.0;
 		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
 						 nc <= 64 ? loc : loc) : 0;
 		if (nlocal[g] > 64)
@@ -867,6 +1131,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		dd_apply(ctx, s, pr, m);
 		m->port = hca_port(s, &inv->nic[pr->nic]);
 		m->used = s->ib_used && m->known && m->port >= 0;
+		pci_view(ctx, s, pr, m);
 	}
 
 	apply_p2c(ctx, s);
@@ -912,9 +1177,9 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 			x.pxn_disable = s->pxn_disable;
 			x.pxn_c2c = s->pxn_c2c;
 			x.gpu_net = m->type;
-			x.gpu_net_bw = 1.0;
+			x.gpu_net_bw = m->bw;
 			x.peer_net = s->pm[pi].type;
-			x.peer_net_bw = 1.0;
+			x.peer_net_bw = s->pm[pi].bw;
 			x.peer_nvlink = true;
 			x.same_system = true;
 			x.peer_is_relay = true;
@@ -923,6 +1188,8 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 				m->relay = p;
 				m->relay_dist = s->pm[pi].type;
 				m->type = NPT_PXN;
+				/* min(NVLink, relay->NIC): the relay's path. */
+				m->bw = s->pm[pi].bw;
 				any_pxn = true;
 			}
 		}
@@ -1219,12 +1486,69 @@ static enum pair_gdr gdr_fact(const struct pair_model *m)
 	return m->rd.mode == NCCL_GDR_DISABLED ? PAIR_GDR_RECV : PAIR_GDR_BOTH;
 }
 
+/* The best bandwidth among the GPU's rails, 0 when none is known. */
+static double rail_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int gpu)
+{
+	double best = 0;
+
+	for (size_t n = 0; n < ctx->inv.nnic; n++) {
+		int pi = pair_index(ctx, gpu, (int)n);
+
+		if (pi >= 0 && s->pm[pi].rail && s->pm[pi].bw > best)
+			best = s->pm[pi].bw;
+	}
+	return best;
+}
+
+/*
+ * "; narrower: 3.1 GB/s < the rails' 48.0 GB/s" into buf when bandwidth, not the path type,
+ * kept this NIC from the rails (ncclTopoGetLocal); else "".
+ */
+static const char *narrower(const struct gdr_ctx *ctx,
+			    const struct nccl_state *s, int gpu,
+			    const struct pair_model *m, char *buf, size_t len)
+{
+	double best = rail_bw(ctx, s, gpu);
+
+	buf[0] = '\0';
+	if (!m->used || m->bw <= 0 || best <= m->bw)
+		return buf;
+	snprintf(buf, len, "; narrower: %.1f GB/s < the rails' "
+		 "%.1f GB/s", m->bw, best);
+	return buf;
+}
+
+/*
+ * Evidence only where NCCL's view differs from the PCI walk's: a merged
+ * Broadcom sub-switch, a bandwidth that decided the rails.
+ */
+static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
+			const struct nccl_state *s, int gpu,
+			const struct pair_model *m)
+{
+	double best = rail_bw(ctx, s, gpu);
+
+	if (m->bcm)
+		ev_str(r, "bcm_flattened", "%s -> %s (Broadcom PEX sub-switch "
+		       "merged, topo.cc ncclTopoFlattenBcmSwitches)",
+		       nccl_ptype_name(m->pci_type),
+		       nccl_ptype_name(m->type));
+	if (m->vlink)
+		ev_str(r, "bcm_virtual_link", "%s -> PXB (Broadcom virtual "
+		       "switch link, /sys/kernel/pci_switch_link/"
+		       "virtual_switch_links)", nccl_ptype_name(m->pci_type));
+	if (m->used && m->bw > 0 && best > m->bw)
+		ev_str(r, "bandwidth", "%.1f GB/s, rails %.1f GB/s", m->bw,
+		       best);
+}
+
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	struct nccl_state *s = model(ctx);
 	const struct pair_model *m = &s->pm[t->pair];
-	char rails[256], nm[80];
+	char rails[256], nm[80], narrow[96];
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, pr->gpu)) {
@@ -1277,11 +1601,14 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		else
 			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
 				 "not a rail of this GPU: NCCL uses %s; here %s "
-				 "(%s)", rails, nccl_ptype_name(m->type),
+				 "(%s%s)", rails, nccl_ptype_name(m->type),
 				 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
-				 "no GDR if used");
+				 "no GDR if used",
+				 narrower(ctx, s, pr->gpu, m, narrow,
+					  sizeof(narrow)));
 		ev_bool(r, "rail", false);
 		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+		pci_view_ev(r, ctx, s, pr->gpu, m);
 		ev_str(r, "nccl_version", "%s", s->version);
 		return;
 	}
@@ -1340,6 +1667,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	fact_gdr(r, gdr_fact(m));
 	ev_bool(r, "rail", true);
 	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+	pci_view_ev(r, ctx, s, pr->gpu, m);
 	if (m->relay >= 0)
 		ev_str(r, "pxn_relay", "%s",
 		       ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);

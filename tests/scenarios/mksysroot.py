@@ -34,6 +34,7 @@ absolute inside the sysroot. Values use shell-like quoting (shlex).
 
 pci keys: path=<dirs under /sys/devices> (default pci0000:BB/BDF),
 vendor, device, class (hex), bars=<bits:size>,... (e.g. 64:16M,64:256G),
+subvendor=/subdevice= (subsystem ids, none unless given),
 numa=N, speed="16.0 GT/s PCIe", width=16 (current = max unless
 curspeed=/curwidth= say otherwise), driver=NAME, iommu=GROUP:TYPE,
 port=endpoint|rootport|upstream|downstream (PCIe port type; class 0x060400
@@ -246,6 +247,9 @@ class Builder:
         self.write(f"{dev}/vendor", kv.get("vendor", "0x8086") + "\n")
         self.write(f"{dev}/device", kv.get("device", "0x0000") + "\n")
         self.write(f"{dev}/class", kv.get("class", "0x000000") + "\n")
+        if "subvendor" in kv:
+            self.write(f"{dev}/subsystem_vendor", kv["subvendor"] + "\n")
+            self.write(f"{dev}/subsystem_device", kv.get("subdevice", "0x0000") + "\n")
         self.write(f"{dev}/numa_node", kv.get("numa", "-1") + "\n")
         self.write(f"{dev}/irq", "0\n")
         self.write(f"{dev}/resource", self.bar_lines(kv.get("bars", "")))

@@ -890,24 +890,119 @@ static void test_bcm(void **state)
 {
 	uint64_t g4top = nccl_pci_id(0x1000, 0xc010, 0x1000, 0xa064);
 	uint64_t g4sub = nccl_pci_id(0x1000, 0xc010, 0x1000, 0xa064);
+	uint64_t g4sub2 = nccl_pci_id(0x1000, 0xc010, 0x1000, 0xa065);
 	uint64_t g5top = nccl_pci_id(0x1000, 0xc030, 0x1000, 0x0100);
 	uint64_t g5sub = nccl_pci_id(0x1000, 0xc030, 0x1000, 0x1100);
+	uint64_t g5none = nccl_pci_id(0x1000, 0xc030, 0, 0);
 	uint64_t other = nccl_pci_id(0x10b5, 0x9797, 0x10b5, 0x9797);
+	static const struct {
+		int ver;
+		int top, sub;	/* index into ids[] */
+		bool flat;
+		const char *src;
+	} rows[] = {
+		{ V(2, 12, 7), 0, 1, true, "v2.12.7-1 src/graph/topo.cc:193 Gen4, same id" },
+		{ V(2, 19, 4), 0, 2, false, "v2.19.4-1 src/graph/topo.cc:196 id must be equal" },
+		{ V(2, 20, 3), 0, 2, true, "v2.20.3-1 src/graph/topo.cc:184 getBcmGen a0xx both levels" },
+		{ V(2, 19, 4), 3, 4, false, "v2.19.4-1 src/graph/topo.cc:188 no Gen5 before 2.20.3" },
+		{ V(2, 20, 3), 3, 4, true, "v2.20.3-1 src/graph/topo.cc:185 Gen5 0xxx over 1xxx" },
+		{ V(2, 30, 7), 3, 4, true, "v2.30.7-1 src/graph/topo.cc:201 Gen5" },
+		{ V(2, 30, 7), 4, 4, false, "v2.30.7-1 src/graph/topo.cc:208 1xxx is no top" },
+		{ V(2, 30, 7), 3, 3, false, "v2.30.7-1 src/graph/topo.cc:218 0xxx is no sub" },
+		{ V(2, 30, 7), 3, 1, false, "v2.30.7-1 src/graph/topo.cc:218 other generation kept" },
+		{ V(2, 30, 7), 5, 5, false, "v2.30.7-1 src/graph/topo.cc:201 no subsystem id" },
+		{ V(2, 30, 7), 6, 6, false, "v2.30.7-1 src/graph/topo.cc:200 not Broadcom" },
+	};
+	const uint64_t ids[] = { g4top, g4sub, g4sub2, g5top, g5sub, g5none, other };
 
+	(void)state;
 	/* v2.30.7-1 src/graph/topo.cc:525 id layout */
 	assert_true(g4top == 0x1000c0101000a064ULL);
-	/* topo.cc:200 Gen4, both levels */
 	assert_int_equal(nccl_bcm_gen(V(2, 12, 7), g4top, 0), 4);
-	assert_true(nccl_bcm_flattens(V(2, 12, 7), g4top, g4sub));
-	/* topo.cc:201 Gen5 level 0 / level 1, since 2.20.3 */
 	assert_int_equal(nccl_bcm_gen(V(2, 30, 7), g5top, 0), 5);
 	assert_int_equal(nccl_bcm_gen(V(2, 30, 7), g5sub, 1), 5);
 	assert_int_equal(nccl_bcm_gen(V(2, 30, 7), g5sub, 0), 0);
-	assert_true(nccl_bcm_flattens(V(2, 30, 7), g5top, g5sub));
-	assert_false(nccl_bcm_flattens(V(2, 19, 4), g5top, g5sub));
-	/* topo.cc:218 a different generation below is kept */
-	assert_false(nccl_bcm_flattens(V(2, 30, 7), g5top, g4sub));
-	assert_false(nccl_bcm_flattens(V(2, 30, 7), other, other));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		bool f = nccl_bcm_flattens(rows[i].ver, ids[rows[i].top],
+					   ids[rows[i].sub]);
+
+		if (f != rows[i].flat)
+			ROW_FAIL(i, rows[i].src);
+		assert_int_equal(f, rows[i].flat);
+	}
+	/* v2.22.3-1 src/graph/xml.cc:413 virtual_switch_links; absent in 2.21.5 */
+	assert_false(nccl_bcm_virtual_links(V(2, 21, 5)));
+	assert_true(nccl_bcm_virtual_links(V(2, 22, 3)));
+	/* v2.30.7-1 src/os/linux.cc:681 */
+	assert_true(nccl_bcm_virtual_links(V(2, 30, 7)));
+	/* v2.12.7-1 src/graph/paths.cc:92 PCI -> PCI hop is PXB */
+	assert_int_equal(nccl_pci_switch_path(1), NPT_PIX);
+	assert_int_equal(nccl_pci_switch_path(2), NPT_PXB);
+	assert_int_equal(nccl_pci_switch_path(3), NPT_PXB);
+}
+
+static void test_pci_bw(void **state)
+{
+	static const struct {
+		const char *ds, *ps, *dw, *pw;
+		double bw;
+		const char *src;
+	} rows[] = {
+		{ "32.0 GT/s PCIe", "32.0 GT/s PCIe", "16", "16", 48, "v2.30.7-1 src/graph/topo.cc:657 16 * 240 / 80" },
+		{ "32.0 GT/s PCIe", "16.0 GT/s PCIe", "16", "16", 24, "v2.30.7-1 src/graph/xml.cc:688 the lower speed" },
+		{ "16.0 GT/s PCIe", "32.0 GT/s PCIe", "8", "16", 12, "v2.30.7-1 src/graph/xml.cc:718 the narrower width" },
+		{ "8 GT/s", "8 GT/s", "16", "16", 12, "v2.12.7-1 src/graph/topo.cc:374 kernel <= 5.6 names" },
+		{ "2.5 GT/s PCIe", NULL, "16", NULL, 3, "v2.30.7-1 src/graph/xml.cc:672 NVML current gen" },
+		{ "", "", "", "", 12, "v2.12.7-1 src/graph/topo.cc:376 fallback 60, width 0 -> 16" },
+		{ "32.0 GT/s PCIe", "", "16", "", 48, "v2.30.7-1 src/graph/xml.cc:686 no port: device" },
+		{ "Unknown", "Unknown", "16", "16", 12, "v2.30.7-1 src/graph/xml.h:428 no match: 60" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		double bw = nccl_pci_bw(rows[i].ds, rows[i].ps, rows[i].dw,
+					rows[i].pw);
+
+		if (bw != rows[i].bw)
+			ROW_FAIL(i, rows[i].src);
+		assert_true(bw == rows[i].bw);
+	}
+}
+
+static void test_ib_speed(void **state)
+{
+	static const struct {
+		int ver;
+		const char *rate;
+		int mbps;
+		const char *src;
+	} rows[] = {
+		{ V(2, 30, 7), "400 Gb/sec (4X NDR)", 400000, "v2.30.7-1 src/transport/net_ib/init.cc:117 NDR" },
+		{ V(2, 16, 2), "400 Gb/sec (4X NDR)", 200000, "v2.16.2-1 src/transport/net_ib.cc ibvSpeeds ends at HDR" },
+		{ V(2, 16, 5), "400 Gb/sec (4X NDR)", 400000, "v2.16.5-1 src/transport/net_ib.cc:125 + NDR" },
+		{ V(2, 27, 3), "800 Gb/sec (4X XDR)", 400000, "v2.27.3-1 src/transport/net_ib/init.cc ends at NDR" },
+		{ V(2, 27, 5), "800 Gb/sec (4X XDR)", 800000, "v2.27.5-1 src/transport/net_ib.cc:489 + XDR" },
+		{ V(2, 30, 7), "25 Gb/sec (1X EDR)", 25000, "v2.30.7-1 src/transport/net_ib/init.cc:117 EDR" },
+		{ V(2, 30, 7), "100 Gb/sec (2X HDR)", 100000, "v2.14.3-1 src/transport/net_ib.cc:122 2X" },
+		{ V(2, 13, 4), "100 Gb/sec (2X HDR)", 600000, "v2.12.7-1 src/transport/net_ib.cc:123 2X reads as 12" },
+		{ V(2, 30, 7), "56 Gb/sec (4X FDR)", 56000, "v2.30.7-1 src/transport/net_ib/init.cc:117 FDR" },
+		{ V(2, 30, 7), "40 Gb/sec (4X FDR10)", 40000, "v2.30.7-1 src/transport/net_ib/init.cc:117 FDR10" },
+		{ V(2, 30, 7), "10 Gb/sec (4X)", 10000, "kernel rate_show without a name: SDR" },
+		{ V(2, 30, 7), "unknown", 0, "unparseable" },
+		{ V(2, 30, 7), "400 Gb/sec (4X ZZZ)", 0, "unknown speed name" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int m = nccl_ib_port_mbps(rows[i].ver, rows[i].rate);
+
+		if (m != rows[i].mbps)
+			ROW_FAIL(i, rows[i].src);
+		assert_int_equal(m, rows[i].mbps);
+	}
+	/* v2.30.7-1 src/graph/topo.cc:417-418 */
+	assert_true(nccl_net_bw(400000) == 50.0);
+	assert_true(nccl_net_bw(0) == 1.25);
 }
 
 static void test_cpu_path(void **state)
@@ -1210,6 +1305,8 @@ int main(void)
 		cmocka_unit_test(test_data_direct),
 		cmocka_unit_test(test_cumem),
 		cmocka_unit_test(test_bcm),
+		cmocka_unit_test(test_pci_bw),
+		cmocka_unit_test(test_ib_speed),
 		cmocka_unit_test(test_cpu_path),
 		cmocka_unit_test(test_local_nets),
 		cmocka_unit_test(test_rail_pick),
