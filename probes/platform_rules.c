@@ -255,6 +255,45 @@ static const char *const kopt_name[K_COUNT] = {
  * Read the options from one config file (gzip or plain: zlib reads both).
  * val[i][0] == '\0' means not set (or not listed, which is the same).
  */
+/*
+ * --capture: sysroot_open() records nothing, so the file read through zlib
+ * is recorded here as it is (gzip stays gzip), then read again from the
+ * start. Found by tests/vm 28-capture-replay once the guest had a
+ * /boot/config-RELEASE: the replay said KCONFIG_UNREADABLE.
+ */
+static void kconfig_record(struct sysroot *sr, const char *path, int fd)
+{
+	enum { KCONFIG_MAX = 4 << 20 };
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap), *nb;
+	ssize_t n;
+
+	while (buf) {
+		if (len == cap) {
+			if (cap >= KCONFIG_MAX)
+				goto out;	/* too big: not recorded */
+			nb = realloc(buf, cap * 2);
+			if (!nb)
+				goto out;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	if (buf)
+		sysroot_record_file(sr, path, buf, len);
+out:
+	free(buf);
+	lseek(fd, 0, SEEK_SET);
+}
+
 static int kconfig_read(struct sysroot *sr, const char *path,
 			char val[K_COUNT][16])
 {
@@ -269,6 +308,8 @@ static int kconfig_read(struct sysroot *sr, const char *path,
 		close(fd);
 		return -SYSROOT_ENOTREG;
 	}
+	if (sysroot_recording(sr))
+		kconfig_record(sr, path, fd);
 	gz = gzdopen(fd, "rb");
 	if (!gz) {
 		close(fd);
