@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Layer 0: the host — kernel, memlock, privileges, container. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,9 +167,9 @@ static int count_entries(struct sysroot *sr, const char *dir,
  * KUBERNETES_SERVICE_HOST in this process's environment. Under cgroup v2
  * with a cgroup namespace /proc/1/cgroup reads "0::/" in a containerd pod
  * without /.dockerenv: the kubelet's service variables are then the only
- * marker. A live run (--capture included) asks getenv(), so a capture never
- * records the environment (secrets); under --sysroot a fixture may carry
- * /proc/self/environ (NUL-separated).
+ * marker. A live run asks getenv(); --capture records this one variable as
+ * the capture's /proc/self/environ, never the real environment (secrets);
+ * under --sysroot that file (NUL-separated) is read.
  */
 static bool in_kubernetes(struct gdr_ctx *ctx)
 {
@@ -176,8 +177,19 @@ static bool in_kubernetes(struct gdr_ctx *ctx)
 	char env[16384];
 	ssize_t n;
 
-	if (!ctx->opt->sysroot)
-		return getenv("KUBERNETES_SERVICE_HOST") != NULL;
+	if (!ctx->opt->sysroot) {
+		const char *v = getenv("KUBERNETES_SERVICE_HOST");
+
+		/* --capture keeps this one variable, nothing else of environ. */
+		if (v && sysroot_recording(ctx->sr)) {
+			int len = snprintf(env, sizeof(env), "%s%s", var, v);
+
+			if (len > 0 && (size_t)len < sizeof(env))
+				sysroot_record_file(ctx->sr, "/proc/self/environ",
+						    env, (size_t)len + 1);
+		}
+		return v != NULL;
+	}
 	n = sysroot_read_bin(ctx->sr, "/proc/self/environ", env, sizeof(env));
 
 	for (ssize_t i = 0; i < n; ) {
