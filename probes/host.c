@@ -282,10 +282,10 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 			 "no container markers found");
 	}
 	ev_str(r, "runtime", "%s", runtime ? runtime : "none");
-	ev_bool(r, "kubernetes", k8s);
 	ev_bool(r, "cgroup_readable", n >= 0);
 	ev_bool(r, "dev_infiniband", sysroot_is_dir(ctx->sr, "/dev/infiniband"));
 	if (runtime) {
+		ev_bool(r, "kubernetes", k8s);
 		if (ibdevs >= 0)
 			ev_int(r, "rdma_devices", ibdevs);
 		if (uverbs >= 0)

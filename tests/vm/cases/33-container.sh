@@ -3,7 +3,7 @@
 # container marker (a containerd pod under cgroup v2 with a cgroup
 # namespace: no /.dockerenv, /proc/1/cgroup "0::/"; the guest has neither
 # either). Read live through getenv(), as on a node. `--only host` runs:
-#   1. no marker (control): NO_CONTAINER, kubernetes false;
+#   1. no marker (control): NO_CONTAINER, runtime none;
 #   2. root, ulimit -l 8192 (containerd's 8 MiB default), marker: IN_CONTAINER
 #      with host.memlock's MEMLOCK_CAP_IPC_LOCK cited;
 #   3. gdrtest, the same limit, marker: the real kernel drops CAP_IPC_LOCK
@@ -55,9 +55,9 @@ mv "$hide/uverbs0" "$node"
 check "rxe0 is ready again" rxe_ready rxe0
 
 jq_checks plain.json <<'CHECKS'
-1. no marker: NO_CONTAINER, kubernetes false
+1. no marker: NO_CONTAINER, runtime none
 	.results[] | select(.gate=="host.container") | .status=="PASS" and
-	.reason_code=="NO_CONTAINER" and .evidence.kubernetes==false
+	.reason_code=="NO_CONTAINER" and .evidence.runtime=="none"
 CHECKS
 jq_checks root.json <<'CHECKS'
 2. root with the marker: IN_CONTAINER (kubernetes), memlock lifted by CAP_IPC_LOCK
