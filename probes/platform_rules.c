@@ -396,6 +396,7 @@ static int kconfig_read(struct sysroot *sr, const char *path,
 		close(fd);
 		return -SYSROOT_ENOTREG;
 	}
+	/* --capture records the answer (kconfig_get), not this file. */
 	gz = gzdopen(fd, "rb");
 	if (!gz) {
 		close(fd);

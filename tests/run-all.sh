@@ -122,6 +122,9 @@ if [ "${GDRCHECK_SKIP_VM:-0}" = 1 ]; then
 	total_fail=$((total_fail + 1))
 else
 	suite vm tests/vm/run.sh
+	# The same guest with an emulated Intel IOMMU (intel_iommu=on): the
+	# kernel's own IOMMU groups, read by platform.iommu_group (~16 s: boot and one case).
+	suite vm-iommu env VM_IOMMU=1 VM_NO_BUILD=1 tests/vm/run.sh 30-iommu-group
 fi
 # Unit, scenarios, fault matrix and options again on an ASan+UBSan build in
 # build/asan/ (the main build is left as it is).

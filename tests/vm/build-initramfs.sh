@@ -156,6 +156,13 @@ for f in modules.builtin modules.builtin.modinfo modules.order; do
 done
 # Indexes for just the included modules (lspci -k and libkmod want them).
 depmod -b "$STAGE" "$KVER" 2>/dev/null || log "note: depmod for the image failed"
+# The kernel's own build config, where Debian installs it (/boot/config-KVER;
+# the Debian kernel has no CONFIG_IKCONFIG, so no /proc/config.gz): what
+# host.kconfig reads on a real node (case 32-kconfig).
+if [ -r "$KDIR/boot/config-$KVER" ]; then
+	mkdir -p "$STAGE/boot"
+	cp "$KDIR/boot/config-$KVER" "$STAGE/boot/"
+fi
 
 # --- project artifacts -------------------------------------------------------------
 if [ -x "$GDRCHECK_BIN" ]; then
