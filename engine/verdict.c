@@ -34,7 +34,8 @@ static void state_add(struct subject_state *s, const struct result *r, int idx)
 	/* An unproven proof gate leaves the path undecided. */
 	bool unproven = r->proof && r->status == ST_SKIP && !r->waived;
 
-	if (unproven && r->code_index == C_NO_ALLOC) {
+	if (unproven && (r->code_index == C_NO_ALLOC ||
+			 r->code_index == C_NCCL_NO_ALLOC)) {
 		/* The user chose not to allocate: not a fault, not a proof. */
 		if (s->state == FOLD_OK)
 			s->state = FOLD_UNPROVEN;

@@ -2141,6 +2141,12 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
 				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
 				 kind != BUF_CUMEMALLOC ? bufwhy : "", wg, wr);
+		} else if (ctx->opt->no_alloc) {
+			/* The health-check mode: READY-UNPROVEN, not UNKNOWN. */
+			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_NO_ALLOC,
+				 "NCCL uses %s on %s; --no-alloc: the "
+				 "registration proof was not attempted", mech,
+				 nic);
 		} else {
 			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
 				 "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",

@@ -38,6 +38,7 @@ bool text_is_problem(const struct text_ctx *t, size_t i)
 		 */
 		return res->proof && !res->waived &&
 		       res->code_index != C_NO_ALLOC &&
+		       res->code_index != C_NCCL_NO_ALLOC &&
 		       (result_paths(res) & t->required) != 0;
 	default:
 		return false;

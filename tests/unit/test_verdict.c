@@ -82,6 +82,10 @@ static int add(struct report *r, const char *gate, unsigned int paths,
 	/* As emit() does for a catalog code: the fold reads the enum. */
 	if (!strcmp(code, "NO_ALLOC"))
 		r->res[r->nres - 1].code_index = C_NO_ALLOC;
+	if (!strcmp(code, "NCCL_NO_ALLOC"))
+		r->res[r->nres - 1].code_index = C_NCCL_NO_ALLOC;
+	if (!strcmp(code, "NCCL_UNPROVEN"))
+		r->res[r->nres - 1].code_index = C_NCCL_UNPROVEN;
 	return (int)r->nres - 1;
 }
 
@@ -414,6 +418,43 @@ static void test_no_alloc_fault_still_unknown(void **state)
 	e = add(&n->r, "gpu.cuinit", P_BOTH, n->host, ST_ERROR, "CUINIT_FAILED");
 	verdict_fold(&n->r, REQUIRE_ANY);
 	expect_path(&n->r, PATH_DMABUF, V_UNKNOWN, e);
+	expect_overall(&n->r, V_UNKNOWN, 3);
+}
+
+/*
+ * data.nccl under --no-alloc: the nccl path is READY-UNPROVEN like the
+ * others (a health check with --require nccl exits 0); a proof missing for
+ * any other reason leaves it UNKNOWN.
+ */
+static void nccl_skip(struct node *n, const char *code)
+{
+	int i;
+
+	add_passing(n);
+	add_no_alloc(n, P_DMABUF, "reg.dmabuf");
+	add_no_alloc(n, P_PEERMEM, "reg.peermem");
+	i = add(&n->r, "data.nccl", P_NCCL, n->gpu0, ST_SKIP, code);
+	n->r.res[i].proof = true;
+	i = add(&n->r, "data.nccl", P_NCCL, n->gpu1, ST_SKIP, code);
+	n->r.res[i].proof = true;
+	verdict_fold(&n->r, REQUIRE_NCCL);
+}
+
+static void test_no_alloc_nccl_ready_unproven(void **state)
+{
+	struct node *n = *state;
+
+	nccl_skip(n, "NCCL_NO_ALLOC");
+	expect_path(&n->r, PATH_NCCL, V_READY_UNPROVEN, -1);
+	expect_overall(&n->r, V_READY_UNPROVEN, 0);
+}
+
+static void test_nccl_unproven_is_unknown(void **state)
+{
+	struct node *n = *state;
+
+	nccl_skip(n, "NCCL_UNPROVEN");
+	assert_int_equal(n->r.path[PATH_NCCL].verdict, V_UNKNOWN);
 	expect_overall(&n->r, V_UNKNOWN, 3);
 }
 
@@ -897,6 +938,8 @@ int main(void)
 		NODE_TEST(test_no_alloc_ready_unproven),
 		NODE_TEST(test_no_alloc_fault_still_unknown),
 		NODE_TEST(test_no_alloc_proof_elsewhere_is_ready),
+		NODE_TEST(test_no_alloc_nccl_ready_unproven),
+		NODE_TEST(test_nccl_unproven_is_unknown),
 		NODE_TEST(test_error_on_every_gpu_is_unknown),
 		NODE_TEST(test_blocked_beats_error),
 		NODE_TEST(test_skip_never_closes),

@@ -22,7 +22,17 @@ for d in (da, db):
     if d["host"]["hostname"] != "escape-node" or d["host"]["kernel"] != "6.8.0-inside":
         print("host facts not from the sysroot:", d["host"])
         bad = 1
-    text = json.dumps(d["results"])
+    # Values only: a key ("vm" in platform.class) is no live fact.
+    def values(o):
+        if isinstance(o, dict):
+            for v in o.values():
+                yield from values(v)
+        elif isinstance(o, list):
+            for v in o:
+                yield from values(v)
+        elif o is not None:
+            yield str(o)
+    text = "\n".join(values(d["results"]))
     for live in sys.argv[3:]:
         if live and re.search(r"(?<![\w.-])" + re.escape(live) + r"(?![\w.-])", text):
             print(f"live host value {live!r} in the replay")
