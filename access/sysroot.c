@@ -418,8 +418,8 @@ bool sysroot_is_dir(struct sysroot *sr, const char *path)
 	return true;
 }
 
-ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf,
-		     size_t len)
+static ssize_t read_text(struct sysroot *sr, const char *path, char *buf,
+			 size_t len, bool head_only)
 {
 	size_t used = 0;
 	ssize_t ret;
@@ -439,6 +439,8 @@ ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf,
 	 */
 	whole = !strncmp(path, "/sys/", 5);
 	for (;;) {
+		if (used == len - 1 && head_only)
+			break;
 		if (used == len - 1) {
 			char probe;
 
@@ -471,6 +473,18 @@ out:
 	if (ret < 0)
 		buf[0] = '\0';
 	return ret;
+}
+
+ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf,
+		     size_t len)
+{
+	return read_text(sr, path, buf, len, false);
+}
+
+ssize_t sysroot_read_head(struct sysroot *sr, const char *path, char *buf,
+			  size_t len)
+{
+	return read_text(sr, path, buf, len, true);
 }
 
 ssize_t sysroot_read_bin(struct sysroot *sr, const char *path, void *buf,

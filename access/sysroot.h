@@ -102,6 +102,14 @@ ssize_t sysroot_read(struct sysroot *sr, const char *path, char *buf,
 		     size_t len);
 
 /*
+ * The first len - 1 bytes of a text file (NUL terminated), for files whose
+ * head is all a probe reads (/proc/cpuinfo's first CPU on a 200-CPU node).
+ * Never -EFBIG; a capture records the head it read, not the whole file.
+ */
+ssize_t sysroot_read_head(struct sysroot *sr, const char *path, char *buf,
+			  size_t len);
+
+/*
  * Read up to len bytes of a regular file (binary, e.g. config space).
  * Returns the length read, or -errno (-SYSROOT_ENOTREG: not a file).
  */

@@ -281,6 +281,26 @@ static void test_read_too_big_large(void **state)
 	free(buf);
 }
 
+/* The head of a long file (cpuinfo's first CPU): no -EFBIG. */
+static void test_read_head(void **state)
+{
+	struct tree *t = *state;
+	char data[300], buf[101];
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	put(t, "/data/long", data, sizeof(data));
+	assert_int_equal(sysroot_read_head(sr, "/data/long", buf, sizeof(buf)),
+			 100);
+	assert_memory_equal(buf, data, 100);
+	assert_int_equal(buf[100], '\0');
+	put(t, "/data/short", data, 10);
+	assert_int_equal(sysroot_read_head(sr, "/data/short", buf, sizeof(buf)),
+			 10);
+	assert_int_equal(sysroot_read_head(sr, "/data/none", buf, sizeof(buf)),
+			 -ENOENT);
+}
+
 /* --- sysroot_read_line / sysroot_read_ll --------------------------------- */
 
 static void test_read_line(void **state)
@@ -707,6 +727,7 @@ int main(void)
 		TREE_TEST(test_confined_long_chain),
 		TREE_TEST(test_read_too_big),
 		TREE_TEST(test_read_too_big_large),
+		TREE_TEST(test_read_head),
 		TREE_TEST(test_read_line),
 		TREE_TEST(test_read_ll),
 		TREE_TEST(test_link_name),
