@@ -1494,6 +1494,29 @@ static enum bufkind cumem_of(const struct gdr_ctx *ctx,
 }
 
 /*
+ * Data Direct unknown on a node that has it: libmlx5 was never asked (a
+ * --sysroot replay without --libmlx5, a capture older than the Data
+ * Direct facts) while the tree holds a ConnectX-8 Data Direct function
+ * (15b3:2100, platform.class) and this NCCL release with this
+ * NCCL_IB_DATA_DIRECT would expose `<dev>_dma` on a capable device
+ * (nccl_data_direct). NCCL may then register through mlx5dv
+ * (DATA_DIRECT) at another PCI function, which the plain registration
+ * of the pair does not prove. An rdma-core that lacks the symbols
+ * (DD_OLD_RDMA_CORE) is known, not unasked: NCCL's dlvsym fails too.
+ */
+static bool dd_unasked(struct gdr_ctx *ctx, const struct inv_pair *pr)
+{
+	const struct nccl_state *s = ctx->nccl;
+	struct nccl_dd_out dd;
+
+	if (ctx->vf->verbs.mlx5_lib.attempted || s->pm[pr - ctx->inv.pair].dd ||
+	    !ctx_platform(ctx)->cx_dma)
+		return false;
+	nccl_data_direct(s->ver, s->ib_data_direct, true, &dd);
+	return dd.dma;
+}
+
+/*
  * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi for buffers
  * of kind kind? Reads the results the registration and datapath gates
  * recorded: a BLOCKED result of that mechanism on the host, the GPU, the
@@ -1557,6 +1580,11 @@ static enum proof proven_kind(struct gdr_ctx *ctx, int pi, unsigned int mask,
 
 		if (!mr || mr->data_direct != ctx->nccl->pm[pi].dd) {
 			*why = reg;
+			return PR_UNPROVEN;
+		}
+		if (dd_unasked(ctx, pr)) {
+			*why = ctx_result_of(ctx, "nic.data_direct",
+					     nic->subject);
 			return PR_UNPROVEN;
 		}
 	}

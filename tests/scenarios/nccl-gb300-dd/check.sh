@@ -74,10 +74,13 @@ rows = {r["gate"]: r for r in d["results"]}
 assert rows["nic.libibverbs"]["status"] == "PASS", rows["nic.libibverbs"]
 assert "replayed_from" in rows["nic.libibverbs"]["evidence"], rows["nic.libibverbs"]
 assert rows["nic.data_direct"]["reason_code"] == "DD_NOT_ASKED", rows["nic.data_direct"]
-# Without the Data Direct facts the model sees mlx5_0 at its own function
-# (P2C through Grace: still GDR, but not the _dma device).
+# Without the Data Direct facts the model sees mlx5_N at its own function
+# (P2C through Grace), but the tree holds Data Direct functions: NCCL may
+# use mlx5_N_dma through mlx5dv, which the replayed plain registration
+# does not prove, so data.nccl cannot PASS.
 nccl = [r for r in d["results"] if r["gate"] == "data.nccl"]
 assert len(nccl) == 2, nccl
 for g, r in enumerate(nccl):
     assert r["evidence"].get("rails") == f"mlx5_{g}", r
+    assert r["status"] != "PASS" and "nic.data_direct" in r["reason"], r
 PY
