@@ -1000,6 +1000,7 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 			r->mech_send = mech_name(m->mrd.mech);
 			r->mech_recv = mech_name(m->mwr.mech);
 			r->no_fallback = m->mrd.no_fallback || m->mwr.no_fallback;
+			r->data_direct = m->dd;
 			r->proof = "unproven";
 		}
 	}
