@@ -757,6 +757,19 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 }
 
 /*
+ * Does the modelled NCCL use inventory pair pair's NIC as `<dev>_dma`
+ * (Data Direct, dd_apply)? topo.best_nic measures such a NIC where NCCL
+ * does.
+ */
+bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
+{
+	const struct nccl_state *s = model(ctx);
+
+	return pair >= 0 && (size_t)pair < ctx->inv.npair && s->pm &&
+	       s->pm[pair].dd;
+}
+
+/*
  * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
  * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
  * the C2C link count and status field values; gdrcheck has NVML's C2C

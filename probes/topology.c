@@ -239,11 +239,12 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 }
 
 /*
- * The distance that counts for pair p: its PCIe path, or, for a device
- * libmlx5 reports a Data Direct function for (nic.data_direct), the path
- * to that function when it is nearer: NCCL >= 2.27.3 exposes the device
- * as `<dev>_dma` there (net_ib init.cc ncclIbInitDevices) and measures
- * its distance from it. *dd gets that function ("" for the NIC itself).
+ * The distance that counts for pair p: its PCIe path, or, where the NCCL
+ * model uses the device as `<dev>_dma` (libmlx5's Data Direct function,
+ * nic.data_direct; the release and NCCL_IB_DATA_DIRECT decide: net_ib
+ * init.cc ncclIbInitDevices, 2.27.3+), the path to that function, which
+ * is where NCCL measures it from. *dd gets that function ("" for the NIC
+ * itself).
  */
 static enum topo_class best_nic_class(struct gdr_ctx *ctx,
 				      const struct inv_pair *p, char *dd,
@@ -256,7 +257,8 @@ static enum topo_class best_nic_class(struct gdr_ctx *ctx,
 	int node;
 
 	dd[0] = '\0';
-	if (!v || !mlx5_data_direct(v) || p->node_gpu < 0)
+	if (!v || !mlx5_data_direct(v) || p->node_gpu < 0 ||
+	    !nccl_pair_dd(ctx, (int)(p - ctx->inv.pair)))
 		return cls;
 	fn = strrchr(v->dd_path, '/');
 	fn = fn ? fn + 1 : v->dd_path;
@@ -264,7 +266,7 @@ static enum topo_class best_nic_class(struct gdr_ctx *ctx,
 	if (node < 0)
 		return cls;
 	pcitree_path(&ctx->tree, p->node_gpu, node, &dp);
-	if (!dp.known || dp.cls == TOPO_UNKNOWN || dp.cls >= cls)
+	if (!dp.known || dp.cls == TOPO_UNKNOWN)
 		return cls;
 	snprintf(dd, len, "%.31s", fn);
 	return dp.cls;
