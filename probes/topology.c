@@ -332,6 +332,21 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 			 "default GDR reach since 2.27.3)", names,
 			 topo_class_name(best));
 		ev_bool(r, "c2c", true);
+	} else if (nccl_path_of(best) == NCCL_PHB &&
+		   gpu_is_c2c(ctx, t->gpu) < 0 &&
+		   (ctx_platform(ctx)->kind == PLAT_KIND_GRACE ||
+		    ctx_platform(ctx)->kind == PLAT_KIND_GRACE_DIRECT_NIC)) {
+		/*
+		 * Grace without NVML's answer: the x86 advice (move a NIC
+		 * under the GPU's switch) would be wrong when the GPU is
+		 * C2C-attached, as Grace GPUs are; say what decides it.
+		 */
+		r = emit(ctx, gpu->subject, ST_SKIP, C_NEAR_NIC_C2C_UNKNOWN,
+			 "nearest RDMA device: %s (%s, through the CPU) on %s: "
+			 "whether the GPU reaches that CPU over NVLink-C2C is "
+			 "not known (gpu.nvml)", names, topo_class_name(best),
+			 ctx_platform(ctx)->describe);
+		remedy_NEAR_NIC_C2C_UNKNOWN(r);
 	} else if (nccl_path_of(best) > NCCL_PXB) {
 		r = emit(ctx, gpu->subject, ST_WARN, C_NO_NEAR_NIC,
 			 "nearest RDMA device %s is %s away: beyond NCCL's default "
