@@ -1192,14 +1192,35 @@ static const char *why_name(enum nccl_gdr_why w)
  * 2.27.3+ default it to 1 (paths.cc NCCL_PARAM(NetGdrC2c), ncclTopoCheckGdr).
  * Empty when the GPU is not C2C or the level was configured.
  */
-static bool c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
+static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 		    int gpu, char *buf, size_t len, char *how, size_t hlen)
 {
 	enum nccl_conf_src src;
+	enum plat_kind k;
 	const char *v;
 
 	buf[0] = '\0';
-	if (gpu_is_c2c(ctx, gpu) != 1 || s->level_set)
+	if (s->level_set)
+		return false;
+	/*
+	 * A Grace node whose GPU's C2C link NVML did not answer (no NVML,
+	 * a replay without it): NCCL reads NVML itself and would call
+	 * this path P2C on a C2C-attached GPU, as Grace GPUs are. Say so
+	 * rather than advise moving a NIC.
+	 */
+	k = ctx_platform(ctx)->kind;
+	if (gpu_is_c2c(ctx, gpu) < 0 && s->ver >= NCCL_VER(2, 27, 3) &&
+	    s->gdr_c2c && (k == PLAT_KIND_GRACE ||
+			   k == PLAT_KIND_GRACE_DIRECT_NIC)) {
+		snprintf(buf, len, "; NVML did not say whether the GPU "
+			 "reaches this Grace CPU over NVLink-C2C (gpu.nvml), "
+			 "which makes the path NCCL's P2C");
+		snprintf(how, hlen, "let gdrcheck read NVML (the driver's "
+			 "libnvidia-ml.so.1, or --libnvml) to see the path as "
+			 "NCCL does");
+		return true;
+	}
+	if (gpu_is_c2c(ctx, gpu) != 1)
 		return false;
 	if (s->ver < NCCL_VER(2, 26, 0)) {
 		snprintf(buf, len, "; NCCL %s has no C2C path type (2.26.2) "
