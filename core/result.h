@@ -186,6 +186,8 @@ struct nccl_rail {
 	const char *mech_send;	/* "dmabuf", "peermem", "host" */
 	const char *mech_recv;
 	bool no_fallback;	/* DMA-BUF: a failed regMrDmaBuf is fatal */
+	bool data_direct;	/* NCCL uses the NIC's `<dev>_dma` (path: to its
+				 * Data Direct function) */
 	const char *proof;	/* data.nccl: "proven", "failed", "unproven" */
 };
 

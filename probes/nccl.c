@@ -1021,6 +1021,19 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 }
 
 /*
+ * Does the modelled NCCL use inventory pair pair's NIC as `<dev>_dma`
+ * (Data Direct, dd_apply)? topo.best_nic measures such a NIC where NCCL
+ * does.
+ */
+bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
+{
+	const struct nccl_state *s = model(ctx);
+
+	return pair >= 0 && (size_t)pair < ctx->inv.npair && s->pm &&
+	       s->pm[pair].dd;
+}
+
+/*
  * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
  * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
  * the C2C link count and status field values; gdrcheck has NVML's C2C
@@ -1267,6 +1280,7 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 			r->mech_send = mech_name(m->mrd.mech);
 			r->mech_recv = mech_name(m->mwr.mech);
 			r->no_fallback = m->mrd.no_fallback || m->mwr.no_fallback;
+			r->data_direct = m->dd;
 			r->proof = "unproven";
 		}
 	}
@@ -1445,14 +1459,35 @@ static const char *why_name(enum nccl_gdr_why w)
  * 2.27.3+ default it to 1 (paths.cc NCCL_PARAM(NetGdrC2c), ncclTopoCheckGdr).
  * Empty when the GPU is not C2C or the level was configured.
  */
-static bool c2c_why(const struct gdr_ctx *ctx, const struct nccl_state *s,
+static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 		    int gpu, char *buf, size_t len, char *how, size_t hlen)
 {
 	enum nccl_conf_src src;
+	enum plat_kind k;
 	const char *v;
 
 	buf[0] = '\0';
-	if (gpu_is_c2c(ctx, gpu) != 1 || s->level_set)
+	if (s->level_set)
+		return false;
+	/*
+	 * A Grace node whose GPU's C2C link NVML did not answer (no NVML,
+	 * a replay without it): NCCL reads NVML itself and would call
+	 * this path P2C on a C2C-attached GPU, as Grace GPUs are. Say so
+	 * rather than advise moving a NIC.
+	 */
+	k = ctx_platform(ctx)->kind;
+	if (gpu_is_c2c(ctx, gpu) < 0 && s->ver >= NCCL_VER(2, 27, 3) &&
+	    s->gdr_c2c && (k == PLAT_KIND_GRACE ||
+			   k == PLAT_KIND_GRACE_DIRECT_NIC)) {
+		snprintf(buf, len, "; NVML did not say whether the GPU "
+			 "reaches this Grace CPU over NVLink-C2C (gpu.nvml), "
+			 "which makes the path NCCL's P2C");
+		snprintf(how, hlen, "let gdrcheck read NVML (the driver's "
+			 "libnvidia-ml.so.1, or --libnvml) to see the path as "
+			 "NCCL does");
+		return true;
+	}
+	if (gpu_is_c2c(ctx, gpu) != 1)
 		return false;
 	if (s->ver < NCCL_VER(2, 26, 0)) {
 		snprintf(buf, len, "; NCCL %s has no C2C path type (2.26.2) "
@@ -1822,6 +1857,29 @@ static enum bufkind cumem_of(const struct gdr_ctx *ctx,
 }
 
 /*
+ * Data Direct unknown on a node that has it: libmlx5 was never asked (a
+ * --sysroot replay without --libmlx5, a capture older than the Data
+ * Direct facts) while the tree holds a ConnectX-8 Data Direct function
+ * (15b3:2100, platform.class) and this NCCL release with this
+ * NCCL_IB_DATA_DIRECT would expose `<dev>_dma` on a capable device
+ * (nccl_data_direct). NCCL may then register through mlx5dv
+ * (DATA_DIRECT) at another PCI function, which the plain registration
+ * of the pair does not prove. An rdma-core that lacks the symbols
+ * (DD_OLD_RDMA_CORE) is known, not unasked: NCCL's dlvsym fails too.
+ */
+static bool dd_unasked(struct gdr_ctx *ctx, const struct inv_pair *pr)
+{
+	const struct nccl_state *s = ctx->nccl;
+	struct nccl_dd_out dd;
+
+	if (ctx->vf->verbs.mlx5_lib.attempted || s->pm[pr - ctx->inv.pair].dd ||
+	    !ctx_platform(ctx)->cx_dma)
+		return false;
+	nccl_data_direct(s->ver, s->ib_data_direct, true, &dd);
+	return dd.dma;
+}
+
+/*
  * Was mechanism m (P_DMABUF or P_PEERMEM) proven on pair pi for buffers
  * of kind kind? Reads the results the registration and datapath gates
  * recorded: a BLOCKED result of that mechanism on the host, the GPU, the
@@ -1885,6 +1943,11 @@ static enum proof proven_kind(struct gdr_ctx *ctx, int pi, unsigned int mask,
 
 		if (!mr || mr->data_direct != ctx->nccl->pm[pi].dd) {
 			*why = reg;
+			return PR_UNPROVEN;
+		}
+		if (dd_unasked(ctx, pr)) {
+			*why = ctx_result_of(ctx, "nic.data_direct",
+					     nic->subject);
 			return PR_UNPROVEN;
 		}
 	}

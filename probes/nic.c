@@ -491,7 +491,11 @@ void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t)
 			 "libmlx5 %s lacks %s (rdma-core before v54): Data "
 			 "Direct not asked", v->mlx5_lib.path,
 			 v->mlx5_lib.missing_optional);
-		remedy_DD_OLD_RDMA_CORE(r);
+		if (ctx_platform(ctx)->cx_dma)
+			remedy_DD_OLD_RDMA_CORE_CX8(r,
+						    ctx_platform(ctx)->cx_dma_fn);
+		else
+			remedy_DD_OLD_RDMA_CORE(r);
 		ev_str(r, "missing", "%s", v->mlx5_lib.missing_optional);
 		return;
 	}

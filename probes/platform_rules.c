@@ -12,8 +12,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "access/mlx5.h"
 #include "access/sysroot.h"
 #include "decode/parse.h"
+#include "decode/pcie.h"
 #include "probes/probes.h"
 
 #define KALLSYMS	"/proc/kallsyms"
@@ -610,6 +612,20 @@ static int group_of(struct sysroot *sr, const char *bdf, char *g, size_t len)
 	return sysroot_link_name(sr, p, g, len);
 }
 
+/* Are PCI functions a and b below different root ports (or unknown)? */
+static bool apart(const struct gdr_ctx *ctx, const char *a, const char *b)
+{
+	int na = pcitree_find(&ctx->tree, a), nb = pcitree_find(&ctx->tree, b);
+
+	if (na < 0 || nb < 0)
+		return false;
+	while (ctx->tree.n[na].parent >= 0)
+		na = ctx->tree.n[na].parent;
+	while (ctx->tree.n[nb].parent >= 0)
+		nb = ctx->tree.n[nb].parent;
+	return na != nb;
+}
+
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
@@ -618,6 +634,8 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	const struct platform_class *pc = ctx_platform(ctx);
 	char gg[32] = "", ng[32] = "", dma[20];
 	int ovr = grdma_override(ctx->sr), rg, rn;
+	const struct verbs_nic *vn;
+	bool own = false;
 	struct result *r;
 
 	if (!nic[0]) {
@@ -627,10 +645,21 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	}
 	/*
 	 * Direct-NIC: the GPU's DMA is imported by the NIC's Data Direct
-	 * function, and that is the group rdma_topo check compares.
+	 * function, and that is the group rdma_topo check compares. The
+	 * NIC's own function when libmlx5 named it (nic.data_direct; a far
+	 * pair's NIC has its function under another root port), else the
+	 * one below the GPU's root port (rdma_topo's pairing).
 	 */
-	if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma)))
+	vn = ctx_verbs_nic(ctx, pr->nic);
+	if (vn && mlx5_data_direct(vn)) {
+		const char *fn = strrchr(vn->dd_path, '/');
+
+		snprintf(dma, sizeof(dma), "%.19s", fn ? fn + 1 : vn->dd_path);
 		nic = dma;
+		own = true;
+	} else if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma))) {
+		nic = dma;
+	}
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
 	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
 	if (ovr == 2) {
@@ -653,6 +682,20 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!rg && !rn && !strcmp(gg, ng)) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
 			 "GPU and NIC share IOMMU group %s", gg);
+	} else if (own && apart(ctx, gpu, dma)) {
+		/*
+		 * A GPU with another complex's Data Direct function (GB300:
+		 * the other Grace's NIC): separate root ports are separate
+		 * groups whatever ACS says, so the PCIe-mapped dma-buf is
+		 * refused there; NCCL's rail for the GPU is the NIC of its
+		 * own complex (topo.nccl), so this far pair is information.
+		 */
+		r = emit(ctx, pr->subject, ST_SKIP, C_IOMMU_GROUPS_APART,
+			 "GPU in IOMMU group %s, the NIC's Data Direct function "
+			 "%s in %s below another root port: no ACS setting "
+			 "joins them; the driver refuses a PCIe-mapped dma-buf "
+			 "across them, and a GPU uses the NIC of its own "
+			 "complex (see topo.nccl)", gg, dma, ng);
 	} else if (pc->kind == PLAT_KIND_X86) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
 			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
@@ -670,8 +713,9 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "gpu_group", "%s", rg ? "none" : gg);
 	ev_str(r, "nic_group", "%s", rn ? "none" : ng);
 	if (nic == dma)
-		ev_str(r, "nic_function", "%s (the NIC's Data Direct function "
-		       "below the GPU's root port)", dma);
+		ev_str(r, "nic_function", "%s (%s)", dma, own ?
+		       "the NIC's Data Direct function, from libmlx5" :
+		       "the Data Direct function below the GPU's root port");
 	if (ovr < 0)
 		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
 	else

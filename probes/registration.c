@@ -610,6 +610,41 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		vmm_evidence(r, v);
 		return;
 	}
+	/* A Data Direct device: NCCL's mlx5dv registration (net_ib reg.cc). */
+	if (pp->vmm_dmabuf.data_direct) {
+		const char *map = pp->export_flags &
+			CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE ?
+			"PCIe mapping" : "default mapping";
+
+		if (pp->vmm_dmabuf.ok) {
+			r = emit(ctx, pr->subject, ST_PASS, C_VMM_DD_MR_OK,
+				 "mlx5dv_reg_dmabuf_mr(DATA_DIRECT) accepted the "
+				 "VMM buffer's dma-buf (%s), as NCCL registers on "
+				 "a Data Direct device: lkey/rkey issued", map);
+			mr_evidence(r, &pp->vmm_dmabuf, ctx->vf->reg.bytes,
+				    ctx->opt->verbose);
+		} else {
+			same = pp->dmabuf.tried && !pp->dmabuf.ok &&
+			       pp->dmabuf.data_direct &&
+			       pp->dmabuf.err == pp->vmm_dmabuf.err;
+			r = emit(ctx, pr->subject, ST_BLOCKED,
+				 C_VMM_DD_MR_FAILED, "mlx5dv_reg_dmabuf_mr("
+				 "DATA_DIRECT) on the VMM buffer's dma-buf (%s): "
+				 "%s%s", map, strerror(pp->vmm_dmabuf.err),
+				 same ? " (as on cuMemAlloc memory, see "
+				 "reg.dmabuf)" : "");
+			if (same)
+				remedy_VMM_AS_CUMEMALLOC(r, "reg.dmabuf");
+			else
+				remedy_VMM_DD_MR_FAILED(r);
+			ev_int(r, "errno", pp->vmm_dmabuf.err);
+		}
+		ev_bool(r, "data_direct", true);
+		ev_bool(r, "pcie_mapping", pp->export_flags &
+			CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+		vmm_evidence(r, v);
+		return;
+	}
 	if (pp->vmm_dmabuf.ok) {
 		r = emit(ctx, pr->subject, ST_PASS, C_VMM_DMABUF_MR_OK,
 			 "ibv_reg_dmabuf_mr accepted the VMM buffer's dma-buf: "

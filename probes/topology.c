@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "decode/cuda_api.h"
+#include "access/mlx5.h"
 #include "access/pci.h"
 #include "access/sysroot.h"
 #include "decode/parse.h"
@@ -237,23 +238,63 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 	numa_evidence(r, "nic_numa", &ctx->tree.n[pr->node_nic]);
 }
 
+/*
+ * The distance that counts for pair p: its PCIe path, or, where the NCCL
+ * model uses the device as `<dev>_dma` (libmlx5's Data Direct function,
+ * nic.data_direct; the release and NCCL_IB_DATA_DIRECT decide: net_ib
+ * init.cc ncclIbInitDevices, 2.27.3+), the path to that function, which
+ * is where NCCL measures it from. *dd gets that function ("" for the NIC
+ * itself).
+ */
+static enum topo_class best_nic_class(struct gdr_ctx *ctx,
+				      const struct inv_pair *p, char *dd,
+				      size_t len)
+{
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, p->nic);
+	enum topo_class cls = p->path.cls;
+	struct pcipath dp;
+	const char *fn;
+	int node;
+
+	dd[0] = '\0';
+	if (!v || !mlx5_data_direct(v) || p->node_gpu < 0 ||
+	    !nccl_pair_dd(ctx, (int)(p - ctx->inv.pair)))
+		return cls;
+	fn = strrchr(v->dd_path, '/');
+	fn = fn ? fn + 1 : v->dd_path;
+	node = pcitree_find(&ctx->tree, fn);
+	if (node < 0)
+		return cls;
+	pcitree_path(&ctx->tree, p->node_gpu, node, &dp);
+	if (!dp.known || dp.cls == TOPO_UNKNOWN)
+		return cls;
+	snprintf(dd, len, "%.31s", fn);
+	return dp.cls;
+}
+
 void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
 	enum topo_class best = TOPO_UNKNOWN;
-	char names[256] = "";
+	char names[512] = "", dd[32];
 	struct result *r;
 	size_t used = 0;
+	int ndd = 0;
 
 	if (!ctx->inv.nnic) {
 		emit(ctx, gpu->subject, ST_SKIP, C_NO_RDMA_DEVICE,
 		     "no RDMA device to pair with");
 		return;
 	}
-	for (size_t i = 0; i < ctx->inv.npair; i++)
-		if (ctx->inv.pair[i].gpu == t->gpu &&
-		    ctx->inv.pair[i].path.cls < best)
-			best = ctx->inv.pair[i].path.cls;
+	for (size_t i = 0; i < ctx->inv.npair; i++) {
+		enum topo_class c;
+
+		if (ctx->inv.pair[i].gpu != t->gpu)
+			continue;
+		c = best_nic_class(ctx, &ctx->inv.pair[i], dd, sizeof(dd));
+		if (c < best)
+			best = c;
+	}
 	if (best == TOPO_UNKNOWN) {
 		emit(ctx, gpu->subject, ST_SKIP, C_PATH_UNKNOWN,
 		     "no PCIe path to any RDMA device is known");
@@ -261,11 +302,21 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 	}
 	for (size_t i = 0; i < ctx->inv.npair; i++) {
 		const struct inv_pair *p = &ctx->inv.pair[i];
+		const char *name = ctx->inv.nic[p->nic].name;
 
-		if (p->gpu == t->gpu && p->path.cls == best && used < sizeof(names))
+		if (p->gpu != t->gpu || used >= sizeof(names) ||
+		    best_nic_class(ctx, p, dd, sizeof(dd)) != best)
+			continue;
+		if (dd[0]) {
+			ndd++;
 			used += (size_t)snprintf(names + used, sizeof(names) - used,
-						 "%s%s", used ? " " : "",
-						 ctx->inv.nic[p->nic].name);
+						 "%s%s_dma at %s's Data Direct "
+						 "function %s", used ? " " : "",
+						 name, name, dd);
+		} else {
+			used += (size_t)snprintf(names + used, sizeof(names) - used,
+						 "%s%s", used ? " " : "", name);
+		}
 	}
 	if (nccl_path_of(best) == NCCL_PHB && gpu_is_c2c(ctx, t->gpu) == 1) {
 		/*
@@ -281,6 +332,21 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 			 "default GDR reach since 2.27.3)", names,
 			 topo_class_name(best));
 		ev_bool(r, "c2c", true);
+	} else if (nccl_path_of(best) == NCCL_PHB &&
+		   gpu_is_c2c(ctx, t->gpu) < 0 &&
+		   (ctx_platform(ctx)->kind == PLAT_KIND_GRACE ||
+		    ctx_platform(ctx)->kind == PLAT_KIND_GRACE_DIRECT_NIC)) {
+		/*
+		 * Grace without NVML's answer: the x86 advice (move a NIC
+		 * under the GPU's switch) would be wrong when the GPU is
+		 * C2C-attached, as Grace GPUs are; say what decides it.
+		 */
+		r = emit(ctx, gpu->subject, ST_SKIP, C_NEAR_NIC_C2C_UNKNOWN,
+			 "nearest RDMA device: %s (%s, through the CPU) on %s: "
+			 "whether the GPU reaches that CPU over NVLink-C2C is "
+			 "not known (gpu.nvml)", names, topo_class_name(best),
+			 ctx_platform(ctx)->describe);
+		remedy_NEAR_NIC_C2C_UNKNOWN(r);
 	} else if (nccl_path_of(best) > NCCL_PXB) {
 		r = emit(ctx, gpu->subject, ST_WARN, C_NO_NEAR_NIC,
 			 "nearest RDMA device %s is %s away: beyond NCCL's default "
@@ -293,4 +359,6 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 	}
 	ev_str(r, "best", "%s", names);
 	ev_str(r, "distance", "%s", topo_class_name(best));
+	if (ndd)
+		ev_bool(r, "data_direct", true);
 }

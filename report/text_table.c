@@ -101,6 +101,15 @@ static bool rails_on_path(const struct report *r, const char *path)
 	return false;
 }
 
+static bool rails_data_direct(const struct report *r)
+{
+	for (size_t k = 0; k < r->nccl.ngpus; k++)
+		for (int x = 0; x < r->nccl.gpus[k].nrails; x++)
+			if (r->nccl.gpus[k].rail[x].data_direct)
+				return true;
+	return false;
+}
+
 /*
  * A cell: the class, then * for the GPU's rail, then ! when ACS redirect
  * blocks the pair, ~ when it only costs performance, ? when unreadable;
@@ -237,6 +246,10 @@ void text_table(const struct text_ctx *t)
 	fputs("  lower case: NCCL stages through host memory; ^: NCCL receives "
 	      "only by GDR;\n  ACS redirect ! blocks, ~ costs performance, ? "
 	      "unreadable.\n", t->out);
+	if (rails_data_direct(r))
+		fputs("  a rail NCCL reaches through Data Direct (<dev>_dma) is "
+		      "measured at the\n  NIC's DMA function (see topo.nccl); "
+		      "the cell shows the NIC's own function.\n", t->out);
 	if (rails_on_path(r, "P2C"))
 		fputs("  a rail NCCL calls P2C (PHB/NODE here) goes through the "
 		      "CPU its GPU reaches\n  over NVLink-C2C (Grace).\n",

@@ -32,13 +32,18 @@ def rows(d):
                         sort_keys=True))
             for r in d["results"] if r["gate"] in gates]
 ra, rb = rows(a), rows(b)
-assert len(ra) == 5, ra
+# Two GPUs, two NICs: one data.nccl row per GPU, the others per NIC or pair.
+assert len(ra) == 16, ra
 assert ra == rb, "replayed results differ:\n" + "\n".join(
     f"- {x}\n+ {y}" for x, y in zip(ra, rb) if x != y)
-dd = {r[0]: r for r in ra}
-assert dd["nic.data_direct"][3] == "DD_FOUND", dd["nic.data_direct"]
-assert dd["reg.dmabuf"][3] == "DD_MR_OK" and '"pcie_mapping": true' in dd["reg.dmabuf"][5], dd["reg.dmabuf"]
-assert "mlx5_0_dma" in dd["data.nccl"][4] and dd["data.nccl"][2] == "PASS", dd["data.nccl"]
+dd = {(r[0], r[1]): r for r in ra}
+for n in ("mlx5_0", "mlx5_1"):
+    assert dd["nic.data_direct", n][3] == "DD_FOUND", dd["nic.data_direct", n]
+for g in (0, 1):
+    r = dd["reg.dmabuf", f"GPU{g}~mlx5_{g}"]
+    assert r[3] == "DD_MR_OK" and '"pcie_mapping": true' in r[5], r
+    r = dd["data.nccl", f"GPU{g}"]
+    assert f'"rails": "mlx5_{g}_dma"' in r[5] and r[2] == "PASS", r
 assert a["verdict"] == b["verdict"], (a["verdict"], b["verdict"])
 PY
 # A capture from before libmlx5 was asked: no DD keys at all.
@@ -69,6 +74,13 @@ rows = {r["gate"]: r for r in d["results"]}
 assert rows["nic.libibverbs"]["status"] == "PASS", rows["nic.libibverbs"]
 assert "replayed_from" in rows["nic.libibverbs"]["evidence"], rows["nic.libibverbs"]
 assert rows["nic.data_direct"]["reason_code"] == "DD_NOT_ASKED", rows["nic.data_direct"]
-# Without the Data Direct facts the model sees mlx5_0 at its own function.
-assert rows["data.nccl"]["status"] != "PASS", rows["data.nccl"]
+# Without the Data Direct facts the model sees mlx5_N at its own function
+# (P2C through Grace), but the tree holds Data Direct functions: NCCL may
+# use mlx5_N_dma through mlx5dv, which the replayed plain registration
+# does not prove, so data.nccl cannot PASS.
+nccl = [r for r in d["results"] if r["gate"] == "data.nccl"]
+assert len(nccl) == 2, nccl
+for g, r in enumerate(nccl):
+    assert r["evidence"].get("rails") == f"mlx5_{g}", r
+    assert r["status"] != "PASS" and "nic.data_direct" in r["reason"], r
 PY
