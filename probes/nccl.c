@@ -2181,16 +2181,20 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 "NCCL will not use GPUDirect RDMA on %s: %s",
 				 nic, why_name(m->wr.why));
 			remedy_NCCL_NO_GDR(r);
+		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF &&
+			   m->dd) {
+			/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */
+			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DD_FAILS,
+				 "NCCL uses DMA-BUF through Data Direct on %s "
+				 "(no fallback to peermem) and the Data Direct "
+				 "registration fails there: %s: %s", nic, wg, wr);
+			remedy_NCCL_DD_FAILS(r);
 		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DMABUF_FAILS,
 				 "NCCL uses DMA-BUF on %s (no fallback to "
 				 "peermem) and DMA-BUF fails there: %s: %s",
 				 nic, wg, wr);
-			if (m->dd)
-				remedy_NCCL_DD_FAILS(r, ctx->inv.nic[
-					ctx->inv.pair[worst_pi].nic].name);
-			else
-				remedy_NCCL_DMABUF_FAILS(r);
+			remedy_NCCL_DMABUF_FAILS(r);
 		} else if (worst == PR_FAILED) {
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
 				 "NCCL uses peermem on %s and peermem fails "
