@@ -394,6 +394,8 @@ static void nic_pcie_read(struct sysroot *sr, const char *bdf,
 		np->err = (int)len;
 		return;
 	}
+	/* sysroot_read_bin records nothing: a replay needs these bytes. */
+	sysroot_record_file(sr, path, (const char *)cfg, (size_t)len);
 	exp = pci_find_cap(cfg, (size_t)len, PCI_CAP_ID_EXP);
 	if (exp < 0 || (size_t)exp + PCI_EXP_DEVCTL + 2 > (size_t)len) {
 		np->walk = exp < 0 ? exp : PCIE_TRUNCATED;
