@@ -543,13 +543,37 @@ void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
 
 #define NETNS_MODE	"/sys/module/ib_core/parameters/netns_mode"
 
+/*
+ * Whether this process runs in a container, as host.container (the owner:
+ * /.dockerenv, /run/.containerenv, /proc/1/cgroup, KUBERNETES_SERVICE_HOST,
+ * replayed from a capture) found it, with the result it comes from.
+ */
+static void netns_container_evidence(struct result *r,
+				     const struct result *ct)
+{
+	const char *rt = ct ? ev_find_str(ct, "runtime") : NULL;
+
+	if (!ct)
+		ev_str(r, "container", "not checked (host.container did not "
+		       "run)");
+	else if (ct->code_index == C_NO_CONTAINER)
+		ev_str(r, "container", "no");
+	else if (ct->code_index == C_CONTAINER_MARKERS_UNREADABLE)
+		ev_str(r, "container", "unknown");
+	else
+		ev_str(r, "container", "yes (%s)", rt ? rt : "runtime unknown");
+	if (ct)
+		ev_str(r, "container_from", "host.container %s", ct->code);
+}
+
 void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 {
 	char mode[16];
 	struct result *r;
 	int ret = sysroot_read_line(ctx->sr, NETNS_MODE, mode, sizeof(mode));
-	bool container = sysroot_exists(ctx->sr, "/.dockerenv") ||
-			 sysroot_exists(ctx->sr, "/run/.containerenv");
+	/* host.container owns "in a container": cite it, never re-derive it. */
+	const struct result *ct = ctx_result_of(ctx, "host.container",
+						ctx->host);
 
 	(void)t;
 	/* A bool parameter reads Y or N (1/0 from older kernels). */
@@ -582,7 +606,7 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "netns_mode", "%s (%s)", mode, !strcmp(mode, "Y") ||
 	       !strcmp(mode, "1") ? "shared" : "exclusive");
 	ev_int(r, "rdma_devices_here", (long long)ctx->inv.nnic);
-	ev_str(r, "container", "%s", container ? "yes" : "no markers");
+	netns_container_evidence(r, ct);
 }
 
 /* --- IOMMU groups and the driver's topology override ------------------- */
