@@ -659,7 +659,7 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	char gg[32] = "", ng[32] = "", dma[20];
 	int ovr = grdma_override(ctx->sr), rg, rn;
 	const struct verbs_nic *vn;
-	bool own = false;
+	bool own = false, pf_not_dd = false;
 	struct result *r;
 
 	if (!nic[0]) {
@@ -668,19 +668,25 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	/*
-	 * Direct-NIC: the GPU's DMA is imported by the NIC's Data Direct
-	 * function, and that is the group rdma_topo check compares. The
-	 * NIC's own function when libmlx5 named it (nic.data_direct; a far
-	 * pair's NIC has its function under another root port), else the
-	 * one below the GPU's root port (rdma_topo's pairing).
+	 * The importer is the device NCCL registers through (the NCCL model
+	 * owns that: nccl_pair_dd). Direct-NIC with `<dev>_dma`: the NIC's
+	 * Data Direct function as libmlx5 named it (nic.data_direct; a far
+	 * pair's NIC has its function under another root port), the group
+	 * rdma_topo check compares. A Data Direct capable NIC that NCCL uses
+	 * as plain `<dev>` (NCCL_IB_DATA_DIRECT=0, an NCCL before 2.27):
+	 * the NIC's own function, through ibv_reg_dmabuf_mr. Without verbs
+	 * facts, the Data Direct function below the GPU's root port
+	 * (rdma_topo's pairing).
 	 */
 	vn = ctx_verbs_nic(ctx, pr->nic);
-	if (vn && mlx5_data_direct(vn)) {
+	if (vn && mlx5_data_direct(vn) && nccl_pair_dd(ctx, t->pair)) {
 		const char *fn = strrchr(vn->dd_path, '/');
 
 		snprintf(dma, sizeof(dma), "%.19s", fn ? fn + 1 : vn->dd_path);
 		nic = dma;
 		own = true;
+	} else if (vn && mlx5_data_direct(vn)) {
+		pf_not_dd = true;
 	} else if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma))) {
 		nic = dma;
 	}
@@ -720,6 +726,20 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 			 "joins them; the driver refuses a PCIe-mapped dma-buf "
 			 "across them, and a GPU uses the NIC of its own "
 			 "complex (see topo.nccl)", gg, dma, ng);
+	} else if (pf_not_dd && pc->kind != PLAT_KIND_X86 &&
+		   !nccl_pair_pcie_mapping(ctx, t->pair)) {
+		/*
+		 * nv_dma_buf_attach compares groups for the PCIe mapping
+		 * only; NCCL exports this pair's dma-buf with another one
+		 * (P2C/C2C: the default mapping) or not at all (no GDR).
+		 */
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_NO_PCIE,
+			 "GPU in IOMMU group %s, %s (NCCL's device, not %s_dma) "
+			 "in %s: NCCL exports no PCIe-mapped dma-buf for this "
+			 "pair, the only kind refused across groups",
+			 rg ? "none" : gg,
+			 ctx->inv.nic[pr->nic].name, ctx->inv.nic[pr->nic].name,
+			 rn ? "none" : ng);
 	} else if (pc->kind == PLAT_KIND_X86) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
 			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
@@ -740,6 +760,20 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "nic_function", "%s (%s)", dma, own ?
 		       "the NIC's Data Direct function, from libmlx5" :
 		       "the Data Direct function below the GPU's root port");
+	else if (pf_not_dd)
+		ev_str(r, "nic_function", "%s (the NIC's own function)", nic);
+	/* Which device NCCL registers through: the NCCL model's answer. */
+	if (own)
+		ev_str(r, "nccl_device", "%s_dma (the Data Direct function)",
+		       ctx->inv.nic[pr->nic].name);
+	else if (pf_not_dd)
+		ev_str(r, "nccl_device", "%s (the NIC's own function; NCCL does "
+		       "not use %s_dma here: NCCL_IB_DATA_DIRECT or its "
+		       "version, see topo.nccl)", ctx->inv.nic[pr->nic].name,
+		       ctx->inv.nic[pr->nic].name);
+	if (pf_not_dd)
+		ev_bool(r, "nccl_pcie_mapping",
+			nccl_pair_pcie_mapping(ctx, t->pair));
 	if (ovr < 0)
 		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
 	else
