@@ -660,6 +660,7 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	int ovr = grdma_override(ctx->sr), rg, rn;
 	const struct verbs_nic *vn;
 	bool own = false, pf_not_dd = false;
+	const struct result *rail;
 	struct result *r;
 
 	if (!nic[0]) {
@@ -690,6 +691,8 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma))) {
 		nic = dma;
 	}
+	/* topo.nccl owns whether NCCL uses this pair at all. */
+	rail = ctx_result_of(ctx, "topo.nccl", pr->subject);
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
 	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
 	if (ovr == 2) {
@@ -712,20 +715,25 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!rg && !rn && !strcmp(gg, ng)) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
 			 "GPU and NIC share IOMMU group %s", gg);
-	} else if (own && apart(ctx, gpu, dma)) {
+	} else if ((own && apart(ctx, gpu, dma)) ||
+		   (pf_not_dd && apart(ctx, gpu, nic) && rail &&
+		    rail->code_index == C_NCCL_NOT_A_RAIL)) {
 		/*
 		 * A GPU with another complex's Data Direct function (GB300:
-		 * the other Grace's NIC): separate root ports are separate
-		 * groups whatever ACS says, so the PCIe-mapped dma-buf is
-		 * refused there; NCCL's rail for the GPU is the NIC of its
-		 * own complex (topo.nccl), so this far pair is information.
+		 * the other Grace's NIC), or with a NIC's own function that
+		 * NCCL does not use for it (topo.nccl: not a rail): separate
+		 * root ports are separate groups whatever ACS says, so the
+		 * PCIe-mapped dma-buf is refused there; NCCL's rail for the
+		 * GPU is another NIC (topo.nccl), so this far pair is
+		 * information.
 		 */
 		r = emit(ctx, pr->subject, ST_SKIP, C_IOMMU_GROUPS_APART,
-			 "GPU in IOMMU group %s, the NIC's Data Direct function "
-			 "%s in %s below another root port: no ACS setting "
-			 "joins them; the driver refuses a PCIe-mapped dma-buf "
-			 "across them, and a GPU uses the NIC of its own "
-			 "complex (see topo.nccl)", gg, dma, ng);
+			 "GPU in IOMMU group %s, %s %s in %s below another root "
+			 "port: no ACS setting joins them; the driver refuses a "
+			 "PCIe-mapped dma-buf across them, and a GPU uses the "
+			 "NIC of its own complex (see topo.nccl)", gg, own ?
+			 "the NIC's Data Direct function" :
+			 "the NIC's own function", nic, ng);
 	} else if (pf_not_dd && pc->kind != PLAT_KIND_X86 &&
 		   !nccl_pair_pcie_mapping(ctx, t->pair)) {
 		/*
