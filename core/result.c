@@ -319,7 +319,6 @@ static void subject_unique_id(struct report *r, struct subject *s,
 
 static const struct pair_fact unknown_fact = {
 	.distance = TOPO_UNKNOWN,
-	.nccl_path = NCCL_UNKNOWN,
 	.gdr = PAIR_GDR_UNKNOWN,
 	.acs = PAIR_ACS_UNKNOWN,
 	.distance_result = -1,
@@ -565,14 +564,13 @@ static int result_index(const struct result *res)
 	return (int)(res - res->rep->res);
 }
 
-void fact_distance(struct result *res, enum topo_class c, enum nccl_path p)
+void fact_distance(struct result *res, enum topo_class c)
 {
 	struct pair_fact *f = fact_of(res);
 
 	if (!f)
 		return;
 	f->distance = c;
-	f->nccl_path = p;
 	f->distance_result = result_index(res);
 }
 

@@ -36,7 +36,6 @@ struct subject {
  */
 struct pair_fact {
 	enum topo_class distance;	/* topo.path: nvidia-smi's class */
-	enum nccl_path nccl_path;	/* topo.path: NCCL's type of it */
 	enum pair_gdr gdr;		/* topo.nccl: does NCCL use GDR */
 	enum pair_acs acs;		/* platform.acs */
 	int distance_result;		/* result index that set each, -1 */
@@ -300,7 +299,7 @@ const char *ev_find_str(const struct result *res, const char *key);
  * Typed pair facts (struct pair_fact): set on res, a result about a pair
  * subject, which is remembered as the result that established the fact.
  */
-void fact_distance(struct result *res, enum topo_class c, enum nccl_path p);
+void fact_distance(struct result *res, enum topo_class c);
 void fact_gdr(struct result *res, enum pair_gdr g);
 void fact_acs(struct result *res, enum pair_acs a);
 /*

@@ -1034,6 +1034,21 @@ bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
 }
 
 /*
+ * Does the modelled NCCL export pair's dma-buf with the PCIe (BAR1) mapping
+ * type (gdrMode PCI, net.cc: CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
+ * for either direction? platform.iommu_group: only that mapping is refused
+ * across IOMMU groups.
+ */
+bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair)
+{
+	const struct nccl_state *s = model(ctx);
+
+	return pair >= 0 && (size_t)pair < ctx->inv.npair && s->pm &&
+	       (s->pm[pair].wr.mode == NCCL_GDR_PCI ||
+		s->pm[pair].rd.mode == NCCL_GDR_PCI);
+}
+
+/*
  * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
  * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
  * the C2C link count and status field values; gdrcheck has NVML's C2C

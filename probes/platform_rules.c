@@ -543,13 +543,37 @@ void gate_host_kconfig(struct gdr_ctx *ctx, const struct target *t)
 
 #define NETNS_MODE	"/sys/module/ib_core/parameters/netns_mode"
 
+/*
+ * Whether this process runs in a container, as host.container (the owner:
+ * /.dockerenv, /run/.containerenv, /proc/1/cgroup, KUBERNETES_SERVICE_HOST,
+ * replayed from a capture) found it, with the result it comes from.
+ */
+static void netns_container_evidence(struct result *r,
+				     const struct result *ct)
+{
+	const char *rt = ct ? ev_find_str(ct, "runtime") : NULL;
+
+	if (!ct)
+		ev_str(r, "container", "not checked (host.container did not "
+		       "run)");
+	else if (ct->code_index == C_NO_CONTAINER)
+		ev_str(r, "container", "no");
+	else if (ct->code_index == C_CONTAINER_MARKERS_UNREADABLE)
+		ev_str(r, "container", "unknown");
+	else
+		ev_str(r, "container", "yes (%s)", rt ? rt : "runtime unknown");
+	if (ct)
+		ev_str(r, "container_from", "host.container %s", ct->code);
+}
+
 void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 {
 	char mode[16];
 	struct result *r;
 	int ret = sysroot_read_line(ctx->sr, NETNS_MODE, mode, sizeof(mode));
-	bool container = sysroot_exists(ctx->sr, "/.dockerenv") ||
-			 sysroot_exists(ctx->sr, "/run/.containerenv");
+	/* host.container owns "in a container": cite it, never re-derive it. */
+	const struct result *ct = ctx_result_of(ctx, "host.container",
+						ctx->host);
 
 	(void)t;
 	/* A bool parameter reads Y or N (1/0 from older kernels). */
@@ -582,7 +606,7 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "netns_mode", "%s (%s)", mode, !strcmp(mode, "Y") ||
 	       !strcmp(mode, "1") ? "shared" : "exclusive");
 	ev_int(r, "rdma_devices_here", (long long)ctx->inv.nnic);
-	ev_str(r, "container", "%s", container ? "yes" : "no markers");
+	netns_container_evidence(r, ct);
 }
 
 /* --- IOMMU groups and the driver's topology override ------------------- */
@@ -635,7 +659,8 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	char gg[32] = "", ng[32] = "", dma[20];
 	int ovr = grdma_override(ctx->sr), rg, rn;
 	const struct verbs_nic *vn;
-	bool own = false;
+	bool own = false, pf_not_dd = false;
+	const struct result *rail;
 	struct result *r;
 
 	if (!nic[0]) {
@@ -644,22 +669,30 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	/*
-	 * Direct-NIC: the GPU's DMA is imported by the NIC's Data Direct
-	 * function, and that is the group rdma_topo check compares. The
-	 * NIC's own function when libmlx5 named it (nic.data_direct; a far
-	 * pair's NIC has its function under another root port), else the
-	 * one below the GPU's root port (rdma_topo's pairing).
+	 * The importer is the device NCCL registers through (the NCCL model
+	 * owns that: nccl_pair_dd). Direct-NIC with `<dev>_dma`: the NIC's
+	 * Data Direct function as libmlx5 named it (nic.data_direct; a far
+	 * pair's NIC has its function under another root port), the group
+	 * rdma_topo check compares. A Data Direct capable NIC that NCCL uses
+	 * as plain `<dev>` (NCCL_IB_DATA_DIRECT=0, an NCCL before 2.27):
+	 * the NIC's own function, through ibv_reg_dmabuf_mr. Without verbs
+	 * facts, the Data Direct function below the GPU's root port
+	 * (rdma_topo's pairing).
 	 */
 	vn = ctx_verbs_nic(ctx, pr->nic);
-	if (vn && mlx5_data_direct(vn)) {
+	if (vn && mlx5_data_direct(vn) && nccl_pair_dd(ctx, t->pair)) {
 		const char *fn = strrchr(vn->dd_path, '/');
 
 		snprintf(dma, sizeof(dma), "%.19s", fn ? fn + 1 : vn->dd_path);
 		nic = dma;
 		own = true;
+	} else if (vn && mlx5_data_direct(vn)) {
+		pf_not_dd = true;
 	} else if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma))) {
 		nic = dma;
 	}
+	/* topo.nccl owns whether NCCL uses this pair at all. */
+	rail = ctx_result_of(ctx, "topo.nccl", pr->subject);
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
 	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
 	if (ovr == 2) {
@@ -682,20 +715,39 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!rg && !rn && !strcmp(gg, ng)) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUP_SHARED,
 			 "GPU and NIC share IOMMU group %s", gg);
-	} else if (own && apart(ctx, gpu, dma)) {
+	} else if ((own && apart(ctx, gpu, dma)) ||
+		   (pf_not_dd && apart(ctx, gpu, nic) && rail &&
+		    rail->code_index == C_NCCL_NOT_A_RAIL)) {
 		/*
 		 * A GPU with another complex's Data Direct function (GB300:
-		 * the other Grace's NIC): separate root ports are separate
-		 * groups whatever ACS says, so the PCIe-mapped dma-buf is
-		 * refused there; NCCL's rail for the GPU is the NIC of its
-		 * own complex (topo.nccl), so this far pair is information.
+		 * the other Grace's NIC), or with a NIC's own function that
+		 * NCCL does not use for it (topo.nccl: not a rail): separate
+		 * root ports are separate groups whatever ACS says, so the
+		 * PCIe-mapped dma-buf is refused there; NCCL's rail for the
+		 * GPU is another NIC (topo.nccl), so this far pair is
+		 * information.
 		 */
 		r = emit(ctx, pr->subject, ST_SKIP, C_IOMMU_GROUPS_APART,
-			 "GPU in IOMMU group %s, the NIC's Data Direct function "
-			 "%s in %s below another root port: no ACS setting "
-			 "joins them; the driver refuses a PCIe-mapped dma-buf "
-			 "across them, and a GPU uses the NIC of its own "
-			 "complex (see topo.nccl)", gg, dma, ng);
+			 "GPU in IOMMU group %s, %s %s in %s below another root "
+			 "port: no ACS setting joins them; the driver refuses a "
+			 "PCIe-mapped dma-buf across them, and a GPU uses the "
+			 "NIC of its own complex (see topo.nccl)", gg, own ?
+			 "the NIC's Data Direct function" :
+			 "the NIC's own function", nic, ng);
+	} else if (pf_not_dd && pc->kind != PLAT_KIND_X86 &&
+		   !nccl_pair_pcie_mapping(ctx, t->pair)) {
+		/*
+		 * nv_dma_buf_attach compares groups for the PCIe mapping
+		 * only; NCCL exports this pair's dma-buf with another one
+		 * (P2C/C2C: the default mapping) or not at all (no GDR).
+		 */
+		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_NO_PCIE,
+			 "GPU in IOMMU group %s, %s (NCCL's device, not %s_dma) "
+			 "in %s: NCCL exports no PCIe-mapped dma-buf for this "
+			 "pair, the only kind refused across groups",
+			 rg ? "none" : gg,
+			 ctx->inv.nic[pr->nic].name, ctx->inv.nic[pr->nic].name,
+			 rn ? "none" : ng);
 	} else if (pc->kind == PLAT_KIND_X86) {
 		r = emit(ctx, pr->subject, ST_PASS, C_IOMMU_GROUPS_DIFFER_X86,
 			 "GPU in IOMMU group %s, NIC in %s: on x86 (%s) GPUs are "
@@ -716,6 +768,20 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "nic_function", "%s (%s)", dma, own ?
 		       "the NIC's Data Direct function, from libmlx5" :
 		       "the Data Direct function below the GPU's root port");
+	else if (pf_not_dd)
+		ev_str(r, "nic_function", "%s (the NIC's own function)", nic);
+	/* Which device NCCL registers through: the NCCL model's answer. */
+	if (own)
+		ev_str(r, "nccl_device", "%s_dma (the Data Direct function)",
+		       ctx->inv.nic[pr->nic].name);
+	else if (pf_not_dd)
+		ev_str(r, "nccl_device", "%s (the NIC's own function; NCCL does "
+		       "not use %s_dma here: NCCL_IB_DATA_DIRECT or its "
+		       "version, see topo.nccl)", ctx->inv.nic[pr->nic].name,
+		       ctx->inv.nic[pr->nic].name);
+	if (pf_not_dd)
+		ev_bool(r, "nccl_pcie_mapping",
+			nccl_pair_pcie_mapping(ctx, t->pair));
 	if (ovr < 0)
 		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
 	else

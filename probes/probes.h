@@ -75,6 +75,8 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 		       int *family);
 /* probes/nccl.c: NCCL uses pair's NIC as `<dev>_dma` (Data Direct). */
 bool nccl_pair_dd(struct gdr_ctx *ctx, int pair);
+/* probes/nccl.c: NCCL exports pair's dma-buf with the PCIe mapping type. */
+bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair);
 /* probes/providers.c: every RDMA device an EFA; with_p2p name a provider. */
 bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
 		   size_t len);

@@ -220,14 +220,18 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	bridges_string(ctx, p, br, sizeof(br));
+	/*
+	 * The PCIe path and nvidia-smi's class only: NCCL's path type for
+	 * the pair (P2C on Grace C2C, the Data Direct function's path,
+	 * Broadcom flattening, PXN) is the NCCL model's, which topo.nccl
+	 * states; a label derived here from the class alone contradicted it.
+	 */
 	r = emit(ctx, pr->subject, ST_PASS, C_PCIE_PATH,
-		 "%s (NCCL %s): %s%s", topo_class_name(p->cls),
-		 nccl_path_name(nccl_path_of(p->cls)),
+		 "%s: %s%s", topo_class_name(p->cls),
 		 p->turn >= 0 ? "turns at " : "through the root complex",
 		 p->turn >= 0 ? ctx->tree.n[p->turn].bdf : "");
-	fact_distance(r, p->cls, nccl_path_of(p->cls));
+	fact_distance(r, p->cls);
 	ev_str(r, "nvidia_smi", "%s", topo_class_name(p->cls));
-	ev_str(r, "nccl", "%s", nccl_path_name(nccl_path_of(p->cls)));
 	ev_str(r, "gpu_pci", "%s", gpu->pci);
 	ev_str(r, "nic_pci", "%s", nic->pci);
 	if (strcmp(nic->pci_via, "device"))

@@ -40,6 +40,16 @@ def status_is(*codes_true, codes_false=(), pass_true=False):
     return f
 
 
+def in_container(ev):
+    """nic.netns's cited container fact: "yes (docker)", "no", or other."""
+    v = ev.get("container", "")
+    if v.startswith("yes"):
+        return True
+    if v == "no":
+        return False
+    return None
+
+
 HOST = lambda s: "host"
 NIC = nic_of
 PAIR = lambda s: s
@@ -67,6 +77,14 @@ RULES = [
                              codes_false=("PROVIDER_LACKS_DMABUF",
                                           "REG_NOT_SUPPORTED")),
      "provider supports DMA-BUF", NIC),
+    # Does this process run in a container? host.container owns it; nic.netns
+    # cites it in its evidence.
+    ("host.container", status_is("IN_CONTAINER", "CONTAINER_NO_UVERBS",
+                                 "CONTAINER_MEMLOCK_NO_IPC_LOCK",
+                                 codes_false=("NO_CONTAINER",)),
+     "in a container", HOST),
+    ("nic.netns", lambda r: in_container(r.get("evidence", {})),
+     "in a container", HOST),
     # Can the NIC DMA into this GPU's memory? (a proof outranks ACS)
     ("platform.acs", lambda r: False if r["status"] == "BLOCKED" else None,
      "GPU-NIC DMA works", PAIR),
@@ -114,11 +132,14 @@ def self_test():
         res("reg.dmabuf", "GPU0~mlx5_0", "PASS", "DMABUF_MR_OK"),
         res("platform.acs", "GPU0~mlx5_0", "BLOCKED", "ACS_REDIRECT_IOMMU"),
         res("data.dmabuf", "GPU0~mlx5_0", "PASS", "DATA_OK"),
+        res("host.container", "host", "PASS", "NO_CONTAINER"),
+        dict(res("nic.netns", "host", "WARN", "NETNS_EXCLUSIVE_HIDDEN"),
+             evidence={"container": "yes (docker)"}),
     ]}
     good = {"results": [r for r in bad["results"]
                         if r["status"] == "PASS" and r["gate"] != "reg.peermem"]}
     found = check(bad)
-    assert len(found) == 4, found
+    assert len(found) == 5, found
     assert not check(good), check(good)
     # A different NIC or pair is a different subject: no contradiction.
     other = {"results": [

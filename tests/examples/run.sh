@@ -5,6 +5,8 @@
 # promtool (Debian package prometheus).
 #
 #   tests/examples/run.sh        ends with "examples-ops: N passed, N failed"
+#   KEEP_WORK=1 tests/examples/run.sh   keeps its work directory (reports,
+#                      archives, textfiles) and prints where, for debugging
 #
 #   1. shellcheck      every example and test script (POSIX sh)
 #   2. manifests       every YAML document parses; what the pod specs promise
@@ -33,7 +35,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ "${KEEP_WORK:-0}" = 1 ]; then trap 'echo "work kept: $work"' EXIT; else trap 'rm -rf "$work"' EXIT; fi
 doubles=$top/tests/doubles
 pass=0
 fail=0

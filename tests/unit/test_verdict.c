@@ -713,7 +713,7 @@ static int add_path(struct node *n, int pair, enum topo_class cls,
 			 "%s", w == WORDING_RENAMED ? "somewhere" :
 			 topo_class_name(cls));
 	res->code_index = C_PCIE_PATH;
-	fact_distance(res, cls, NCCL_UNKNOWN);
+	fact_distance(res, cls);
 	if (w == WORDING_AS_SHIPPED)
 		ev_str(res, "nvidia_smi", "%s", topo_class_name(cls));
 	else if (w == WORDING_RENAMED)
@@ -891,12 +891,11 @@ static void test_pair_facts(void **state)
 	assert_int_equal(report_pair_fact(&n->r, -1)->acs, PAIR_ACS_UNKNOWN);
 	f = report_pair_fact(&n->r, pair[1][0]);
 	assert_int_equal(f->distance, TOPO_UNKNOWN);
-	assert_int_equal(f->nccl_path, NCCL_UNKNOWN);
 	assert_int_equal(f->gdr, PAIR_GDR_UNKNOWN);
 	assert_int_equal(f->acs, PAIR_ACS_UNKNOWN);
 
 	path = add(&n->r, "topo.path", P_NONE, pair[1][0], ST_PASS, "PCIE_PATH");
-	fact_distance(&n->r.res[path], TOPO_NODE, NCCL_PHB);
+	fact_distance(&n->r.res[path], TOPO_NODE);
 	acs = add(&n->r, "platform.acs", P_BOTH, pair[1][0], ST_WARN,
 		  "ACS_REDIRECT");
 	fact_acs(&n->r.res[acs], PAIR_ACS_REDIRECT);
@@ -904,7 +903,6 @@ static void test_pair_facts(void **state)
 			       ST_WARN, "NCCL_GDR_WRITE_ONLY")], PAIR_GDR_RECV);
 	f = report_pair_fact(&n->r, pair[1][0]);
 	assert_int_equal(f->distance, TOPO_NODE);
-	assert_int_equal(f->nccl_path, NCCL_PHB);
 	assert_int_equal(f->distance_result, path);
 	assert_int_equal(f->acs, PAIR_ACS_REDIRECT);
 	assert_int_equal(f->acs_result, acs);
