@@ -217,6 +217,8 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 {
 	const char *runtime = NULL;
 	const struct result *memlock;
+	const char *memlock_code;
+	bool memlock_limited;
 	char cgroup[8192], status[8192];
 	unsigned long long capeff = 0;
 	struct result *r;
@@ -253,6 +255,9 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 			caps_known = true;
 	}
 	memlock = ctx_result_of(ctx, "host.memlock", ctx->host);
+	/* Valid until the next emit, which may move the results. */
+	memlock_code = memlock ? memlock->code : NULL;
+	memlock_limited = memlock && memlock->code_index == C_MEMLOCK_LIMITED;
 
 	if (runtime && ibdevs > 0 && uverbs == 0) {
 		r = emit(ctx, ctx->host, ST_WARN, C_CONTAINER_NO_UVERBS,
@@ -262,8 +267,7 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 			 "devices", runtime, ibdevs);
 		remedy_CONTAINER_NO_UVERBS(r);
 	} else if (runtime && caps_known &&
-		   !(capeff & (1ULL << CAP_IPC_LOCK)) && memlock &&
-		   memlock->code_index == C_MEMLOCK_LIMITED) {
+		   !(capeff & (1ULL << CAP_IPC_LOCK)) && memlock_limited) {
 		r = emit(ctx, ctx->host, ST_WARN, C_CONTAINER_MEMLOCK_NO_IPC_LOCK,
 			 "in a container (%s) as uid %ld: CAP_IPC_LOCK is not "
 			 "effective (CapEff %016llx) and host.memlock says: %s",
@@ -295,8 +299,8 @@ void gate_host_container(struct gdr_ctx *ctx, const struct target *t)
 			ev_bool(r, "cap_ipc_lock",
 				capeff & (1ULL << CAP_IPC_LOCK));
 		}
-		if (memlock)
-			ev_str(r, "memlock", "%s", memlock->code);
+		if (memlock_code)
+			ev_str(r, "memlock", "%s", memlock_code);
 	}
 	ret = sysroot_access(ctx->sr, "/dev/nvidiactl");
 	/* Unreadable is not absent: say which. */

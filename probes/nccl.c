@@ -1061,8 +1061,13 @@ static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
 	int cc = 90;
 
+	/* Only an answer inside its domain counts (out-of-range scenario). */
 	if (g && !(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
-					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))))
+					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))) &&
+	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+			     g->cc_major) &&
+	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+			     g->cc_minor))
 		cc = g->cc_major * 10 + g->cc_minor;
 	return nccl_gpu_cpu_path(s->ver, gpu_is_c2c(ctx, gpu) == 1, cc);
 }

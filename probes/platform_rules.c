@@ -571,9 +571,6 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 	char mode[16];
 	struct result *r;
 	int ret = sysroot_read_line(ctx->sr, NETNS_MODE, mode, sizeof(mode));
-	/* host.container owns "in a container": cite it, never re-derive it. */
-	const struct result *ct = ctx_result_of(ctx, "host.container",
-						ctx->host);
 
 	(void)t;
 	/* A bool parameter reads Y or N (1/0 from older kernels). */
@@ -606,7 +603,12 @@ void gate_nic_netns(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "netns_mode", "%s (%s)", mode, !strcmp(mode, "Y") ||
 	       !strcmp(mode, "1") ? "shared" : "exclusive");
 	ev_int(r, "rdma_devices_here", (long long)ctx->inv.nnic);
-	netns_container_evidence(r, ct);
+	/*
+	 * host.container owns "in a container": cite it, never re-derive it
+	 * (looked up after the emit: an emit may move the results).
+	 */
+	netns_container_evidence(r, ctx_result_of(ctx, "host.container",
+						  ctx->host));
 }
 
 /* --- IOMMU groups and the driver's topology override ------------------- */

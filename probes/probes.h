@@ -178,7 +178,9 @@ void stage_output_evidence(struct gdr_ctx *ctx);
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
 /*
  * The result an earlier gate recorded about subject, or NULL: one fact has
- * one owner, and later gates cite it instead of deriving it again.
+ * one owner, and later gates cite it instead of deriving it again. Valid
+ * until the next emit(), which may move the results: read what you need
+ * first (code and reason strings stay put).
  */
 const struct result *ctx_result_of(const struct gdr_ctx *ctx,
 				   const char *gate, int subject);

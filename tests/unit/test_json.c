@@ -220,13 +220,13 @@ static void build(struct report *r, int gpus, int nics)
 	r->meta.total_ms = 1234.5678;
 	report_subject(r, SUBJ_HOST, "host", "node", NULL, -1);
 	for (int g = 0; g < gpus; g++) {
-		char id[16];
+		char id[24];
 
 		snprintf(id, sizeof(id), "GPU%d", g);
 		report_subject(r, SUBJ_GPU, id, "H200\tSXM", NULL, -1);
 	}
 	for (int n = 0; n < nics; n++) {
-		char id[16];
+		char id[24];
 
 		snprintf(id, sizeof(id), "mlx5_%d", n);
 		report_subject(r, SUBJ_NIC, id, "ConnectX-7", NULL, -1);
