@@ -944,7 +944,8 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 /*
  * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
  * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
- * ncclTopoComputePaths, so after the PXN rewrite (paths.cc; topo.cc).
+ * ncclTopoComputePaths, so after the PXN rewrite and the no-GDR re-route
+ * (paths.cc; topo.cc; apply_nogdr).
  */
 static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 {
