@@ -229,6 +229,40 @@ enum nccl_ptype nccl_p2c_path(int ver, enum nccl_ptype gpu_net,
 }
 
 /*
+ * paths.cc ncclTopoComputePaths, "Update path when we dont want to / can't
+ * use GPU Direct RDMA" (per NIC n, per GPU g, right after the PXN step):
+ * when ncclTopoCheckGdr(g, n, read=0) disables GDR -- the write direction:
+ * NIC/GPU gdrSupport, MLO, distance > level; never the read rules -- NCCL
+ * diverts the pair through the GPU's local CPU, both ways
+ * (addInterStep(CPU, localCpu, NET, n, GPU, g) and (..., GPU, g, NET, n)).
+ * The new type is addInterStep's merge of GPU->CPU and CPU->NIC:
+ *   2.12.7-2.20.5  every pair whose check fails, PHB and SYS ones too
+ *                  (v2.12.7-1 paths.cc:544-552, v2.20.5-1 paths.cc:621-629)
+ *   2.21.5-2.30.7  only a pair whose path is < PATH_PHB, NCCL's codes
+ *                  (v2.21.5-1 paths.cc:625-634, v2.30.7-1 paths.cc:844-853)
+ *   merge          std::max until 2.27.3 (v2.12.7-1 paths.cc:186, v2.27.3-1
+ *                  paths.cc:190); mergePathType since 2.27.5, PHB over C2C
+ *                  is P2C (v2.27.5-1 paths.cc:178-182, 197; v2.30.7-1
+ *                  paths.cc:203-207, 224)
+ * A PXN pair is < PHB too: its check uses the relay's distance, and a
+ * failure undoes the PXN (the CPU step replaces the relay step).
+ */
+bool nccl_nogdr_path(int ver, enum nccl_ptype gpu_net, bool gdr_write,
+		     enum nccl_ptype gpu_cpu, enum nccl_ptype cpu_net,
+		     enum nccl_ptype *out)
+{
+	*out = gpu_net;
+	if (gdr_write || code(ver, gpu_net) < 0 || code(ver, gpu_cpu) < 0 ||
+	    code(ver, cpu_net) < 0)
+		return false;
+	if (ver >= NCCL_VER(2, 21, 0) &&
+	    code(ver, gpu_net) >= code(ver, NPT_PHB))
+		return false;
+	*out = nccl_merge_path(ver, gpu_cpu, cpu_net);
+	return true;
+}
+
+/*
  * paths.cc ncclTopoComputePaths, "Check whether we can access the NIC
  * through another NVLink-connected GPU (PXN)", PXN since 2.12.7:
  *   2.12.7-2.13.4  only when gpu->NIC > PXB; the relay's ncclTopoGetLocalNet

@@ -88,6 +88,18 @@ enum nccl_ptype nccl_p2c_path(int ver, enum nccl_ptype gpu_net,
 			      enum nccl_ptype gpu_cpu, enum nccl_ptype net_cpu,
 			      bool net_is_local);
 
+/*
+ * The GPU->NIC path after ncclTopoComputePaths' last step, "update path
+ * when we don't want to / can't use GPU Direct RDMA": gpu_net the path so
+ * far (after P2C and PXN), gdr_write ncclTopoCheckGdr(gpu, net, read=0)'s
+ * answer on it, gpu_cpu / cpu_net the GPU's path to its local CPU and that
+ * CPU's path to the NIC. Returns true when NCCL re-routes the pair through
+ * the CPU, with the new type in *out (else *out = gpu_net).
+ */
+bool nccl_nogdr_path(int ver, enum nccl_ptype gpu_net, bool gdr_write,
+		     enum nccl_ptype gpu_cpu, enum nccl_ptype cpu_net,
+		     enum nccl_ptype *out);
+
 struct nccl_pxn_in {
 	int ver;
 	int64_t pxn_disable;		/* NCCL_PXN_DISABLE, default 0 */

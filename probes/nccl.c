@@ -70,6 +70,11 @@ struct pair_model {
 	bool vlink;		/* over a Broadcom virtual switch link */
 	enum nccl_ptype pci_type;	/* the type before flattening */
 	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
+	/* the same path through the CPU (nccl_nogdr_path): its two halves */
+	double bw_gpu_cpu;	/* GPU -> CPU over PCI: GPU link, uplinks */
+	double bw_cpu_net;	/* CPU -> NET: uplinks, NIC link, port */
+	bool nogdr;		/* re-routed through the CPU: no GDR (write) */
+	enum nccl_ptype nogdr_from;	/* the type before the re-route */
 };
 
 struct nccl_state {
@@ -846,12 +851,13 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 	const struct pcipath *pp = &pr->path;
 	int sw[PCIPATH_MAX], fl[PCIPATH_MAX], nsw = 0, nfl = 0;
 	int gsw[PCIPATH_MAX], nsw2[PCIPATH_MAX], gu = 0, nu = 0;
-	int turn = switch_of(t, pp->turn), mbps;
+	int turn = switch_of(t, pp->turn), mbps, ng, nn;
 	char p[192], rate[96];
-	double bw;
+	double bw, gbw, nbw;
 
 	m->pci_type = m->type;
 	m->bw = 0;
+	m->bw_gpu_cpu = m->bw_cpu_net = 0;
 	if (!m->known || pr->node_gpu < 0 || pr->node_nic < 0)
 		return;
 	/*
@@ -901,6 +907,25 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 			if (sw[k] != turn && flat_switch(ctx, s, sw[k]) == sw[k])
 				bw = min_bw(bw, link_bw(ctx, s, sw[k], false));
 	}
+	/*
+	 * The same pair through the CPU (ncclTopoComputePaths' no-GDR step,
+	 * addInterStep: min(GPU->CPU bw, CPU->NET bw)): every switch uplink
+	 * on both sides, the turn's included, no virtual link.
+	 */
+	gbw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
+	ng = switches_above(t, pr->node_gpu, gsw);
+	for (int k = 0; k < ng; k++)
+		if (flat_switch(ctx, s, gsw[k]) == gsw[k])
+			gbw = min_bw(gbw, link_bw(ctx, s, gsw[k], false));
+	nbw = 0;
+	if (!m->dd) {
+		nbw = link_bw(ctx, s, pr->node_nic, false);
+		nn = switches_above(t, pr->node_nic, nsw2);
+		for (int k = 0; k < nn; k++)
+			if (flat_switch(ctx, s, nsw2[k]) == nsw2[k])
+				nbw = min_bw(nbw, link_bw(ctx, s, nsw2[k],
+							  false));
+	}
 	if (m->port < 0)
 		return;
 	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
@@ -908,14 +933,19 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 	if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
 		return;
 	mbps = nccl_ib_port_mbps(s->ver, rate);
-	if (mbps > 0)
+	if (mbps > 0) {
 		m->bw = min_bw(bw, nccl_net_bw(mbps));
+		m->bw_gpu_cpu = gbw;
+		m->bw_cpu_net = m->dd ? nccl_net_bw(mbps) :
+				min_bw(nbw, nccl_net_bw(mbps));
+	}
 }
 
 /*
  * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
  * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
- * ncclTopoComputePaths, so after the PXN rewrite (paths.cc; topo.cc).
+ * ncclTopoComputePaths, so after the PXN rewrite and the no-GDR re-route
+ * (paths.cc; topo.cc; apply_nogdr).
  */
 static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 {
@@ -1127,6 +1157,57 @@ static void apply_p2c(struct gdr_ctx *ctx, struct nccl_state *s)
 	free(local);
 }
 
+/*
+ * paths.cc ncclTopoComputePaths' last step, "Update path when we dont
+ * want to / can't use GPU Direct RDMA" (rule in nccl_nogdr_path; after the
+ * PXN step of the same pair, before ncclTopoGetLocal picks the rails): a
+ * pair whose write-direction check (ncclTopoCheckGdr read=0, decided in
+ * m->wr) fails is diverted through the GPU's local CPU, GPU->CPU (C2C,
+ * NVL or PHB: gpu_cpu_path) then CPU->NIC (PHB on the GPU's CPU, SYS
+ * across CPUs); its bandwidth is the smaller half (addInterStep). A PXN
+ * pair so diverted loses its relay. The decisions stay those of the path
+ * NCCL checked (they are off both ways: a write failure fails the read
+ * check too), so a TOO_FAR result names the PCI distance that caused it.
+ * NCCL's GPU index order (NIC-major loop, a relay's path re-routed before
+ * or after the PXN test) does not change the outcome: a relay whose own
+ * pair fails the write check fails PXN's read check (2.30.3+) and gives
+ * its peer's PXN path the same distance to fail with (before). Returns
+ * whether a type or bandwidth changed (the rails must be picked again).
+ */
+static bool apply_nogdr(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct inventory *inv = &ctx->inv;
+	bool changed = false;
+
+	for (size_t i = 0; i < inv->npair; i++) {
+		const struct inv_pair *pr = &inv->pair[i];
+		struct pair_model *m = &s->pm[i];
+		enum nccl_ptype gc, t;
+		double bw = 0;
+
+		if (!m->used || m->err)
+			continue;
+		gc = gpu_cpu_path(ctx, s, pr->gpu);
+		if (!nccl_nogdr_path(s->ver, m->type,
+				     m->wr.mode != NCCL_GDR_DISABLED, gc,
+				     m->pci_type == NPT_SYS ? NPT_SYS : NPT_PHB,
+				     &t))
+			continue;
+		/* C2C/NVL to the CPU: NVLink widths are not modelled. */
+		if (m->bw > 0)
+			bw = gc == NPT_PHB ? min_bw(m->bw_gpu_cpu, m->bw_cpu_net) :
+			     m->bw_cpu_net;
+		changed |= t != m->type || bw != m->bw;
+		m->nogdr = true;
+		m->nogdr_from = m->type;
+		m->type = t;
+		m->bw = bw;
+		m->relay = -1;
+		m->relay_dist = NPT_DIS;
+	}
+	return changed;
+}
+
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
@@ -1243,6 +1324,8 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 			decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
 			       m->relay_dist);
 	}
+	if (apply_nogdr(ctx, s))
+		compute_rails(ctx, s);
 	for (size_t i = 0; i < inv->npair; i++)
 		if (s->pm[i].used && s->pm[i].rail)
 			s->pm[i].gid_index = gid_of(s,
@@ -1596,6 +1679,11 @@ static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
 	if (m->used && m->bw > 0 && best > m->bw)
 		ev_str(r, "bandwidth", "%.1f GB/s, rails %.1f GB/s", m->bw,
 		       best);
+	if (m->nogdr && m->nogdr_from != m->type)
+		ev_str(r, "nogdr_route", "%s -> %s (no GPUDirect RDMA: NCCL "
+		       "routes the pair through the GPU's CPU, paths.cc "
+		       "ncclTopoComputePaths)", nccl_ptype_name(m->nogdr_from),
+		       nccl_ptype_name(m->type));
 }
 
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)

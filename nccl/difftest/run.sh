@@ -58,9 +58,11 @@ pass=0 fail=0
 for h in levels_hca conf; do
 	if (cd "$work" && "./$h"); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
-# mergePathType and the PATH_* numbers, one build per release that has it
-# (2.27.5+); the defines moved from topo.h to include/graph.h in 2.29.
-for tag in v2.27.5-1 v2.28.9-1 v2.29.7-1 v2.30.7-1; do
+# mergePathType (2.27.5+; before, addInterStep's std::max) and the PATH_*
+# numbers, and the no-GDR step's PHB guard (2.21.5+), one build per
+# release; the defines moved from topo.h to include/graph.h in 2.29.
+for tag in v2.12.7-1 v2.20.5-1 v2.21.5-1 v2.26.6-1 v2.27.3-1 v2.27.5-1 \
+	   v2.28.9-1 v2.29.7-1 v2.30.7-1; do
 	code=$(echo "$tag" | sed 's/^v\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\).*/\1 \2 \3/' |
 	       awk '{ print $1 * 10000 + $2 * 100 + $3 }')
 	d=$work/paths_$code
@@ -70,7 +72,19 @@ for tag in v2.27.5-1 v2.28.9-1 v2.29.7-1 v2.30.7-1; do
 	done | grep '^#define PATH_[A-Z0-9]* *[0-9]' >"$d/path_defs.inc"
 	extract "$tag" src/graph/paths.cc '^static int mergePathType' x |
 		sed 's/mergePathType_x/mergePathType/' >"$d/merge.inc"
-	g++ -std=gnu++17 $flags -w -I"$d" -DVER="$code" -o "$d/paths" \
+	git --git-dir="$git_dir" show "$tag:src/graph/paths.cc" >"$d/paths.cc"
+	# No mergePathType: addInterStep must take the max itself.
+	if [ ! -s "$d/merge.inc" ]; then
+		grep -q 'paths\[t2\]\[i2\]\.type = std::max(srcNode->paths\[tx\]\[ix\]\.type, cpuNode->paths\[t2\]\[i2\]\.type)' \
+			"$d/paths.cc" || { echo "paths $tag: addInterStep merge not found"; fail=$((fail + 1)); continue; }
+		echo 'static int mergePathType(int a, int b) { return std::max(a, b); }' >"$d/merge.inc"
+	fi
+	# The no-GDR step itself, and whether it tests < PATH_PHB.
+	grep -q 'addInterStep(system, CPU, localCpu, GPU, g, NET, n)' "$d/paths.cc" ||
+		{ echo "paths $tag: no-GDR step not found"; fail=$((fail + 1)); continue; }
+	guard=0
+	grep -q 'if (gpu->paths\[NET\]\[n\]\.type < PATH_PHB)' "$d/paths.cc" && guard=1
+	g++ -std=gnu++17 $flags -w -I"$d" -DVER="$code" -DNOGDR_GUARD=$guard -o "$d/paths" \
 		"$here/paths.cc" "$work"/rules.o
 	if "$d/paths"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done

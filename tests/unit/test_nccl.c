@@ -410,6 +410,50 @@ static void test_p2c_path(void **state)
 	}
 }
 
+static void test_nogdr_path(void **state)
+{
+	static const struct {
+		int ver;
+		enum nccl_ptype gpu_net;
+		bool gdr;
+		enum nccl_ptype gpu_cpu, cpu_net;
+		bool rerouted;
+		enum nccl_ptype out;
+		const char *src;
+	} rows[] = {
+		{ V(2, 12, 7), NPT_PIX, true, NPT_PHB, NPT_PHB, false, NPT_PIX, "v2.12.7-1 src/graph/paths.cc:547 gdr != 0" },
+		{ V(2, 12, 7), NPT_PIX, false, NPT_PHB, NPT_PHB, true, NPT_PHB, "v2.12.7-1 src/graph/paths.cc:551-552, :186 std::max" },
+		{ V(2, 12, 7), NPT_SYS, false, NPT_PHB, NPT_SYS, true, NPT_SYS, "v2.12.7-1 src/graph/paths.cc:544 every pair" },
+		{ V(2, 20, 5), NPT_PHB, false, NPT_PHB, NPT_PHB, true, NPT_PHB, "v2.20.5-1 src/graph/paths.cc:621-629 no PHB test" },
+		{ V(2, 20, 5), NPT_PHB, false, NPT_NVL, NPT_PHB, true, NPT_PHB, "v2.20.5-1 src/graph/paths.cc:186 max(NVL, PHB)" },
+		{ V(2, 21, 5), NPT_PHB, false, NPT_PHB, NPT_PHB, false, NPT_PHB, "v2.21.5-1 src/graph/paths.cc:625 < PATH_PHB" },
+		{ V(2, 21, 5), NPT_SYS, false, NPT_PHB, NPT_SYS, false, NPT_SYS, "v2.21.5-1 src/graph/paths.cc:625 < PATH_PHB" },
+		{ V(2, 21, 5), NPT_PXB, false, NPT_PHB, NPT_PHB, true, NPT_PHB, "v2.21.5-1 src/graph/paths.cc:628-634" },
+		{ V(2, 23, 4), NPT_PXN, false, NPT_PHB, NPT_PHB, true, NPT_PHB, "v2.23.4-1 src/graph/paths.cc:618-627 PXN < PHB, CPU step replaces it" },
+		{ V(2, 26, 6), NPT_PIX, false, NPT_C2C, NPT_PHB, true, NPT_PHB, "v2.26.6-1 src/graph/paths.cc:190 std::max" },
+		{ V(2, 27, 3), NPT_P2C, false, NPT_C2C, NPT_PHB, true, NPT_PHB, "v2.27.3-1 src/graph/paths.cc:190, :714 P2C < PHB" },
+		{ V(2, 27, 5), NPT_P2C, false, NPT_C2C, NPT_PHB, true, NPT_P2C, "v2.27.5-1 src/graph/paths.cc:178-182, :197 mergePathType" },
+		{ V(2, 30, 7), NPT_PIX, false, NPT_PHB, NPT_PHB, true, NPT_PHB, "v2.30.7-1 src/graph/paths.cc:844-853" },
+		{ V(2, 30, 7), NPT_PIX, true, NPT_PHB, NPT_PHB, false, NPT_PIX, "v2.30.7-1 src/graph/paths.cc:848 gdr == 0" },
+		{ V(2, 30, 7), NPT_PXN, false, NPT_C2C, NPT_PHB, true, NPT_P2C, "v2.30.7-1 src/graph/paths.cc:203-207, :224" },
+		{ V(2, 30, 7), NPT_PXB, false, NPT_C2C, NPT_SYS, true, NPT_SYS, "v2.30.7-1 src/graph/paths.cc:206 max SYS" },
+		{ V(2, 30, 7), NPT_PHB, false, NPT_PHB, NPT_PHB, false, NPT_PHB, "v2.30.7-1 src/graph/paths.cc:844 < PATH_PHB" },
+		{ V(2, 25, 1), NPT_P2C, false, NPT_PHB, NPT_PHB, false, NPT_P2C, "v2.25.1-1 src/graph/topo.cc:26 no P2C type" },
+	};
+
+	for (size_t i = 0; i < N(rows); i++) {
+		enum nccl_ptype t;
+		bool r = nccl_nogdr_path(rows[i].ver, rows[i].gpu_net,
+					 rows[i].gdr, rows[i].gpu_cpu,
+					 rows[i].cpu_net, &t);
+
+		if (r != rows[i].rerouted || t != rows[i].out)
+			ROW_FAIL(i, rows[i].src);
+		assert_int_equal(r, rows[i].rerouted);
+		assert_int_equal(t, rows[i].out);
+	}
+}
+
 static void test_pxn(void **state)
 {
 	static const struct {
@@ -1294,6 +1338,7 @@ int main(void)
 		cmocka_unit_test(test_gdr_support_and_errors),
 		cmocka_unit_test(test_gpu_cpu_path),
 		cmocka_unit_test(test_p2c_path),
+		cmocka_unit_test(test_nogdr_path),
 		cmocka_unit_test(test_pxn),
 		cmocka_unit_test(test_dmabuf),
 		cmocka_unit_test(test_mechanism),
