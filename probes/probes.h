@@ -70,6 +70,8 @@ void gate_platform_provider(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t);
 /* probes/providers.c: the RDMA device is an AWS EFA (driver "efa"). */
 bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n);
+/* probes/providers.c: "an AWS EFA" etc. for a device sysfs shows is no mlx5. */
+const char *nic_non_mlx5(struct gdr_ctx *ctx, const struct inv_nic *n);
 /* probes/nccl.c: what ncclIbGetGidIndex reads (version, GID index, family). */
 void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 		       int *family);
