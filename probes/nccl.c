@@ -2177,10 +2177,22 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 bufwhy, mech, nic, wg, wr);
 			remedy_NCCL_CUMEM_VMM_FAILS(r);
 		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
+			const struct result *tr = ctx_result_of(ctx,
+				"topo.nccl", ctx->inv.pair[worst_pi].subject);
+
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
 				 "NCCL will not use GPUDirect RDMA on %s: %s",
 				 nic, why_name(m->wr.why));
-			remedy_NCCL_NO_GDR(r);
+			/*
+			 * topo.nccl owns the rail's fix (the level, the C2C
+			 * switch, NVML): carry it, so the report lists one
+			 * fix under "to fix" for both results instead of
+			 * "see topo.nccl" there and the fix under "optional".
+			 */
+			if (tr && tr->status == ST_WARN && tr->remediation)
+				result_remedy(r, "%s", tr->remediation);
+			else
+				remedy_NCCL_NO_GDR(r);
 		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF &&
 			   m->dd) {
 			/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */
