@@ -177,6 +177,11 @@ void stage_output_evidence(struct gdr_ctx *ctx);
 /* The CUDA facts for an inventory GPU, or NULL if CUDA does not see it. */
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
 /*
+ * probes/gpu.c: compute capability known and below 7.5 (Volta and older):
+ * the open kernel module, which DMA-BUF export needs, does not drive it.
+ */
+bool gpu_pre_turing(const struct cuda_gpu *g);
+/*
  * The result an earlier gate recorded about subject, or NULL: one fact has
  * one owner, and later gates cite it instead of deriving it again.
  */
