@@ -573,10 +573,34 @@ static bool port_layer_ok(const struct nccl_state *s, const char *dev, int port)
 	return !strcmp(t, "InfiniBand") || !strcmp(t, "Ethernet");
 }
 
+/*
+ * ncclIbInitDevices skips ports that are not ACTIVE ("if (portAttr.state !=
+ * IBV_PORT_ACTIVE) continue;": net_ib.cc v2.12.7-1..v2.28.9-1, net_ib/init.cc
+ * in v2.30.7-1): a DOWN port is no NCCL device, so a GPU whose nearest NIC
+ * is down takes the next one (scenario node-8x12-broken-rail). The sysfs
+ * state reads "4: ACTIVE"; unreadable or malformed: kept (nic.port says so).
+ */
+static bool port_active(const struct nccl_state *s, const char *dev, int port)
+{
+	char p[256], t[64];
+	char *end;
+	long v;
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/state",
+		 dev, port);
+	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
+		return true;
+	v = strtol(t, &end, 10);
+	if (end == t || *end != ':')
+		return true;
+	return v == 4;
+}
+
 static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 {
 	for (size_t p = 0; p < n->nports; p++)
 		if (port_layer_ok(s, n->name, n->ports[p].num) &&
+		    port_active(s, n->name, n->ports[p].num) &&
 		    (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num)))
 			return n->ports[p].num;
 	return -1;
@@ -1613,7 +1637,8 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 "NCCL does not use this device: %s",
 			 !s->ib_used ? s->ib_why : s->hca_set ?
 			 "NCCL_IB_HCA selects none of its ports" :
-			 "no port with an InfiniBand or Ethernet link layer");
+			 "no ACTIVE port with an InfiniBand or Ethernet link "
+			 "layer (see nic.port)");
 		if (s->hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
 		return;
