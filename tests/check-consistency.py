@@ -28,7 +28,7 @@ def nic_of(subject):
     return subject.split("/", 1)[0]
 
 
-# (gate, predicate(result) -> value or None, fact, key(subject))
+# (gate, predicate(result) -> value or None, fact, key(result) -> subject or None)
 # Values: True/False. None: the result says nothing about the fact.
 def status_is(*codes_true, codes_false=(), pass_true=False):
     def f(r):
@@ -40,9 +40,18 @@ def status_is(*codes_true, codes_false=(), pass_true=False):
     return f
 
 
-HOST = lambda s: "host"
-NIC = nic_of
-PAIR = lambda s: s
+PORT = lambda r: r["subject"]
+HOST = lambda r: "host"
+NIC = lambda r: nic_of(r["subject"])
+PAIR = lambda r: r["subject"]
+
+
+def rail_port(r):
+    """The port a topo.nccl rail names ("mlx5_6/1"), or None: not a rail."""
+    ev = r.get("evidence") or {}
+    if not ev.get("rail") or "port" not in ev:
+        return None
+    return f"{nic_of(r['subject'])}/{ev['port']}"
 
 RULES = [
     # Is a GPU peer-memory client loaded (can ibv_reg_mr take GPU memory)?
@@ -74,6 +83,12 @@ RULES = [
      "GPU-NIC DMA works", PAIR),
     ("data.peermem", lambda r: True if r["status"] == "PASS" else None,
      "GPU-NIC DMA works", PAIR),
+    # Is the port ACTIVE? NCCL (ncclIbInitDevices) never makes a rail of a
+    # port that is not (node-8x12-broken-rail once had DOWN mlx5_6 a rail).
+    ("nic.port", status_is("PORT_ACTIVE", codes_false=("PORT_NOT_ACTIVE",)),
+     "port ACTIVE", PORT),
+    ("topo.nccl", lambda r: True if rail_port(r) else None,
+     "port ACTIVE", rail_port),
 ]
 
 
@@ -87,7 +102,7 @@ def check(doc):
             v = pred(r)
             if v is None:
                 continue
-            k = (fact, key(r["subject"]))
+            k = (fact, key(r))
             facts.setdefault(k, {}).setdefault(v, []).append(r)
     bad = []
     for (fact, subj), by in sorted(facts.items(), key=lambda x: x[0]):
@@ -102,9 +117,9 @@ def check(doc):
 
 def self_test():
     """The checker must be able to fail: one synthetic report per rule kind."""
-    def res(gate, subject, status, code):
+    def res(gate, subject, status, code, **ev):
         return {"gate": gate, "subject": subject, "status": status,
-                "reason_code": code}
+                "reason_code": code, "evidence": ev}
     bad = {"results": [
         res("mech.peermem", "host", "BLOCKED", "PEERMEM_NOT_LOADED"),
         res("reg.peermem", "GPU0~mlx5_0", "PASS", "PEERMEM_MR_OK"),
@@ -114,11 +129,14 @@ def self_test():
         res("reg.dmabuf", "GPU0~mlx5_0", "PASS", "DMABUF_MR_OK"),
         res("platform.acs", "GPU0~mlx5_0", "BLOCKED", "ACS_REDIRECT_IOMMU"),
         res("data.dmabuf", "GPU0~mlx5_0", "PASS", "DATA_OK"),
+        res("nic.port", "mlx5_6/1", "BLOCKED", "PORT_NOT_ACTIVE"),
+        res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_GDR_ALLOWED",
+            rail=True, port=1),
     ]}
     good = {"results": [r for r in bad["results"]
                         if r["status"] == "PASS" and r["gate"] != "reg.peermem"]}
     found = check(bad)
-    assert len(found) == 4, found
+    assert len(found) == 5, found
     assert not check(good), check(good)
     # A different NIC or pair is a different subject: no contradiction.
     other = {"results": [
@@ -126,6 +144,10 @@ def self_test():
         res("reg.dmabuf", "GPU0~mlx5_0", "PASS", "DMABUF_MR_OK"),
         res("platform.acs", "GPU1~mlx5_0", "BLOCKED", "ACS_REDIRECT_IOMMU"),
         res("data.dmabuf", "GPU0~mlx5_0", "PASS", "DATA_OK"),
+        res("nic.port", "mlx5_6/2", "BLOCKED", "PORT_NOT_ACTIVE"),
+        res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_GDR_ALLOWED",
+            rail=True, port=1),
+        res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_NET_NOT_IB"),
     ]}
     assert not check(other), check(other)
 
