@@ -1057,6 +1057,19 @@ bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
 	       s->pm[pair].dd;
 }
 
+const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair)
+{
+	const struct nccl_state *s = model(ctx);
+	const struct pair_model *m;
+
+	if (pair < 0 || (size_t)pair >= ctx->inv.npair || !s->pm)
+		return NULL;
+	m = &s->pm[pair];
+	if (!m->known || !(m->bcm || m->vlink) || m->type > NPT_PXB)
+		return NULL;
+	return nccl_ptype_name(m->type);
+}
+
 /*
  * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
  * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads

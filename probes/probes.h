@@ -77,6 +77,11 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 		       int *family);
 /* probes/nccl.c: NCCL uses pair's NIC as `<dev>_dma` (Data Direct). */
 bool nccl_pair_dd(struct gdr_ctx *ctx, int pair);
+/*
+ * probes/nccl.c: NCCL's path type name ("PXB") where merging Broadcom
+ * switches (or a virtual switch link) brings pair within PXB; else NULL.
+ */
+const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair);
 /* probes/providers.c: every RDMA device an EFA; with_p2p name a provider. */
 bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
 		   size_t len);

@@ -41,6 +41,7 @@ def status_is(*codes_true, codes_false=(), pass_true=False):
 
 
 PORT = lambda r: r["subject"]
+GPU = lambda r: r["subject"].split("~", 1)[0]
 HOST = lambda r: "host"
 NIC = lambda r: nic_of(r["subject"])
 PAIR = lambda r: r["subject"]
@@ -89,6 +90,14 @@ RULES = [
      "port ACTIVE", PORT),
     ("topo.nccl", lambda r: True if rail_port(r) else None,
      "port ACTIVE", rail_port),
+    # Is a NIC within NCCL's default GDR reach (PXB) of the GPU, in NCCL's
+    # own path types? (nccl-bcm-vlink: topo.nccl rail PXB after Broadcom
+    # merging beside topo.best_nic "PHB away: beyond ... PXB")
+    ("topo.best_nic", status_is(codes_false=("NO_NEAR_NIC",)),
+     "a NIC within PXB for NCCL", GPU),
+    ("topo.nccl", lambda r: True if rail_port(r) and
+     (r.get("evidence") or {}).get("path") in ("PIX", "PXB") else None,
+     "a NIC within PXB for NCCL", GPU),
 ]
 
 
@@ -132,11 +141,14 @@ def self_test():
         res("nic.port", "mlx5_6/1", "BLOCKED", "PORT_NOT_ACTIVE"),
         res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_GDR_ALLOWED",
             rail=True, port=1),
+        res("topo.best_nic", "GPU0", "WARN", "NO_NEAR_NIC"),
+        res("topo.nccl", "GPU0~mlx5_0", "PASS", "NCCL_GDR_ALLOWED",
+            rail=True, port=1, path="PXB"),
     ]}
     good = {"results": [r for r in bad["results"]
                         if r["status"] == "PASS" and r["gate"] != "reg.peermem"]}
     found = check(bad)
-    assert len(found) == 5, found
+    assert len(found) == 6, found
     assert not check(good), check(good)
     # A different NIC or pair is a different subject: no contradiction.
     other = {"results": [
