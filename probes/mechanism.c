@@ -81,10 +81,19 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 			remedy_PEERMEM_EFA_NO_P2P(r);
 		}
 	} else {
+		const struct result *cr = ctx_result_of(ctx, "host.container",
+							ctx->host);
+
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_PEERMEM_NOT_LOADED,
 			 "no GPU peer-memory client: nvidia_peermem (or the old "
 			 "nv_peer_mem) is not loaded");
-		remedy_PEERMEM_NOT_LOADED(r);
+		/* A container cannot load the host's modules (container-*). */
+		if (cr && (cr->code_index == C_IN_CONTAINER ||
+			   cr->code_index == C_CONTAINER_NO_UVERBS ||
+			   cr->code_index == C_CONTAINER_MEMLOCK_NO_IPC_LOCK))
+			remedy_PEERMEM_NOT_LOADED_CONTAINER(r);
+		else
+			remedy_PEERMEM_NOT_LOADED(r);
 	}
 	for (size_t i = 0; i < 4; i++) {
 		if (path_state_of(err[i]) == PATH_UNREADABLE)
