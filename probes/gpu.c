@@ -349,6 +349,14 @@ static int compute_capability(const struct cuda_gpu *g, char *buf, size_t len)
 	return 0;
 }
 
+bool gpu_pre_turing(const struct cuda_gpu *g)
+{
+	char cc[48];
+
+	return g && !compute_capability(g, cc, sizeof(cc)) &&
+	       (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5));
+}
+
 void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
@@ -570,7 +578,7 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 	int subject = ctx->inv.gpu[t->gpu].subject;
 	const struct cu_call *vc = &ctx->vf->cuda.version_call;
 	int drv = ctx->vf->cuda.driver_version;
-	char ver[16], cc[48];
+	char ver[16];
 	struct result *r;
 	int ret;
 
@@ -597,7 +605,11 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, subject, ST_BLOCKED, C_DRIVER_TOO_OLD_FOR_DMABUF,
 			 "driver supports CUDA %s; DMA-BUF export needs >= 11.7",
 			 ver);
-		remedy_DRIVER_TOO_OLD_FOR_DMABUF(r);
+		/* No driver upgrade gives a Volta GPU DMA-BUF (nccl-dgx1-v100). */
+		if (gpu_pre_turing(g))
+			remedy_DMABUF_PRE_TURING(r, g->cc_major, g->cc_minor);
+		else
+			remedy_DRIVER_TOO_OLD_FOR_DMABUF(r);
 		ev_int(r, "driver_version", drv);
 		return;
 	}
@@ -619,8 +631,7 @@ void gate_gpu_dmabuf_attr(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, subject, ST_BLOCKED, C_DMABUF_NOT_SUPPORTED,
 			 "DMA_BUF_SUPPORTED = 0: CUDA will not export this GPU's "
 			 "memory as a dma-buf");
-		if (!compute_capability(g, cc, sizeof(cc)) &&
-		    (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5)))
+		if (gpu_pre_turing(g))
 			remedy_DMABUF_PRE_TURING(r, g->cc_major, g->cc_minor);
 		else
 			remedy_DMABUF_NOT_SUPPORTED(r);

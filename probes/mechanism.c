@@ -81,10 +81,19 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 			remedy_PEERMEM_EFA_NO_P2P(r);
 		}
 	} else {
+		const struct result *cr = ctx_result_of(ctx, "host.container",
+							ctx->host);
+
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_PEERMEM_NOT_LOADED,
 			 "no GPU peer-memory client: nvidia_peermem (or the old "
 			 "nv_peer_mem) is not loaded");
-		remedy_PEERMEM_NOT_LOADED(r);
+		/* A container cannot load the host's modules (container-*). */
+		if (cr && (cr->code_index == C_IN_CONTAINER ||
+			   cr->code_index == C_CONTAINER_NO_UVERBS ||
+			   cr->code_index == C_CONTAINER_MEMLOCK_NO_IPC_LOCK))
+			remedy_PEERMEM_NOT_LOADED_CONTAINER(r);
+		else
+			remedy_PEERMEM_NOT_LOADED(r);
 	}
 	for (size_t i = 0; i < 4; i++) {
 		if (path_state_of(err[i]) == PATH_UNREADABLE)
@@ -126,10 +135,26 @@ void gate_mech_dmabuf_module(struct gdr_ctx *ctx, const struct target *t)
 			 "open kernel module %s: can export GPU memory as dma-bufs",
 			 version);
 	} else {
+		const struct cuda_gpu *g0 = ctx->inv.ngpu ?
+					    ctx_cuda_gpu(ctx, 0) : NULL;
+		bool old_gpus = g0 != NULL;
+
+		/* Every GPU Volta or older: no open module drives them. */
+		for (size_t i = 0; i < ctx->inv.ngpu && old_gpus; i++) {
+			const struct cuda_gpu *g = ctx_cuda_gpu(ctx, (int)i);
+
+			old_gpus = gpu_pre_turing(g) &&
+				   g->cc_major == g0->cc_major &&
+				   g->cc_minor == g0->cc_minor;
+		}
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_DMABUF_NEEDS_OPEN_MODULE,
 			 "proprietary kernel module %s: DMA-BUF export for RDMA "
 			 "needs the open kernel module", version);
-		remedy_DMABUF_NEEDS_OPEN_MODULE(r);
+		if (old_gpus)
+			remedy_DMABUF_MODULE_PRE_TURING(r, g0->cc_major,
+							g0->cc_minor);
+		else
+			remedy_DMABUF_NEEDS_OPEN_MODULE(r);
 	}
 	ev_str(r, "flavour", "%s", nv_flavour_name(fl));
 	ev_str(r, "version", "%s", version);
@@ -229,7 +254,10 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, subject, ST_BLOCKED, C_EXPORT_API_MISSING,
 			 "libcuda lacks cuMemGetHandleForAddressRange (driver "
 			 "older than CUDA 11.7)");
-		remedy_EXPORT_API_MISSING(r);
+		if (gpu_pre_turing(g))
+			remedy_EXPORT_PRE_TURING(r, g->cc_major, g->cc_minor);
+		else
+			remedy_EXPORT_API_MISSING(r);
 		return;
 	}
 	format_bytes(CUDA_EXPORT_BYTES, human, sizeof(human));
@@ -260,7 +288,10 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 		r = emit(ctx, subject, ST_BLOCKED, C_EXPORT_FAILED,
 			 "cuMemGetHandleForAddressRange(DMA_BUF_FD, %s) failed: %s",
 			 human, g->export_call.name);
-		remedy_EXPORT_FAILED(r);
+		if (gpu_pre_turing(g))
+			remedy_EXPORT_PRE_TURING(r, g->cc_major, g->cc_minor);
+		else
+			remedy_EXPORT_FAILED(r);
 		ev_int(r, "rc", g->export_call.rc);
 		ev_str(r, "error", "%s", g->export_call.name);
 		r->duration_ms = g->export_call.ms;

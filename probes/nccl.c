@@ -578,10 +578,34 @@ static bool port_layer_ok(const struct nccl_state *s, const char *dev, int port)
 	return !strcmp(t, "InfiniBand") || !strcmp(t, "Ethernet");
 }
 
+/*
+ * ncclIbInitDevices skips ports that are not ACTIVE ("if (portAttr.state !=
+ * IBV_PORT_ACTIVE) continue;": net_ib.cc v2.12.7-1..v2.28.9-1, net_ib/init.cc
+ * in v2.30.7-1): a DOWN port is no NCCL device, so a GPU whose nearest NIC
+ * is down takes the next one (scenario node-8x12-broken-rail). The sysfs
+ * state reads "4: ACTIVE"; unreadable or malformed: kept (nic.port says so).
+ */
+static bool port_active(const struct nccl_state *s, const char *dev, int port)
+{
+	char p[256], t[64];
+	char *end;
+	long v;
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/state",
+		 dev, port);
+	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
+		return true;
+	v = strtol(t, &end, 10);
+	if (end == t || *end != ':')
+		return true;
+	return v == 4;
+}
+
 static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 {
 	for (size_t p = 0; p < n->nports; p++)
 		if (port_layer_ok(s, n->name, n->ports[p].num) &&
+		    port_active(s, n->name, n->ports[p].num) &&
 		    (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num)))
 			return n->ports[p].num;
 	return -1;
@@ -1061,6 +1085,19 @@ bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
 
 	return pair >= 0 && (size_t)pair < ctx->inv.npair && s->pm &&
 	       s->pm[pair].dd;
+}
+
+const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair)
+{
+	const struct nccl_state *s = model(ctx);
+	const struct pair_model *m;
+
+	if (pair < 0 || (size_t)pair >= ctx->inv.npair || !s->pm)
+		return NULL;
+	m = &s->pm[pair];
+	if (!m->known || !(m->bcm || m->vlink) || m->type > NPT_PXB)
+		return NULL;
+	return nccl_ptype_name(m->type);
 }
 
 /*
@@ -1721,7 +1758,8 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 "NCCL does not use this device: %s",
 			 !s->ib_used ? s->ib_why : s->hca_set ?
 			 "NCCL_IB_HCA selects none of its ports" :
-			 "no port with an InfiniBand or Ethernet link layer");
+			 "no ACTIVE port with an InfiniBand or Ethernet link "
+			 "layer (see nic.port)");
 		if (s->hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
 		return;
@@ -2285,10 +2323,22 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 bufwhy, mech, nic, wg, wr);
 			remedy_NCCL_CUMEM_VMM_FAILS(r);
 		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
+			const struct result *tr = ctx_result_of(ctx,
+				"topo.nccl", ctx->inv.pair[worst_pi].subject);
+
 			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
 				 "NCCL will not use GPUDirect RDMA on %s: %s",
 				 nic, why_name(m->wr.why));
-			remedy_NCCL_NO_GDR(r);
+			/*
+			 * topo.nccl owns the rail's fix (the level, the C2C
+			 * switch, NVML): carry it, so the report lists one
+			 * fix under "to fix" for both results instead of
+			 * "see topo.nccl" there and the fix under "optional".
+			 */
+			if (tr && tr->status == ST_WARN && tr->remediation)
+				result_remedy(r, "%s", tr->remediation);
+			else
+				remedy_NCCL_NO_GDR(r);
 		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF &&
 			   m->dd) {
 			/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */

@@ -467,9 +467,20 @@ void gate_nic_data_direct(struct gdr_ctx *ctx, const struct target *t)
 	const struct inv_nic *nic = &ctx->inv.nic[t->nic];
 	const struct verbs_facts *v = &ctx->vf->verbs;
 	const struct verbs_nic *vn = ctx_verbs_nic(ctx, t->nic);
+	const char *other = nic_non_mlx5(ctx, nic);
 	char why[256];
 	struct result *r;
 
+	/*
+	 * sysfs already says which provider drives it: no --libmlx5 advice
+	 * for an EFA or a bnxt_re device (Data Direct is ConnectX-8's).
+	 */
+	if (other && (!v->mlx5_lib.attempted || !v->mlx5_lib.loaded)) {
+		emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_MLX5,
+		     "not an mlx5 device (%s is %s): no Data Direct",
+		     nic->name, other);
+		return;
+	}
 	if (!v->mlx5_lib.attempted) {
 		r = emit(ctx, nic->subject, ST_SKIP, C_DD_NOT_ASKED,
 			 "libmlx5 not loaded%s: Data Direct not asked",

@@ -70,6 +70,8 @@ void gate_platform_provider(struct gdr_ctx *ctx, const struct target *t);
 void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t);
 /* probes/providers.c: the RDMA device is an AWS EFA (driver "efa"). */
 bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n);
+/* probes/providers.c: "an AWS EFA" etc. for a device sysfs shows is no mlx5. */
+const char *nic_non_mlx5(struct gdr_ctx *ctx, const struct inv_nic *n);
 /* probes/nccl.c: what ncclIbGetGidIndex reads (version, GID index, family). */
 void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 		       int *family);
@@ -77,6 +79,11 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 bool nccl_pair_dd(struct gdr_ctx *ctx, int pair);
 /* probes/nccl.c: NCCL exports pair's dma-buf with the PCIe mapping type. */
 bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair);
+/*
+ * probes/nccl.c: NCCL's path type name ("PXB") where merging Broadcom
+ * switches (or a virtual switch link) brings pair within PXB; else NULL.
+ */
+const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair);
 /* probes/providers.c: every RDMA device an EFA; with_p2p name a provider. */
 bool node_efa_only(struct gdr_ctx *ctx, size_t *with_p2p, char *first,
 		   size_t len);
@@ -176,6 +183,11 @@ void stage_output_evidence(struct gdr_ctx *ctx);
 
 /* The CUDA facts for an inventory GPU, or NULL if CUDA does not see it. */
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
+/*
+ * probes/gpu.c: compute capability known and below 7.5 (Volta and older):
+ * the open kernel module, which DMA-BUF export needs, does not drive it.
+ */
+bool gpu_pre_turing(const struct cuda_gpu *g);
 /*
  * The result an earlier gate recorded about subject, or NULL: one fact has
  * one owner, and later gates cite it instead of deriving it again. Valid

@@ -76,6 +76,21 @@ bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n)
 	return nic_provider(ctx, n, drv, sizeof(drv), &err) == PROV_EFA;
 }
 
+const char *nic_non_mlx5(struct gdr_ctx *ctx, const struct inv_nic *n)
+{
+	char drv[64];
+	int err;
+
+	switch (nic_provider(ctx, n, drv, sizeof(drv), &err)) {
+	case PROV_EFA:
+		return "an AWS EFA";
+	case PROV_BNXT_RE:
+		return "a Broadcom bnxt_re device";
+	default:
+		return NULL;
+	}
+}
+
 /*
  * Is every RDMA device an EFA? Then GPU memory reaches ibv_reg_mr through
  * the efa driver's own p2p provider, not an ib_core peer-memory client.

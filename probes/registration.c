@@ -299,7 +299,7 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 		 "%s on GPU memory: %s", pp->peermem.call, c.meaning);
 	if (pp->peermem.err == EFAULT &&
 	    nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
-		remedy_NO_PEER_MEMORY_CLIENT_EFA(r, ctx->inv.nic[pr->nic].name);
+		remedy_NO_PEER_MEMORY_CLIENT_EFA(r);
 	else if (pp->peermem.err == EFAULT)
 		remedy_NO_PEER_MEMORY_CLIENT(r);
 	else if (pp->peermem.err == ENOMEM)
@@ -556,8 +556,7 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 			remedy_VMM_AS_CUMEMALLOC(r, "reg.peermem");
 		else if (pp->vmm_peermem.err == EFAULT &&
 			 nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
-			remedy_NO_PEER_MEMORY_CLIENT_EFA(r,
-				ctx->inv.nic[pr->nic].name);
+			remedy_NO_PEER_MEMORY_CLIENT_EFA(r);
 		else if (pp->vmm_peermem.err == EFAULT)
 			remedy_NO_PEER_MEMORY_CLIENT(r);
 		else if (pp->vmm_peermem.err == ENOMEM)

@@ -280,6 +280,7 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
 	enum topo_class best = TOPO_UNKNOWN;
+	const char *bcm = NULL, *bcm_nic = NULL;
 	char names[512] = "", dd[32];
 	struct result *r;
 	size_t used = 0;
@@ -322,6 +323,10 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 						 "%s%s", used ? " " : "", name);
 		}
 	}
+	for (size_t i = 0; i < ctx->inv.npair && !bcm; i++)
+		if (ctx->inv.pair[i].gpu == t->gpu &&
+		    (bcm = nccl_pair_bcm_near(ctx, (int)i)))
+			bcm_nic = ctx->inv.nic[ctx->inv.pair[i].nic].name;
 	if (nccl_path_of(best) == NCCL_PHB && gpu_is_c2c(ctx, t->gpu) == 1) {
 		/*
 		 * A Grace GPU (NVLink-C2C to its CPU) with the NIC behind
@@ -351,6 +356,17 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 			 "not known (gpu.nvml)", names, topo_class_name(best),
 			 ctx_platform(ctx)->describe);
 		remedy_NEAR_NIC_C2C_UNKNOWN(r);
+	} else if (nccl_path_of(best) > NCCL_PXB && bcm) {
+		/*
+		 * NCCL merges Broadcom PEX sub-switches and virtual switch
+		 * links (topo.nccl): the PCIe tree's PHB is its PXB, within
+		 * its default reach (nccl-bcm-vlink warned here while
+		 * topo.nccl PASSed the same rail with GDR both ways).
+		 */
+		r = emit(ctx, gpu->subject, ST_PASS, C_NEAR_NIC,
+			 "nearest RDMA device: %s (%s in the PCIe tree, %s for "
+			 "NCCL, which merges the Broadcom switches between "
+			 "them)", bcm_nic, topo_class_name(best), bcm);
 	} else if (nccl_path_of(best) > NCCL_PXB) {
 		r = emit(ctx, gpu->subject, ST_WARN, C_NO_NEAR_NIC,
 			 "nearest RDMA device %s is %s away: beyond NCCL's default "

@@ -4,7 +4,8 @@
  * failure (JUnit) and what stands between the node and its verdict. A run
  * that exits 0 has none. Otherwise, when no path the policy accepts is
  * READY, the blockers of each accepted path (and the decisive result of an
- * undecided one) fail; with --warn-fails, every WARN does. A BLOCKED
+ * undecided one) fail, except those of a path whose blockers include all of
+ * another accepted path's; with --warn-fails, every WARN does. A BLOCKED
  * result on a path the policy does not require is never a failure.
  */
 #include <string.h>
@@ -25,6 +26,52 @@ unsigned int report_accepted_paths(const struct report *r)
 	return P_BOTH;
 }
 
+/* Is result i a blocker (or the decisive result) of path p? */
+static bool path_has(const struct path_verdict *pv, int i)
+{
+	if (pv->decisive == i)
+		return true;
+	for (size_t b = 0; b < pv->nblockers; b++)
+		if (pv->blockers[b] == i)
+			return true;
+	return false;
+}
+
+/*
+ * Under a policy that accepts several paths (--require any), a path whose
+ * blockers include all of another accepted path's is not needed: clearing
+ * the other's clears the verdict. container-no-uverbs listed "modprobe
+ * nvidia_peermem" (peermem: nic.uverbs, mech.peermem, reg.peermem) as a fix
+ * beside nic.uverbs's, which alone makes DMA-BUF READY. Equal sets: the
+ * first path stays.
+ */
+static bool dominated(const struct report *r, unsigned int accepted, int p)
+{
+	const struct path_verdict *pv = &r->path[p];
+
+	for (int q = 0; q < PATH_COUNT; q++) {
+		const struct path_verdict *qv = &r->path[q];
+		bool subset = true, equal = true;
+
+		if (q == p || !(accepted & (1u << q)) || qv->verdict == V_READY ||
+		    (!qv->nblockers && qv->decisive < 0))
+			continue;
+		for (size_t b = 0; b < qv->nblockers && subset; b++)
+			subset = path_has(pv, qv->blockers[b]);
+		if (subset && qv->decisive >= 0)
+			subset = path_has(pv, qv->decisive);
+		if (!subset)
+			continue;
+		for (size_t b = 0; b < pv->nblockers && equal; b++)
+			equal = path_has(qv, pv->blockers[b]);
+		if (equal && pv->decisive >= 0)
+			equal = path_has(qv, pv->decisive);
+		if (!equal || q < p)
+			return true;
+	}
+	return false;
+}
+
 bool *report_failing(const struct report *r)
 {
 	bool *fails = xcalloc(r->nres ? r->nres : 1, sizeof(*fails));
@@ -39,7 +86,8 @@ bool *report_failing(const struct report *r)
 	for (int p = 0; p < PATH_COUNT && !any_ready; p++) {
 		const struct path_verdict *pv = &r->path[p];
 
-		if (!(accepted & (1u << p)) || pv->verdict == V_READY)
+		if (!(accepted & (1u << p)) || pv->verdict == V_READY ||
+		    dominated(r, accepted, p))
 			continue;
 		for (size_t b = 0; b < pv->nblockers; b++)
 			if (pv->blockers[b] >= 0 && (size_t)pv->blockers[b] < r->nres)

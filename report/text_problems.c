@@ -9,7 +9,8 @@
  * every path it accepts while none is READY. A BLOCKED result on a path
  * the policy does not need (peermem on a node READY by DMA-BUF under
  * --require any) is not a problem; -v shows it, its fix is "optional".
- * "To fix" lists only the fixes of results that make the policy fail.
+ * "To fix" lists only the fixes of results that make the policy fail (and,
+ * on the same line, the other results the same fix clears).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,24 @@ static int severity(enum gdr_status st)
 	return st == ST_BLOCKED ? 3 : st == ST_ERROR ? 2 : st == ST_WARN ? 1 : 0;
 }
 
+/*
+ * Is this fix also the fix of a result that makes the policy fail? Then it
+ * is listed once, under "to fix", with every result it clears (data.nccl
+ * carries its rail's topo.nccl fix: both go on one line).
+ */
+static bool fix_is_required(const struct text_ctx *t, size_t i)
+{
+	const struct report *r = t->r;
+
+	if (t->failing[i])
+		return true;
+	for (size_t k = 0; k < r->nres; k++)
+		if (t->failing[k] && r->res[k].remediation &&
+		    !strcmp(r->res[k].remediation, r->res[i].remediation))
+			return true;
+	return false;
+}
+
 static size_t collect(const struct text_ctx *t, bool required, struct fix **out)
 {
 	const struct report *r = t->r;
@@ -144,7 +163,7 @@ static size_t collect(const struct text_ctx *t, bool required, struct fix **out)
 		size_t b;
 
 		if (!res->remediation || res->status == ST_PASS ||
-		    t->failing[i] != required)
+		    fix_is_required(t, i) != required)
 			continue;
 		for (size_t k = 0; k < n && !m; k++)
 			if (!strcmp(v[k].text, res->remediation))

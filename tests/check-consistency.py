@@ -28,7 +28,7 @@ def nic_of(subject):
     return subject.split("/", 1)[0]
 
 
-# (gate, predicate(result) -> value or None, fact, key(subject))
+# (gate, predicate(result) -> value or None, fact, key(result) -> subject or None)
 # Values: True/False. None: the result says nothing about the fact.
 def status_is(*codes_true, codes_false=(), pass_true=False):
     def f(r):
@@ -50,11 +50,29 @@ def in_container(ev):
     return None
 
 
-HOST = lambda s: "host"
-NIC = nic_of
-PAIR = lambda s: s
+PORT = lambda r: r["subject"]
+GPU = lambda r: r["subject"].split("~", 1)[0]
+HOST = lambda r: "host"
+NIC = lambda r: nic_of(r["subject"])
+PAIR = lambda r: r["subject"]
+
+
+def rail_port(r):
+    """The port a topo.nccl rail names ("mlx5_6/1"), or None: not a rail."""
+    ev = r.get("evidence") or {}
+    if not ev.get("rail") or "port" not in ev:
+        return None
+    return f"{nic_of(r['subject'])}/{ev['port']}"
 
 RULES = [
+    # Does this process run in a container? host.container owns it; nic.netns
+    # cites it in its evidence.
+    ("host.container", status_is("IN_CONTAINER", "CONTAINER_NO_UVERBS",
+                                 "CONTAINER_MEMLOCK_NO_IPC_LOCK",
+                                 codes_false=("NO_CONTAINER",)),
+     "in a container", HOST),
+    ("nic.netns", lambda r: in_container(r.get("evidence", {})),
+     "in a container", HOST),
     # Is a GPU peer-memory client loaded (can ibv_reg_mr take GPU memory)?
     ("mech.peermem", status_is("PEERMEM_REGISTERED", "PEERMEM_MODULE_ONLY",
                                codes_false=("PEERMEM_NOT_LOADED",)),
@@ -77,14 +95,6 @@ RULES = [
                              codes_false=("PROVIDER_LACKS_DMABUF",
                                           "REG_NOT_SUPPORTED")),
      "provider supports DMA-BUF", NIC),
-    # Does this process run in a container? host.container owns it; nic.netns
-    # cites it in its evidence.
-    ("host.container", status_is("IN_CONTAINER", "CONTAINER_NO_UVERBS",
-                                 "CONTAINER_MEMLOCK_NO_IPC_LOCK",
-                                 codes_false=("NO_CONTAINER",)),
-     "in a container", HOST),
-    ("nic.netns", lambda r: in_container(r.get("evidence", {})),
-     "in a container", HOST),
     # Can the NIC DMA into this GPU's memory? (a proof outranks ACS)
     ("platform.acs", lambda r: False if r["status"] == "BLOCKED" else None,
      "GPU-NIC DMA works", PAIR),
@@ -92,6 +102,20 @@ RULES = [
      "GPU-NIC DMA works", PAIR),
     ("data.peermem", lambda r: True if r["status"] == "PASS" else None,
      "GPU-NIC DMA works", PAIR),
+    # Is the port ACTIVE? NCCL (ncclIbInitDevices) never makes a rail of a
+    # port that is not (node-8x12-broken-rail once had DOWN mlx5_6 a rail).
+    ("nic.port", status_is("PORT_ACTIVE", codes_false=("PORT_NOT_ACTIVE",)),
+     "port ACTIVE", PORT),
+    ("topo.nccl", lambda r: True if rail_port(r) else None,
+     "port ACTIVE", rail_port),
+    # Is a NIC within NCCL's default GDR reach (PXB) of the GPU, in NCCL's
+    # own path types? (nccl-bcm-vlink: topo.nccl rail PXB after Broadcom
+    # merging beside topo.best_nic "PHB away: beyond ... PXB")
+    ("topo.best_nic", status_is(codes_false=("NO_NEAR_NIC",)),
+     "a NIC within PXB for NCCL", GPU),
+    ("topo.nccl", lambda r: True if rail_port(r) and
+     (r.get("evidence") or {}).get("path") in ("PIX", "PXB") else None,
+     "a NIC within PXB for NCCL", GPU),
 ]
 
 
@@ -105,7 +129,7 @@ def check(doc):
             v = pred(r)
             if v is None:
                 continue
-            k = (fact, key(r["subject"]))
+            k = (fact, key(r))
             facts.setdefault(k, {}).setdefault(v, []).append(r)
     bad = []
     for (fact, subj), by in sorted(facts.items(), key=lambda x: x[0]):
@@ -120,9 +144,9 @@ def check(doc):
 
 def self_test():
     """The checker must be able to fail: one synthetic report per rule kind."""
-    def res(gate, subject, status, code):
+    def res(gate, subject, status, code, **ev):
         return {"gate": gate, "subject": subject, "status": status,
-                "reason_code": code}
+                "reason_code": code, "evidence": ev}
     bad = {"results": [
         res("mech.peermem", "host", "BLOCKED", "PEERMEM_NOT_LOADED"),
         res("reg.peermem", "GPU0~mlx5_0", "PASS", "PEERMEM_MR_OK"),
@@ -135,11 +159,17 @@ def self_test():
         res("host.container", "host", "PASS", "NO_CONTAINER"),
         dict(res("nic.netns", "host", "WARN", "NETNS_EXCLUSIVE_HIDDEN"),
              evidence={"container": "yes (docker)"}),
+        res("nic.port", "mlx5_6/1", "BLOCKED", "PORT_NOT_ACTIVE"),
+        res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_GDR_ALLOWED",
+            rail=True, port=1),
+        res("topo.best_nic", "GPU0", "WARN", "NO_NEAR_NIC"),
+        res("topo.nccl", "GPU0~mlx5_0", "PASS", "NCCL_GDR_ALLOWED",
+            rail=True, port=1, path="PXB"),
     ]}
     good = {"results": [r for r in bad["results"]
                         if r["status"] == "PASS" and r["gate"] != "reg.peermem"]}
     found = check(bad)
-    assert len(found) == 5, found
+    assert len(found) == 7, found
     assert not check(good), check(good)
     # A different NIC or pair is a different subject: no contradiction.
     other = {"results": [
@@ -147,6 +177,10 @@ def self_test():
         res("reg.dmabuf", "GPU0~mlx5_0", "PASS", "DMABUF_MR_OK"),
         res("platform.acs", "GPU1~mlx5_0", "BLOCKED", "ACS_REDIRECT_IOMMU"),
         res("data.dmabuf", "GPU0~mlx5_0", "PASS", "DATA_OK"),
+        res("nic.port", "mlx5_6/2", "BLOCKED", "PORT_NOT_ACTIVE"),
+        res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_GDR_ALLOWED",
+            rail=True, port=1),
+        res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_NET_NOT_IB"),
     ]}
     assert not check(other), check(other)
 

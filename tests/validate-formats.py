@@ -54,13 +54,22 @@ def failing(doc):
         return out
     acc = accepted(doc)
     if not any(doc["paths"][p]["verdict"] == "READY" for p in acc):
+        sets = {}
         for p in acc:
             pv = doc["paths"][p]
             if pv["verdict"] == "READY":
                 continue
-            out.update((b["gate"], b["subject"]) for b in pv["blockers"])
+            sets[p] = {(b["gate"], b["subject"]) for b in pv["blockers"]}
             if pv["gate"]:
-                out.add((pv["gate"], pv["subject"]))
+                sets[p].add((pv["gate"], pv["subject"]))
+        # A path whose blockers include all of another's is not needed
+        # (equal sets: the first path stays).
+        order = list(sets)
+        for p in order:
+            if not any(q != p and sets[q] and sets[q] <= sets[p] and
+                       (sets[q] != sets[p] or order.index(q) < order.index(p))
+                       for q in order):
+                out.update(sets[p])
     if doc["policy"]["warn_fails"]:
         out.update((r["gate"], r["subject"]) for r in doc["results"]
                    if r["status"] == "WARN")
