@@ -47,6 +47,7 @@ for k in sorted(set(ka) | set(kb)):
     if ka.get(k) != kb.get(k):
         print("DIFF", k, ka.get(k), kb.get(k))
 PY
+mkdir -p nccl
 bash "$top/tests/h200/nccl-compare.sh" "$o/nccl" > nccl/run.txt 2>&1
 echo "nccl-compare rc=$?" >> rcs
 (cd "$top" && bash tests/h200/nvml.sh "$o/nvml") > nvml.txt 2>&1
