@@ -17,7 +17,8 @@
 # crashed, or the file is empty or not JSON) gets OVERALL NO-REPORT.
 # CAUSE numbers the node's cause group: after the table, the nodes that are
 # not READY are grouped by cause (the decisive gates and reason codes,
-# cause.jq; the subjects differ from node to node), largest group first,
+# cause.jq; the subjects differ from node to node) and fix (one code can need
+# different fixes), largest group first,
 # each with its nodes and the fix. Then the counts: nodes, READY overall,
 # READY by dmabuf, READY by peermem, BLOCKED, UNKNOWN, NO-REPORT.
 #
@@ -106,10 +107,13 @@ function cell(v, g) { return g == "-" ? v : v "@" g }
 	if ($3 == "READY" && $5 == "READY") both_ready++
 	if ($2 != "READY") {
 		notready++
-		if (!($12 in members)) { keys[++nkeys] = $12; fixof[$12] = $14 }
-		members[$12] = members[$12] (members[$12] == "" ? "" : ", ") $1
-		size[$12]++
-		key[n] = $12
+		# One group per cause and fix: one code can need different fixes
+		# (data.nccl NCCL_NO_GDR: a level, NCCL_NET_GDR_C2C, a mechanism).
+		g = $12 SUBSEP $14
+		if (!(g in members)) { keys[++nkeys] = g; causeof[g] = $12; fixof[g] = $14 }
+		members[g] = members[g] (members[g] == "" ? "" : ", ") $1
+		size[g]++
+		key[n] = g
 	}
 }
 END {
@@ -147,7 +151,7 @@ END {
 		printf "\nnot READY, by cause:\n"
 		for (i = 1; i <= nkeys; i++) {
 			k = keys[i]
-			printf "#%d  %d node%s  %s\n", i, size[k], size[k] == 1 ? "" : "s", k
+			printf "#%d  %d node%s  %s\n", i, size[k], size[k] == 1 ? "" : "s", causeof[k]
 			printf "    nodes: %s\n", members[k]
 			printf "    fix:   %s\n", fixof[k]
 		}

@@ -385,12 +385,12 @@ for n in nodes:
     cell = lambda verdict, gate: verdict if gate == "-" else f"{verdict}@{gate}"
     want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
     res(trows.get(n, [])[:7] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
-# Cause groups: every node not READY in exactly the group of its cause key,
+# Cause groups: every node not READY in exactly the group of its cause key and fix,
 # largest group first, with the fix; the row's CAUSE is the group's number.
 bykey = {}
 for n in nodes:
     if expect[n][1] != "READY":
-        bykey.setdefault(expect[n][11], []).append(n)
+        bykey.setdefault((expect[n][11], expect[n][13]), []).append(n)
 g0 = t.index("not READY, by cause:")
 groups = []
 i = g0 + 1
@@ -401,8 +401,9 @@ while i + 2 < len(t) and t[i].startswith("#"):
     fix = t[i + 2].split("fix:   ", 1)[1]
     groups.append((num, int(size.split()[0]), key, members, fix))
     i += 3
-res(sorted((g[2], sorted(g[3])) for g in groups) == sorted((k, sorted(v)) for k, v in bykey.items()),
-    f"cause groups = nodes grouped by cause key ({len(groups)} groups)")
+res(sorted((g[2], g[4], sorted(g[3])) for g in groups)
+    == sorted((k[0], k[1], sorted(v)) for k, v in bykey.items()),
+    f"cause groups = nodes grouped by cause key and fix ({len(groups)} groups)")
 res([g[1] for g in groups] == sorted((g[1] for g in groups), reverse=True)
     and all(g[1] == len(g[3]) for g in groups), "groups largest first, sizes match")
 for num, size, key, members, fix in groups:
