@@ -292,8 +292,14 @@ void gates_run(struct gdr_ctx *ctx)
 			struct result *r = emit(ctx, ctx->host, ST_SKIP, C_EXCLUDED,
 						"excluded by --only/--skip");
 
-			/* Leaving out the transfer is the user's call. */
-			r->waived = g->layer == L_DATAPATH;
+			/*
+			 * Leaving out the transfer is the user's call; data.nccl
+			 * is the nccl path's only proof (registration and
+			 * transfer): left out, that path is undecided, never
+			 * READY on nothing.
+			 */
+			r->waived = g->layer == L_DATAPATH &&
+				    !(g->paths & P_NCCL);
 			ds.end[i] = ctx->rep->nres;
 			continue;
 		}
