@@ -77,8 +77,16 @@ struct pair_model {
 	enum nccl_ptype nogdr_from;	/* the type before the re-route */
 };
 
+/* Per PCI tree node, read once: the per-pair walks revisit every switch. */
+struct node_memo {
+	bool id_read, bw_read[2];
+	uint64_t id;			/* nccl_pci_id of the four sysfs ids */
+	double bw[2];			/* link_bw: [0] max link, [1] NVML's */
+};
+
 struct nccl_state {
 	struct sysroot *sr;		/* the run's (gdr_ctx.sr) */
+	struct node_memo *memo;		/* ctx->tree.count of them */
 	int ver;
 	char version[16];
 	char vsrc[320];
@@ -730,8 +738,8 @@ static uint64_t pci_id_of(const struct nccl_state *s, const char *bdf)
  * (nvmlDeviceGetCurrPcieLinkGeneration/Width, the current link, not
  * compared with the port): the state sysfs shows as current_link_*.
  */
-static double link_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		      int i, bool nvml)
+static double link_bw_read(const struct gdr_ctx *ctx,
+			   const struct nccl_state *s, int i, bool nvml)
 {
 	const struct pcinode *n = &ctx->tree.n[i];
 	char ds[64], dw[16], ps[64] = "", pw[16] = "";
@@ -759,6 +767,34 @@ static double link_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	return nccl_pci_bw(ds, ps, dw, pw);
 }
 
+static double link_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int i, bool nvml)
+{
+	struct node_memo *m;
+
+	if (i < 0 || (size_t)i >= ctx->tree.count)
+		return link_bw_read(ctx, s, i, nvml);
+	m = &s->memo[i];
+	if (!m->bw_read[nvml]) {
+		m->bw[nvml] = link_bw_read(ctx, s, i, nvml);
+		m->bw_read[nvml] = true;
+	}
+	return m->bw[nvml];
+}
+
+/* pci_id_of tree node i, read once. */
+static uint64_t node_id(const struct gdr_ctx *ctx, const struct nccl_state *s,
+			int i)
+{
+	struct node_memo *m = &s->memo[i];
+
+	if (!m->id_read) {
+		m->id = pci_id_of(s, ctx->tree.n[i].bdf);
+		m->id_read = true;
+	}
+	return m->id;
+}
+
 /*
  * The PCI switch node NCCL makes for bridge b: the upstream port of its
  * switch (xml.cc walks a device's sysfs path up two levels at a time, so
@@ -783,8 +819,8 @@ static int flat_switch(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	const struct pcitree *t = &ctx->tree;
 	int p = switch_of(t, t->n[u].parent);
 
-	if (p >= 0 && nccl_bcm_flattens(s->ver, pci_id_of(s, t->n[p].bdf),
-					pci_id_of(s, t->n[u].bdf)))
+	if (p >= 0 && nccl_bcm_flattens(s->ver, node_id(ctx, s, p),
+					node_id(ctx, s, u)))
 		return p;
 	return u;
 }
@@ -1267,6 +1303,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 				     s->cap_env : (const char *const *)environ);
 	read_settings(s);
 	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
+	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
 	for (size_t i = 0; i < inv->ngpu * inv->nnic; i++)
 		s->pair_at[i] = -1;
@@ -1437,6 +1474,7 @@ void nccl_state_free(struct gdr_ctx *ctx)
 	free(s->cap_envtext);
 	free(s->cap_env);
 	free(s->pm);
+	free(s->memo);
 	free(s->pair_at);
 	free(s);
 	ctx->nccl = NULL;
