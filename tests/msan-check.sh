@@ -56,8 +56,8 @@ suite() {
 	shift
 	"$@" >"$log/$name" 2>&1
 	rc=$?
-	line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
-	p=$(echo "$line" | sed -nE 's/^[a-z-]+: ([0-9]+) passed.*/\1/p')
+	line=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
+	p=$(echo "$line" | sed -nE 's/^[a-z0-9-]+: ([0-9]+) passed.*/\1/p')
 	f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
 	p=${p:-0} f=${f:-1}
 	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1

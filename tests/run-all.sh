@@ -40,8 +40,8 @@ suite() {
 	"$@" >"$log/$name" 2>&1
 	rc=$?
 	cat "$log/$name"
-	line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
-	p=$(echo "$line" | sed -E 's/^[a-z-]+: ([0-9]+) passed.*/\1/')
+	line=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "$log/$name" | tail -n 1)
+	p=$(echo "$line" | sed -E 's/^[a-z0-9-]+: ([0-9]+) passed.*/\1/')
 	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 	if [ -z "$line" ]; then
 		echo "$name: no summary line (exit $rc): counted as failed"
