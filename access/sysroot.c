@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +30,37 @@
  */
 #define KNOWN_PATHS 4
 
+/*
+ * Attributes that do not change while gdrcheck runs (PCI ids, link
+ * speeds, NUMA node, IOMMU group and driver links, RDMA port facts, the
+ * NVIDIA driver's parameters), read once per run: the NCCL model, the
+ * platform rules and the inventory each ask for them per GPU x NIC pair
+ * (3,500 opens on an 8x12 tree). One answer per run is also one fact per
+ * report. Other files (AER counters, kmsg, /proc/self) are read afresh.
+ */
+#define MEMO_SLOTS 4096
+
+struct memo_entry {
+	char *path;			/* NULL: free slot */
+	char *data;			/* the text read or the link's target */
+	size_t cap;			/* the caller's buffer size it was read with */
+	ssize_t ret;			/* what the read returned */
+	unsigned char kind;		/* MEMO_TEXT, MEMO_LINK, MEMO_EXISTS */
+};
+
+struct read_memo {
+	struct memo_entry *slot;	/* MEMO_SLOTS of them, or NULL */
+	size_t used;
+};
+
+enum { MEMO_TEXT, MEMO_LINK, MEMO_EXISTS };
+
 /* One tree to read: everything a lookup needs, nothing process-wide. */
 struct sysroot {
 	char dir[PATH_MAX];		/* "" for the real root */
 	/* The sysroot's directory, opened once: confined lookups start here. */
 	int root_fd;
+	bool guard_fd;			/* check root_fd before each use */
 	dev_t root_dev;
 	ino_t root_ino;
 	/* openat2(RESOLVE_IN_ROOT), or the userspace walk (old kernels, tests). */
@@ -43,6 +70,7 @@ struct sysroot {
 	void *rec_arg;
 	char known_paths[KNOWN_PATHS][PATH_MAX];
 	unsigned int known_next;
+	struct read_memo memo;
 };
 
 static void remember_not_link(struct sysroot *sr, const char *path)
@@ -54,6 +82,148 @@ static void remember_not_link(struct sysroot *sr, const char *path)
 	sr->known_next = (sr->known_next + 1) % KNOWN_PATHS;
 }
 
+static void memo_clear(struct read_memo *m)
+{
+	if (!m->slot)
+		return;
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(m->slot[i].path);
+		free(m->slot[i].data);
+	}
+	free(m->slot);
+	m->slot = NULL;
+	m->used = 0;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* Is path one of the run-stable attributes above? */
+static bool memo_wanted(const char *path)
+{
+	static const char *const pci[] = {
+		"/vendor", "/device", "/class", "/subsystem_vendor",
+		"/subsystem_device", "/revision", "/max_link_speed",
+		"/max_link_width", "/current_link_speed",
+		"/current_link_width", "/numa_node", "/iommu_group",
+		"/driver",
+	};
+	static const char *const port[] = {
+		"/link_layer", "/rate", "/state", "/phys_state",
+	};
+
+	if (!strcmp(path, "/proc/driver/nvidia/params"))
+		return true;
+	if (!strncmp(path, "/sys/kernel/pci_switch_link/", 28))
+		return true;
+	if (!strncmp(path, "/sys/bus/pci/devices/", 21)) {
+		for (size_t i = 0; i < sizeof(pci) / sizeof(pci[0]); i++)
+			if (ends_with(path, pci[i]))
+				return true;
+		return false;
+	}
+	if (!strncmp(path, "/sys/class/infiniband/", 22) &&
+	    strstr(path, "/ports/")) {
+		if (strstr(path, "/gids/") || strstr(path, "/gid_attrs/"))
+			return true;
+		for (size_t i = 0; i < sizeof(port) / sizeof(port[0]); i++)
+			if (ends_with(path, port[i]))
+				return true;
+	}
+	return false;
+}
+
+static size_t memo_hash(const char *path, unsigned char kind)
+{
+	uint32_t h = 2166136261u ^ kind;
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h % MEMO_SLOTS;
+}
+
+/* The entry for (path, kind): a filled one, a free one, or NULL (full). */
+static struct memo_entry *memo_slot(struct read_memo *m, const char *path,
+				    unsigned char kind)
+{
+	size_t h;
+
+	if (!m->slot) {
+		m->slot = calloc(MEMO_SLOTS, sizeof(*m->slot));
+		if (!m->slot)
+			return NULL;
+	}
+	h = memo_hash(path, kind);
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		struct memo_entry *e = &m->slot[(h + i) % MEMO_SLOTS];
+
+		if (!e->path)
+			/* Keep a quarter free: probes stay short. */
+			return m->used < MEMO_SLOTS / 4 * 3 ? e : NULL;
+		if (e->kind == kind && !strcmp(e->path, path))
+			return e;
+	}
+	return NULL;
+}
+
+/* A remembered answer for (path, kind, cap), or NULL. */
+static const struct memo_entry *memo_get(struct sysroot *sr, const char *path,
+					 unsigned char kind, size_t cap)
+{
+	struct memo_entry *e;
+
+	if (!memo_wanted(path))
+		return NULL;
+	e = memo_slot(&sr->memo, path, kind);
+	if (!e || !e->path)
+		return NULL;
+	if (kind != MEMO_TEXT || e->cap == cap)
+		return e;
+	/*
+	 * Another buffer size. A text that was read is the whole file (else
+	 * it was EFBIG): the caller sees it, or EFBIG if it does not fit
+	 * (read_text). Too big for one buffer may fit a bigger one.
+	 */
+	if (e->ret == -EFBIG && cap > e->cap)
+		return NULL;
+	return e;
+}
+
+/* Remember an answer (data: len bytes, may be NULL for none). */
+static void memo_put(struct sysroot *sr, const char *path, unsigned char kind,
+		     size_t cap, ssize_t ret, const char *data, size_t len)
+{
+	struct memo_entry *e;
+	char *p, *d;
+
+	if (!memo_wanted(path))
+		return;
+	e = memo_slot(&sr->memo, path, kind);
+	/* The first answer stays: it is the one the report already has. */
+	if (!e || e->path)
+		return;
+	p = strdup(path);
+	d = malloc(len + 1);
+	if (!p || !d) {
+		free(p);
+		free(d);
+		return;
+	}
+	if (data)
+		memcpy(d, data, len);
+	d[len] = '\0';
+	sr->memo.used++;
+	e->path = p;
+	e->data = d;
+	e->cap = cap;
+	e->ret = ret;
+	e->kind = kind;
+}
+
 /* Point sr at dir (NULL or "/": the real root); forgets what it cached. */
 void sysroot_set(struct sysroot *sr, const char *dir)
 {
@@ -62,6 +232,7 @@ void sysroot_set(struct sysroot *sr, const char *dir)
 
 	memset(sr->known_paths, 0, sizeof(sr->known_paths));
 	sr->known_next = 0;
+	memo_clear(&sr->memo);
 	if (sr->root_fd >= 0)
 		close(sr->root_fd);
 	sr->root_fd = -1;
@@ -108,13 +279,21 @@ void sysroot_free(struct sysroot *sr)
 		return;
 	if (sr->root_fd >= 0)
 		close(sr->root_fd);
+	memo_clear(&sr->memo);
 	free(sr);
 }
 
+void sysroot_guard_fd(struct sysroot *sr)
+{
+	if (sr)
+		sr->guard_fd = true;
+}
+
 /*
- * The sysroot's directory fd, checked before each use: a vendor library in
- * the worker may close every descriptor it did not open, and the number may
- * then name another file. A lost or reused fd is opened again by path.
+ * The sysroot's directory fd, checked before each use in the worker (see
+ * sysroot_guard_fd): a vendor library there may close every descriptor it
+ * did not open, and the number may then name another file. A lost or
+ * reused fd is opened again by path.
  */
 static int sysroot_root_fd(struct sysroot *sr)
 {
@@ -122,6 +301,8 @@ static int sysroot_root_fd(struct sysroot *sr)
 
 	if (sr->root_fd < 0)
 		return -1;
+	if (!sr->guard_fd)
+		return sr->root_fd;
 	if (!fstat(sr->root_fd, &st) && st.st_dev == sr->root_dev &&
 	    st.st_ino == sr->root_ino && S_ISDIR(st.st_mode))
 		return sr->root_fd;
@@ -140,6 +321,8 @@ void sysroot_force_walk(struct sysroot *sr, bool on)
 {
 	sr->forced_walk = on;
 	sr->use_walk = on;
+	/* Each resolution path answers for itself (the tests compare them). */
+	memo_clear(&sr->memo);
 }
 
 bool sysroot_walking(const struct sysroot *sr)
@@ -152,6 +335,8 @@ void sysroot_set_recorder(struct sysroot *sr,
 {
 	sr->rec = rec;
 	sr->rec_arg = arg;
+	/* What is read from now on is recorded: nothing comes from before. */
+	memo_clear(&sr->memo);
 }
 
 bool sysroot_recording(const struct sysroot *sr)
@@ -323,12 +508,17 @@ int sysroot_stat(struct sysroot *sr, const char *path, struct stat *st)
 
 int sysroot_access(struct sysroot *sr, const char *path)
 {
+	const struct memo_entry *e = memo_get(sr, path, MEMO_EXISTS, 0);
 	struct stat st;
-	int ret = sysroot_stat(sr, path, &st);
+	int ret;
 
+	if (e)
+		return (int)e->ret;
+	ret = sysroot_stat(sr, path, &st);
 	/* A --capture replays only what it recorded as existing. */
 	if (!ret && sr->rec)
 		sr->rec->exists(sr->rec_arg, path, S_ISDIR(st.st_mode));
+	memo_put(sr, path, MEMO_EXISTS, 0, ret, NULL, 0);
 	return ret;
 }
 
@@ -421,6 +611,7 @@ bool sysroot_is_dir(struct sysroot *sr, const char *path)
 static ssize_t read_text(struct sysroot *sr, const char *path, char *buf,
 			 size_t len, bool head_only)
 {
+	const struct memo_entry *e;
 	size_t used = 0;
 	ssize_t ret;
 	bool whole;
@@ -429,9 +620,20 @@ static ssize_t read_text(struct sysroot *sr, const char *path, char *buf,
 	if (len == 0)
 		return -EINVAL;
 	buf[0] = '\0';
+	e = head_only ? NULL : memo_get(sr, path, MEMO_TEXT, len);
+	if (e) {
+		if (e->ret >= 0 && (size_t)e->ret > len - 1)
+			return -EFBIG;
+		if (e->ret >= 0)
+			memcpy(buf, e->data, (size_t)e->ret + 1);
+		return e->ret;
+	}
 	fd = open_regular(sr, path);
-	if (fd < 0)
+	if (fd < 0) {
+		if (!head_only)
+			memo_put(sr, path, MEMO_TEXT, len, fd, NULL, 0);
 		return fd;
+	}
 	/*
 	 * A sysfs attribute comes whole from one read (and a captured one is
 	 * a regular file, where a short read is the end): no second read to
@@ -472,6 +674,9 @@ out:
 	close(fd);
 	if (ret < 0)
 		buf[0] = '\0';
+	if (!head_only)
+		memo_put(sr, path, MEMO_TEXT, len, ret, buf,
+			 ret < 0 ? 0 : (size_t)ret);
 	return ret;
 }
 
@@ -556,28 +761,50 @@ int sysroot_read_ll(struct sysroot *sr, const char *path, long long *val)
 	return 0;
 }
 
-int sysroot_link_name(struct sysroot *sr, const char *path, char *buf,
-		      size_t len)
+/* The target of the link at path (recorded when capturing). */
+static int read_link(struct sysroot *sr, const char *path, char *target,
+		     size_t len)
 {
-	char target[PATH_MAX];
-	const char *base;
 	struct stat st;
 	ssize_t n;
 	int fd = sysroot_open(sr, path, O_PATH | O_NOFOLLOW);
 
+	target[0] = '\0';
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) || !S_ISLNK(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
 	}
-	n = readlinkat(fd, "", target, sizeof(target) - 1);
+	n = readlinkat(fd, "", target, len - 1);
 	close(fd);
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
 	if (sr->rec)
 		sr->rec->link(sr->rec_arg, path, target);
+	return 0;
+}
+
+int sysroot_link_name(struct sysroot *sr, const char *path, char *buf,
+		      size_t len)
+{
+	const struct memo_entry *e = memo_get(sr, path, MEMO_LINK, 0);
+	char target[PATH_MAX];
+	const char *base;
+	int ret;
+
+	if (e) {
+		if (e->ret < 0)
+			return (int)e->ret;
+		snprintf(target, sizeof(target), "%s", e->data);
+	} else {
+		ret = read_link(sr, path, target, sizeof(target));
+		memo_put(sr, path, MEMO_LINK, 0, ret, target,
+			 ret < 0 ? 0 : strlen(target));
+		if (ret < 0)
+			return ret;
+	}
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
 	if (strlen(base) >= len)

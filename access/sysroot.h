@@ -64,6 +64,13 @@ bool sysroot_recording(const struct sysroot *sr);
 void sysroot_record_file(struct sysroot *sr, const char *path,
 			 const char *data, size_t len);
 
+/*
+ * From now on the tree's directory fd is checked (and reopened) before each
+ * use: called in the forked worker, where a vendor library may close every
+ * descriptor it did not open. The parent loads no vendor library.
+ */
+void sysroot_guard_fd(struct sysroot *sr);
+
 /* Test hook: use the userspace walk instead of openat2 (true), or not. */
 void sysroot_force_walk(struct sysroot *sr, bool on);
 bool sysroot_walking(const struct sysroot *sr);

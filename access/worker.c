@@ -35,6 +35,7 @@
 #include "access/nvml.h"
 #include "access/reg.h"
 #include "access/symtab.h"
+#include "access/sysroot.h"
 #include "access/vendor.h"
 #include "access/verbs.h"
 
@@ -218,6 +219,8 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	close_read_ends(f);
+	/* The vendor libraries loaded here may close what they did not open. */
+	sysroot_guard_fd(opt->sysroot);
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull >= 0) {
 		dup2(devnull, STDIN_FILENO);

@@ -708,6 +708,108 @@ static void test_read_bin(void **state)
 	assert_int_equal(sysroot_read_bin(sr, "/sys/devices", buf, 64), -EISDIR);
 }
 
+/* --- the per-run memo of stable attributes ------------------------------ */
+
+#define DEV "/sys/bus/pci/devices/0000:00:01.0"
+#define DEVREAL "/sys/devices/pci0000:00/0000:00:01.0"
+
+static void test_memo_stable_attributes(void **state)
+{
+	struct tree *t = *state;
+	char buf[64];
+
+	assert_int_equal(sysroot_read_line(sr, DEV "/vendor", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0x10de");
+	/* A PCI id is one answer per run, whatever the file says later... */
+	put_str(t, DEVREAL "/vendor", "0x15b3\n");
+	assert_int_equal(sysroot_read_line(sr, DEV "/vendor", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0x10de");
+	/* ...for any buffer it fits in, and not for one it does not. */
+	assert_int_equal(sysroot_read(sr, DEV "/vendor", buf, 8), 7);
+	assert_string_equal(buf, "0x10de\n");
+	assert_int_equal(sysroot_read(sr, DEV "/vendor", buf, 4), -EFBIG);
+	/* A missing attribute stays missing. */
+	assert_int_equal(sysroot_read_line(sr, DEV "/numa_node", buf, sizeof(buf)),
+			 -ENOENT);
+	put_str(t, DEVREAL "/numa_node", "0\n");
+	assert_int_equal(sysroot_read_line(sr, DEV "/numa_node", buf, sizeof(buf)),
+			 -ENOENT);
+	/* Counters are read afresh. */
+	put_str(t, DEVREAL "/aer_dev_correctable", "TOTAL_ERR_COR 1\n");
+	assert_int_equal(sysroot_read_line(sr, DEV "/aer_dev_correctable", buf,
+					   sizeof(buf)), 0);
+	put_str(t, DEVREAL "/aer_dev_correctable", "TOTAL_ERR_COR 2\n");
+	assert_int_equal(sysroot_read_line(sr, DEV "/aer_dev_correctable", buf,
+					   sizeof(buf)), 0);
+	assert_string_equal(buf, "TOTAL_ERR_COR 2");
+	/* Another tree (or the same one set again) forgets them. */
+	sysroot_set(sr, t->root);
+	assert_int_equal(sysroot_read_line(sr, DEV "/vendor", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0x15b3");
+	/* So does the other resolution path: the tests compare the two. */
+	put_str(t, DEVREAL "/vendor", "0x1000\n");
+	sysroot_force_walk(sr, true);
+	assert_int_equal(sysroot_read_line(sr, DEV "/vendor", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0x1000");
+	sysroot_force_walk(sr, false);
+}
+
+struct rec_count {
+	int files, links;
+};
+
+static void count_file(void *arg, const char *path, const char *data,
+		       size_t len)
+{
+	(void)path;
+	(void)data;
+	(void)len;
+	((struct rec_count *)arg)->files++;
+}
+
+static void count_link(void *arg, const char *path, const char *target)
+{
+	(void)path;
+	(void)target;
+	((struct rec_count *)arg)->links++;
+}
+
+static void count_dir(void *arg, const char *path)
+{
+	(void)arg;
+	(void)path;
+}
+
+static void count_exists(void *arg, const char *path, bool is_dir)
+{
+	(void)arg;
+	(void)path;
+	(void)is_dir;
+}
+
+/* --capture records what the memo answers from before it started. */
+static void test_memo_recorded(void **state)
+{
+	static const struct sysroot_recorder rec = {
+		.file = count_file, .dir = count_dir, .link = count_link,
+		.exists = count_exists,
+	};
+	struct rec_count n = { 0 };
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(sysroot_read_line(sr, DEV "/device", buf, sizeof(buf)), 0);
+	assert_int_equal(sysroot_link_name(sr, DEV "/driver", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "nvidia");
+	sysroot_set_recorder(sr, &rec, &n);
+	assert_int_equal(sysroot_read_line(sr, DEV "/device", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0x2335");
+	assert_int_equal(sysroot_link_name(sr, DEV "/driver", buf, sizeof(buf)), 0);
+	assert_int_equal(n.files, 1);
+	assert_int_equal(n.links, 1);
+	sysroot_set_recorder(sr, NULL, NULL);
+}
+
 #define TREE_TEST(f) \
 	cmocka_unit_test_setup_teardown(f, tree_setup, tree_teardown)
 
@@ -739,6 +841,8 @@ int main(void)
 		TREE_TEST(test_realpath_host_root),
 		TREE_TEST(test_list_sorted),
 		TREE_TEST(test_list_empty_and_missing),
+		TREE_TEST(test_memo_stable_attributes),
+		TREE_TEST(test_memo_recorded),
 	};
 
 	int failed;
