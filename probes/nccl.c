@@ -1637,6 +1637,25 @@ static const char *why_name(enum nccl_gdr_why w)
  * 2.27.3+ default it to 1 (paths.cc NCCL_PARAM(NetGdrC2c), ncclTopoCheckGdr).
  * Empty when the GPU is not C2C or the level was configured.
  */
+/*
+ * Where the GDR level came from, for a rail line. NCCL's own default is
+ * P2C since 2.29.2 (paths.cc ncclTopoCheckGdr); P2C only names a Grace
+ * C2C path, so on a node without one it admits exactly PIX and PXB: say
+ * that rather than leave an x86 operator with a Grace term.
+ */
+static const char *level_src(struct gdr_ctx *ctx, const struct nccl_state *s,
+			     enum nccl_ptype level, int gpu)
+{
+	enum plat_kind k = ctx_platform(ctx)->kind;
+
+	if (s->level_set)
+		return " (NCCL_NET_GDR_LEVEL)";
+	if (level == NPT_P2C && gpu_is_c2c(ctx, gpu) != 1 &&
+	    k != PLAT_KIND_GRACE && k != PLAT_KIND_GRACE_DIRECT_NIC)
+		return " (NCCL's default; with no NVLink-C2C here, as PXB)";
+	return " (default)";
+}
+
 static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 		    int gpu, char *buf, size_t len, char *how, size_t hlen)
 {
@@ -1841,8 +1860,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 "distance %s > level %s%s%s; traffic bounces through "
 			 "host memory", nccl_ptype_name(d),
 			 nccl_ptype_name(m->wr.level),
-			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)",
-			 c2c);
+			 level_src(ctx, s, m->wr.level, pr->gpu), c2c);
 		if (grace && s->ver >= NCCL_VER(2, 26, 0))
 			ev_int(r, "nccl_net_gdr_c2c", s->gdr_c2c);
 		if (grace)
@@ -1880,8 +1898,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 m->mwr.no_fallback ? " (no fallback)" : "",
 			 nccl_ptype_name(m->wr.distance),
 			 nccl_ptype_name(m->wr.level),
-			 s->level_set ? " (NCCL_NET_GDR_LEVEL)" : " (default)",
-			 via);
+			 level_src(ctx, s, m->wr.level, pr->gpu), via);
 	}
 	fact_gdr(r, gdr_fact(m));
 	ev_bool(r, "rail", true);
