@@ -758,10 +758,14 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 			 pc->cpu[0] ? pc->cpu : pc->machine);
 	} else {
 		r = emit(ctx, pr->subject, ST_WARN, C_IOMMU_GROUPS_DIFFER,
-			 "GPU in IOMMU group %s, NIC in %s: a dma-buf exported "
-			 "with the PCIe (BAR1) mapping type is refused at attach "
-			 "on coherent platforms; other mappings are not affected",
-			 rg ? "none" : gg, rn ? "none" : ng);
+			 "GPU in IOMMU group %s, NIC in %s: on this coherent "
+			 "platform (%s) the driver refuses a dma-buf exported "
+			 "with the PCIe (BAR1) mapping type at attach; other "
+			 "mappings are not affected", rg ? "none" : gg,
+			 rn ? "none" : ng, pc->vera ? "Vera" :
+			 pc->kind == PLAT_KIND_GRACE ||
+			 pc->kind == PLAT_KIND_GRACE_DIRECT_NIC ? "Grace" :
+			 pc->machine[0] ? pc->machine : "not x86");
 		remedy_IOMMU_GROUPS_DIFFER(r);
 	}
 	ev_str(r, "gpu_group", "%s", rg ? "none" : gg);
