@@ -306,7 +306,9 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 		snprintf(pv->summary, sizeof(pv->summary),
 			 "READY: %s with %s%s", r->subj[pv->ready[0][0]].id,
 			 r->subj[pv->ready[0][1]].id,
-			 pv->nready > 1 ? " (and more: see ready pairs)" : "");
+			 pv->nready < 2 ? "" : pv == &r->path[PATH_NCCL] ?
+			 " (and more: see rails)" :
+			 " (and more: see ready pairs)");
 	} else if (t->blocked && (t->blocked == t->candidates ||
 				  !t->candidates)) {
 		const struct result *d = &r->res[t->decisive];
