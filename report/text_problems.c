@@ -225,13 +225,38 @@ static void print_fixes(const struct text_ctx *t, const char *title,
 	free(v);
 }
 
+/*
+ * Move the fixes whose results are all SKIPs out of v: checks that did not
+ * run, most of them for how gdrcheck was run (a library to name, root), so
+ * they do not read as changes the node needs.
+ */
+static size_t take_skips(struct fix *v, size_t *n, struct fix **out)
+{
+	struct fix *s = NULL;
+	size_t ns = 0, kept = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (v[i].status != ST_SKIP) {
+			v[kept++] = v[i];
+			continue;
+		}
+		s = xrealloc(s, (ns + 1) * sizeof(*s));
+		s[ns++] = v[i];
+	}
+	*n = kept;
+	*out = s;
+	return ns;
+}
+
 void text_fixes(const struct text_ctx *t)
 {
-	struct fix *v;
-	size_t n;
+	struct fix *v, *skips;
+	size_t n, ns;
 
 	n = collect(t, true, &v);
 	print_fixes(t, "to fix", v, n);
 	n = collect(t, false, &v);
+	ns = take_skips(v, &n, &skips);
 	print_fixes(t, "optional (not needed for the verdict)", v, n);
+	print_fixes(t, "skipped checks (not needed for the verdict)", skips, ns);
 }
