@@ -38,7 +38,7 @@
  * (3,500 opens on an 8x12 tree). One answer per run is also one fact per
  * report. Other files (AER counters, kmsg, /proc/self) are read afresh.
  */
-#define MEMO_SLOTS 4096
+#define MEMO_SLOTS 16384
 
 struct memo_entry {
 	char *path;			/* NULL: free slot */

@@ -835,6 +835,11 @@ static bool bcm_link(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	pci_attr(s, ab, "vendor", v, sizeof(v));
 	if (strcmp(v, "0x1000") || strlen(bb) != 12)
 		return false;
+	/* The switch's own directory first: one lookup per switch (memo). */
+	snprintf(p, sizeof(p), "/sys/kernel/pci_switch_link/"
+		 "virtual_switch_links/%s", ab);
+	if (!sysroot_exists(s->sr, p))
+		return false;
 	snprintf(p, sizeof(p), "/sys/kernel/pci_switch_link/"
 		 "virtual_switch_links/%s/%s", ab, bb);
 	if (!sysroot_exists(s->sr, p))
