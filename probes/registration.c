@@ -304,6 +304,8 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 		remedy_NO_PEER_MEMORY_CLIENT(r);
 	else if (pp->peermem.err == ENOMEM)
 		remedy_PIN_LIMIT(r);
+	else if (pp->peermem.err == EPERM || pp->peermem.err == EACCES)
+		remedy_REG_PERMISSION(r);
 	ev_int(r, "errno", pp->peermem.err);
 	ev_str(r, "call", "%s", pp->peermem.call);
 }
@@ -395,10 +397,32 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		 "ibv_reg_dmabuf_mr: %s", c.meaning);
 	if (pp->dmabuf.err == EOPNOTSUPP)
 		remedy_PROVIDER_LACKS_DMABUF_MR(r);
+	else if (pp->dmabuf.err == EPROTONOSUPPORT)
+		remedy_KERNEL_LACKS_DMABUF(r);
+	else if (pp->dmabuf.err == ENOMEM)
+		remedy_PIN_LIMIT(r);
+	else if (pp->dmabuf.err == EPERM || pp->dmabuf.err == EACCES)
+		remedy_REG_PERMISSION(r);
+	else if (pp->dmabuf.err == EINVAL)
+		remedy_DMABUF_OFFSETS_REJECTED(r);
 	ev_int(r, "errno", pp->dmabuf.err);
 }
 
 /* --- NCCL-style VMM buffers (access/reg.c vmm_setup) ------------------- */
+
+/*
+ * r repeats the cuMemAlloc buffer's failure at gate: point to that fix,
+ * when there is one (a failure with no known fix gets no dangling "apply
+ * reg.dmabuf's fix"). Looked up after r's emit: no pointer kept across it.
+ */
+static void vmm_as_cumemalloc(struct gdr_ctx *ctx, struct result *r,
+			      const char *gate, int subject)
+{
+	const struct result *o = ctx_result_of(ctx, gate, subject);
+
+	if (o && o->remediation)
+		remedy_VMM_AS_CUMEMALLOC(r, gate);
+}
 
 static const struct reg_vmm_gpu *vmm_of(const struct gdr_ctx *ctx,
 					const struct inv_pair *pr)
@@ -553,7 +577,7 @@ void gate_reg_vmm_peermem(struct gdr_ctx *ctx, const struct target *t)
 			 "reg.peermem)" : "");
 		/* The same failure as reg.peermem's has its fix there. */
 		if (same)
-			remedy_VMM_AS_CUMEMALLOC(r, "reg.peermem");
+			vmm_as_cumemalloc(ctx, r, "reg.peermem", pr->subject);
 		else if (pp->vmm_peermem.err == EFAULT &&
 			 nic_is_efa(ctx, &ctx->inv.nic[pr->nic]))
 			remedy_NO_PEER_MEMORY_CLIENT_EFA(r);
@@ -599,7 +623,7 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 			 "");
 		/* The same failure as reg.dmabuf's has its fix there. */
 		if (same)
-			remedy_VMM_AS_CUMEMALLOC(r, "reg.dmabuf");
+			vmm_as_cumemalloc(ctx, r, "reg.dmabuf", pr->subject);
 		else
 			remedy_VMM_EXPORT_FAILED(r);
 		ev_str(r, "error", "%s", pp->vmm_export_call.name);
@@ -633,7 +657,7 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 				 same ? " (as on cuMemAlloc memory, see "
 				 "reg.dmabuf)" : "");
 			if (same)
-				remedy_VMM_AS_CUMEMALLOC(r, "reg.dmabuf");
+				vmm_as_cumemalloc(ctx, r, "reg.dmabuf", pr->subject);
 			else
 				remedy_VMM_DD_MR_FAILED(r);
 			ev_int(r, "errno", pp->vmm_dmabuf.err);
@@ -661,7 +685,7 @@ void gate_reg_vmm_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 		 same ? " (as on cuMemAlloc memory, see reg.dmabuf)" : "");
 	/* The same failure as reg.dmabuf's has its fix there. */
 	if (same)
-		remedy_VMM_AS_CUMEMALLOC(r, "reg.dmabuf");
+		vmm_as_cumemalloc(ctx, r, "reg.dmabuf", pr->subject);
 	else if (pp->vmm_dmabuf.err == EOPNOTSUPP)
 		remedy_PROVIDER_LACKS_DMABUF_MR(r);
 	ev_int(r, "errno", pp->vmm_dmabuf.err);
