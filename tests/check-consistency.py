@@ -18,6 +18,7 @@ them) is checked. Ends with "consistency: N passed, N failed".
 import glob
 import json
 import os
+import re
 import sys
 
 
@@ -119,6 +120,21 @@ RULES = [
 ]
 
 
+def dangling_fixes(doc):
+    """A fix that says "apply <gate>'s fix" needs that gate to have one on
+    the same subject (reg-dmabuf-einval once sent reg.vmm_dmabuf's reader
+    to a reg.dmabuf result with no fix)."""
+    fix = {(r["gate"], r["subject"]): r.get("remediation")
+           for r in doc.get("results", [])}
+    bad = []
+    for r in doc.get("results", []):
+        m = re.search(r"apply ([a-z_]+\.[a-z_]+)'s fix", r.get("remediation") or "")
+        if m and not fix.get((m.group(1), r["subject"])):
+            bad.append(f"{r['subject']}: {r['gate']} says apply "
+                       f"{m.group(1)}'s fix, which has none there")
+    return bad
+
+
 def check(doc):
     """The contradictions of one report, as strings."""
     facts = {}
@@ -131,7 +147,7 @@ def check(doc):
                 continue
             k = (fact, key(r))
             facts.setdefault(k, {}).setdefault(v, []).append(r)
-    bad = []
+    bad = dangling_fixes(doc)
     for (fact, subj), by in sorted(facts.items(), key=lambda x: x[0]):
         if len(by) < 2:
             continue
@@ -166,10 +182,15 @@ def self_test():
         res("topo.nccl", "GPU0~mlx5_0", "PASS", "NCCL_GDR_ALLOWED",
             rail=True, port=1, path="PXB"),
     ]}
+    vmm = res("reg.vmm_dmabuf", "GPU0~mlx5_0", "BLOCKED",
+              "DMABUF_OFFSETS_REJECTED")
+    vmm["remediation"] = ("the VMM buffer fails as cuMemAlloc memory does: "
+                          "apply reg.dmabuf's fix; it clears both")
+    bad["results"].append(vmm)
     good = {"results": [r for r in bad["results"]
                         if r["status"] == "PASS" and r["gate"] != "reg.peermem"]}
     found = check(bad)
-    assert len(found) == 7, found
+    assert len(found) == 8, found
     assert not check(good), check(good)
     # A different NIC or pair is a different subject: no contradiction.
     other = {"results": [
