@@ -198,9 +198,9 @@ static void print_fixes(const struct text_ctx *t, const char *title,
 	char list[1024];
 	int k = 0;
 
-	if (!n)
-		return;
-	fprintf(t->out, "\n%s%s%s\n", text_bold(t), title, text_reset(t));
+	if (n)
+		fprintf(t->out, "\n%s%s%s\n", text_bold(t), title,
+			text_reset(t));
 	/* Worst first, chain order within. */
 	for (int sev = 3; sev >= 0; sev--)
 		for (size_t i = 0; i < n; i++) {
