@@ -286,6 +286,9 @@ void gates_run(struct gdr_ctx *ctx)
 
 		ds.first[i] = ctx->rep->nres;
 
+		/* data.nccl weighs the inferences: after the transfers. */
+		if (i == G_DATA_NCCL)
+			proof_outranks_inference(ctx->rep);
 		ctx->gate = g;
 		ctx->mark_ms = now_ms();
 		if (!gate_selected(ctx->opt, g)) {

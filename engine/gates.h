@@ -35,6 +35,13 @@ void gates_vendor_skips(const struct options *o, struct vendor_options *vo);
 void gates_run(struct gdr_ctx *ctx);
 void gates_list(FILE *out);
 
+/*
+ * A verified transfer outranks the inferences before registration that
+ * said its path could not work: those become WARN CONTRADICTED_BY_PROOF.
+ * Run before data.nccl (it reads them) and again by verdict_fold.
+ */
+void proof_outranks_inference(struct report *r);
+
 /* Fold results into the per-path verdicts and the overall verdict. */
 void verdict_fold(struct report *r, enum require_policy req);
 

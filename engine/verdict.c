@@ -8,6 +8,7 @@
  * otherwise UNKNOWN. SKIP never closes a path (it always comes with its
  * reason); ERROR makes it UNKNOWN.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,43 @@ static int fold_without_candidates(const struct report *r,
 	return decisive;
 }
 
+/*
+ * Set a path's one-line summary; a reason too long for it is cut at a word
+ * and ends in "..." (U+2026) rather than mid-word.
+ */
+static void __attribute__((format(printf, 2, 3)))
+summary_set(struct path_verdict *pv, const char *fmt, ...)
+{
+	static const char ell[] = "\xe2\x80\xa6";
+	size_t len = sizeof(pv->summary);
+	va_list ap;
+	char *cut;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(pv->summary, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n < len)
+		return;
+	pv->summary[len - sizeof(ell)] = '\0';
+	cut = strrchr(pv->summary, ' ');
+	if (cut && (size_t)(cut - pv->summary) > len / 2)
+		*cut = '\0';
+	/* No space to cut at: drop a UTF-8 sequence the cut split. */
+	n = (int)strlen(pv->summary);
+	for (int l = n; l > 0; l--) {
+		unsigned char b = (unsigned char)pv->summary[l - 1];
+		int need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+
+		if ((b & 0xc0) == 0x80)
+			continue;		/* a continuation byte */
+		if ((b & 0xc0) == 0xc0 && n - (l - 1) < need)
+			pv->summary[l - 1] = '\0';	/* its lead: cut */
+		break;
+	}
+	strcat(pv->summary, ell);
+}
+
 /* The path's verdict, decisive result and one-line summary. */
 static void path_conclude(struct report *r, struct path_verdict *pv,
 			  const struct fold_tally *t, int host_error)
@@ -295,7 +333,7 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 	if (!t->ready && t->unproven) {
 		pv->verdict = V_READY_UNPROVEN;
 		pv->decisive = -1;
-		snprintf(pv->summary, sizeof(pv->summary),
+		summary_set(pv,
 			 "READY-UNPROVEN: %s with %s passes every gate; the "
 			 "registration proof was not attempted (--no-alloc)",
 			 r->subj[pv->ready[0][0]].id,
@@ -303,7 +341,7 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 	} else if (t->ready) {
 		pv->verdict = V_READY;
 		pv->decisive = -1;
-		snprintf(pv->summary, sizeof(pv->summary),
+		summary_set(pv,
 			 "READY: %s with %s%s", r->subj[pv->ready[0][0]].id,
 			 r->subj[pv->ready[0][1]].id,
 			 pv->nready < 2 ? "" : pv == &r->path[PATH_NCCL] ?
@@ -315,7 +353,7 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 
 		pv->verdict = V_BLOCKED;
 		pv->decisive = t->decisive;
-		snprintf(pv->summary, sizeof(pv->summary),
+		summary_set(pv,
 			 "BLOCKED at %s (%s): %s", d->gate->id,
 			 r->subj[d->subject].id, d->reason);
 	} else {
@@ -324,13 +362,13 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 		pv->verdict = V_UNKNOWN;
 		pv->decisive = error;
 		if (error >= 0)
-			snprintf(pv->summary, sizeof(pv->summary),
+			summary_set(pv,
 				 "UNKNOWN: %s (%s) could not decide: %s",
 				 r->res[error].gate->id,
 				 r->subj[r->res[error].subject].id,
 				 r->res[error].reason);
 		else
-			snprintf(pv->summary, sizeof(pv->summary),
+			summary_set(pv,
 				 "UNKNOWN: no GPU with an RDMA port was checked");
 	}
 }
@@ -357,10 +395,116 @@ static void fold_path(struct report *r, enum gdr_path p,
 	free(ss);
 }
 
+/*
+ * Which subjects a verified transfer covers, per path: the pair, its GPU,
+ * its NIC (a GPU-level proof, data.nccl, covers its GPU) and the host.
+ */
+struct proven {
+	int *by_subject;	/* subject -> a proving result index, or -1 */
+	int any;		/* a proving result index, or -1 */
+};
+
+static void proven_mark(struct proven *pv, int subject, int idx)
+{
+	if (subject >= 0 && pv->by_subject[subject] < 0)
+		pv->by_subject[subject] = idx;
+	if (pv->any < 0)
+		pv->any = idx;
+}
+
+/* The proof covering subject s on this path, or -1. */
+static int proven_for(const struct report *r, const struct proven *pv,
+		      int s)
+{
+	const struct subject *sj = &r->subj[s];
+
+	if (sj->kind == SUBJ_HOST)
+		return pv->any;
+	if (sj->kind == SUBJ_PORT && sj->parent >= 0)
+		return pv->by_subject[sj->parent];
+	return pv->by_subject[s];
+}
+
+/*
+ * A proof outranks an inference (a rule applied to a file, a config, a
+ * layout): a BLOCKED or ERROR result of the layers before registration,
+ * on a path that a verified transfer then proved for a subject it covers,
+ * is contradicted by that transfer. It becomes a WARN saying so, and the
+ * verdict follows the proof. (platform.acs makes the same call itself.)
+ */
+void proof_outranks_inference(struct report *r)
+{
+	struct proven pv[PATH_COUNT];
+
+	for (int p = 0; p < PATH_COUNT; p++) {
+		pv[p].by_subject = xcalloc(r->nsubj, sizeof(int));
+		for (size_t i = 0; i < r->nsubj; i++)
+			pv[p].by_subject[i] = -1;
+		pv[p].any = -1;
+	}
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *x = &r->res[i];
+		const struct subject *sj;
+
+		if (x->layer != L_DATAPATH || !x->proof ||
+		    x->status != ST_PASS || x->waived)
+			continue;
+		sj = &r->subj[x->subject];
+		for (int p = 0; p < PATH_COUNT; p++) {
+			if (!(x->paths & (1u << p)))
+				continue;
+			proven_mark(&pv[p], x->subject, (int)i);
+			if (sj->kind == SUBJ_PAIR) {
+				proven_mark(&pv[p], sj->pair_gpu, (int)i);
+				proven_mark(&pv[p], sj->pair_nic, (int)i);
+			}
+		}
+	}
+	for (size_t i = 0; i < r->nres; i++) {
+		struct result *x = &r->res[i];
+		const struct result *by;
+		int proof = -1;
+		char *why;
+		size_t n;
+
+		if (x->layer >= L_REGISTRATION ||
+		    (x->status != ST_BLOCKED && x->status != ST_ERROR))
+			continue;
+		for (int p = 0; p < PATH_COUNT && proof < 0; p++)
+			if (result_paths(x) & (1u << p))
+				proof = proven_for(r, &pv[p], x->subject);
+		if (proof < 0)
+			continue;
+		by = &r->res[proof];
+		n = strlen(x->reason) + 256;
+		why = report_alloc(r, n);
+		/* A rule's "no" is contradicted; an unread input is moot. */
+		if (x->status == ST_BLOCKED)
+			snprintf(why, n, "%s; yet %s verified a transfer on %s: "
+				 "this does not hold here", x->reason,
+				 by->gate->id, r->subj[by->subject].id);
+		else
+			snprintf(why, n, "%s; %s verified a transfer on %s, "
+				 "which decides the path without it", x->reason,
+				 by->gate->id, r->subj[by->subject].id);
+		ev_str(x, "inferred_code", "%s", x->code);
+		ev_str(x, "inferred_status", "%s", status_name(x->status));
+		x->reason = why;
+		x->code_index = C_CONTRADICTED_BY_PROOF;
+		x->code = code_descs[C_CONTRADICTED_BY_PROOF].name;
+		if (x->status == ST_BLOCKED)
+			remedy_CONTRADICTED_BY_PROOF(x);
+		x->status = ST_WARN;
+	}
+	for (int p = 0; p < PATH_COUNT; p++)
+		free(pv[p].by_subject);
+}
+
 void verdict_fold(struct report *r, enum require_policy req)
 {
 	struct fold_index ix;
 
+	proof_outranks_inference(r);
 	index_build(r, &ix);
 	for (int i = 0; i < PATH_COUNT; i++)
 		fold_path(r, (enum gdr_path)i, &ix);

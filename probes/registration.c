@@ -238,7 +238,7 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 			 "although RLIMIT_MEMLOCK allows it (host.memlock: %s): "
 			 "the kernel could not pin the pages", rn->host.call,
 			 2 * ctx->vf->reg.bytes, memlock->reason);
-		remedy_PIN_LIMIT(r);
+		remedy_HOST_PIN_FAILED(r);
 	} else if (rn->host.err == ENOMEM) {
 		r = emit(ctx, nic->subject, ST_BLOCKED, C_MEMLOCK_TOO_SMALL,
 			 "%s of %llu bytes of host memory failed with ENOMEM: "

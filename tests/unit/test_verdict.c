@@ -247,6 +247,53 @@ static void add_pairs(struct node *n, int pair[2][2])
 		}
 }
 
+/* A transfer data.* verified on a pair: the proof, as the engine marks it. */
+static int add_proof(struct node *n, const char *gate, unsigned int paths,
+		     int pair)
+{
+	int d = add(&n->r, gate, paths, pair, ST_PASS, "TRANSFER_VERIFIED");
+
+	n->r.res[d].layer = L_DATAPATH;
+	n->r.res[d].proof = true;
+	return d;
+}
+
+/* A proof outranks an inference (issue 15), on its path and subject only. */
+static void test_proof_outranks_inference(void **state)
+{
+	struct node *n = *state;
+	int pair[2][2], kconfig, attr0, attr1, bar;
+
+	add_passing(n);
+	add_pairs(n, pair);
+	kconfig = add(&n->r, "host.kconfig", P_BOTH, n->host, ST_BLOCKED,
+		      "KCONFIG_NO_USER_MEM");
+	/* dma-buf only: a peermem proof does not contradict it. */
+	attr0 = add(&n->r, "gpu.dmabuf_attr", P_DMABUF, n->gpu0, ST_BLOCKED,
+		    "NO_DMABUF");
+	/* Another GPU than the proven pair's. */
+	attr1 = add(&n->r, "gpu.gdr_attr", P_PEERMEM, n->gpu1, ST_ERROR,
+		    "UNREADABLE");
+	bar = add(&n->r, "platform.bar1", P_PEERMEM, pair[0][0], ST_ERROR,
+		  "BAR1_UNREADABLE");
+	add_proof(n, "data.peermem", P_PEERMEM, pair[0][0]);
+	verdict_fold(&n->r, REQUIRE_ANY);
+
+	assert_int_equal(n->r.res[kconfig].status, ST_WARN);
+	assert_int_equal(n->r.res[kconfig].code_index, C_CONTRADICTED_BY_PROOF);
+	assert_string_equal(ev_find_str(&n->r.res[kconfig], "inferred_code"),
+			    "KCONFIG_NO_USER_MEM");
+	assert_non_null(strstr(n->r.res[kconfig].reason, "does not hold"));
+	assert_non_null(n->r.res[kconfig].remediation);
+	/* An unreadable input is moot, not contradicted: no fix for it. */
+	assert_int_equal(n->r.res[bar].status, ST_WARN);
+	assert_non_null(strstr(n->r.res[bar].reason, "decides the path"));
+	assert_null(n->r.res[bar].remediation);
+	assert_int_equal(n->r.res[attr0].status, ST_BLOCKED);
+	assert_int_equal(n->r.res[attr1].status, ST_ERROR);
+	expect_path(&n->r, PATH_PEERMEM, V_READY, -1);
+}
+
 static void test_pairs(void **state)
 {
 	struct node *n = *state;
@@ -922,6 +969,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		NODE_TEST(test_all_pass),
+		NODE_TEST(test_proof_outranks_inference),
 		NODE_TEST(test_host_blocked_closes_only_its_mask),
 		NODE_TEST(test_host_blocked_no_paths),
 		NODE_TEST(test_one_gpu_blocked_still_ready),
