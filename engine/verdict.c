@@ -220,6 +220,33 @@ static void tally_candidate(struct path_verdict *pv,
 }
 
 /*
+ * Is port subject q (of NIC subject nic) one of GPU g's rails? NCCL uses
+ * only those (topo.nccl); true when the model did not run or has no rail
+ * list for g, so the fold stays as wide as what is known.
+ */
+static bool nccl_rail_of(const struct report *r, int g, int nic, int q)
+{
+	const char *slash = strrchr(r->subj[q].id, '/');
+	int port = slash ? atoi(slash + 1) : -1;
+
+	if (!r->nccl.modelled)
+		return true;
+	for (size_t i = 0; i < r->nccl.ngpus; i++) {
+		const struct nccl_gpu_rails *gr = &r->nccl.gpus[i];
+
+		if (gr->gpu != g)
+			continue;
+		for (int k = 0; k < gr->nrails; k++)
+			if (gr->rail[k].nic == nic &&
+			    (r->subj[q].kind != SUBJ_PORT ||
+			     gr->rail[k].port == port))
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/*
  * A candidate is one GPU with one RDMA port: the host, the GPU, the port,
  * its device and the GPU x device pair must all be open for it to work.
  */
@@ -238,6 +265,7 @@ static void fold_candidates(struct report *r, enum gdr_path p,
 
 			if (!candidate_nic(r, ix, ss, q, &nic))
 				continue;
+
 			merge(&c, &ss[g]);
 			merge(&c, &ss[q]);
 			if (nic >= 0 && nic != (int)q)
@@ -339,11 +367,20 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 			 r->subj[pv->ready[0][0]].id,
 			 r->subj[pv->ready[0][1]].id);
 	} else if (t->ready) {
+		size_t k = 0;
+
+		/* The nccl line names a rail: a pair NCCL would use. */
+		while (pv == &r->path[PATH_NCCL] && k + 1 < pv->nready &&
+		       !nccl_rail_of(r, pv->ready[k][0],
+				     r->subj[pv->ready[k][1]].kind == SUBJ_PORT ?
+				     r->subj[pv->ready[k][1]].parent :
+				     pv->ready[k][1], pv->ready[k][1]))
+			k++;
 		pv->verdict = V_READY;
 		pv->decisive = -1;
 		summary_set(pv,
-			 "READY: %s with %s%s", r->subj[pv->ready[0][0]].id,
-			 r->subj[pv->ready[0][1]].id,
+			 "READY: %s with %s%s", r->subj[pv->ready[k][0]].id,
+			 r->subj[pv->ready[k][1]].id,
 			 pv->nready < 2 ? "" : pv == &r->path[PATH_NCCL] ?
 			 " (and more: see rails)" :
 			 " (and more: see ready pairs)");
