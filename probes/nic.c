@@ -76,6 +76,16 @@ void gate_nic_kernel_verbs(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "abi_version", abi);
 		return;
 	}
+	if (path_state_of(ret) == PATH_ABSENT &&
+	    sysroot_exists(ctx->sr, "/sys/module/ib_uverbs")) {
+		/* Loaded, not seen: "not loaded" would contradict nic.devices. */
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_KERNEL_VERBS_HIDDEN,
+			 "%s/abi_version absent although ib_uverbs is loaded "
+			 "(/sys/module/ib_uverbs): this process does not see "
+			 "the uverbs class", UVERBS_CLASS);
+		remedy_KERNEL_VERBS_HIDDEN(r);
+		return;
+	}
 	if (path_state_of(ret) == PATH_ABSENT) {
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_KERNEL_VERBS_MISSING,
 			 "%s/abi_version absent: ib_uverbs is not loaded", UVERBS_CLASS);
