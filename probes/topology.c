@@ -316,11 +316,11 @@ void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t)
 			ndd++;
 			used += (size_t)snprintf(names + used, sizeof(names) - used,
 						 "%s%s_dma at %s's Data Direct "
-						 "function %s", used ? " " : "",
+						 "function %s", used ? ", " : "",
 						 name, name, dd);
 		} else {
 			used += (size_t)snprintf(names + used, sizeof(names) - used,
-						 "%s%s", used ? " " : "", name);
+						 "%s%s", used ? ", " : "", name);
 		}
 	}
 	for (size_t i = 0; i < ctx->inv.npair && !bcm; i++)
