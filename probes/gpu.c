@@ -150,8 +150,9 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 		if (!stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why)))
 			snprintf(why, sizeof(why), "the CUDA stage did not "
 				 "call it");
-		emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
-		     "cuInit: %s", why);
+		r = emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
+			 "cuInit: %s", why);
+		remedy_CUINIT_PROBE_FAILED(r);
 		return;
 	}
 	if (cf->init.rc != CUDA_SUCCESS) {
@@ -165,8 +166,9 @@ void gate_gpu_cuinit(struct gdr_ctx *ctx, const struct target *t)
 	}
 	if (!cf->version_call.called &&
 	    stage_problem(ctx, WSTAGE_CUDA, why, sizeof(why))) {
-		emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
-		     "cuInit succeeded, then cuDriverGetVersion: %s", why);
+		r = emit(ctx, ctx->host, ST_ERROR, C_CUINIT_PROBE_FAILED,
+			 "cuInit succeeded, then cuDriverGetVersion: %s", why);
+		remedy_CUINIT_PROBE_FAILED(r);
 		return;
 	}
 	if (cf->version_call.rc != CUDA_SUCCESS) {
