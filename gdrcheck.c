@@ -60,13 +60,19 @@ static void usage(FILE *out)
 	      "      --only LIST          run only these gates or layers (comma list)\n"
 	      "      --skip LIST          do not run these gates or layers\n"
 	      "  -o, --output FILE        write the report to FILE\n"
-	      "  -r, --require POLICY     any (default), dmabuf, peermem or nccl: which\n"
-	      "                           path must be READY for exit status 0\n"
+	      "  -r, --require POLICY     auto (default), any, dmabuf, peermem or nccl:\n"
+	      "                           which path must be READY for exit status 0;\n"
+	      "                           auto is nccl when NCCL is found for the\n"
+	      "                           node (libnccl.so.2, NCCL_* settings), else any\n"
 	      "      --every-gpu          policy: every GPU must be READY with one of its\n"
 	      "                           nearest NICs\n"
 	      "      --max-distance CLASS policy: only GPU-NIC pairs at most CLASS apart\n"
 	      "                           count (PIX, PXB, PHB, NODE, SYS)\n"
 	      "      --warn-fails         policy: any WARN result fails (exit 1)\n"
+	      "      --exempt-port LIST   a lost or trained-down rail on these ports\n"
+	      "                           (mlx5_6/1, or mlx5_6 for all) does not fail\n"
+	      "                           the node (also: 'exempt-port LIST' lines in\n"
+	      "                           /etc/gdrcheck/gdrcheck.conf)\n"
 	      "      --capture FILE       also write the /sys, /proc and /dev files the\n"
 	      "                           report read and the node's other answers\n"
 	      "                           (vendor libraries, environment, NCCL) to\n"
@@ -244,18 +250,33 @@ static int set_format(struct parsing *p, const struct opt_desc *d,
 	return 0;
 }
 
+static int set_exempt(struct parsing *p, const struct opt_desc *d,
+		      const char *arg)
+{
+	if (p->o->nexempt >= MAX_EXEMPT_OPTS)
+		return usage_error("too many --exempt-port options (at most "
+				   "%d; each takes a comma list)",
+				   MAX_EXEMPT_OPTS);
+	if (!*arg || strspn(arg, ", \t") == strlen(arg))
+		return usage_error("--exempt-port needs a port (mlx5_6/1) or "
+				   "a device (mlx5_6)");
+	p->o->exempt[p->o->nexempt++] = arg;
+	return 0;
+}
+
 static int set_require(struct parsing *p, const struct opt_desc *d,
 		       const char *arg)
 {
 	static const char *const words[] = {
 		[REQUIRE_ANY] = "any", [REQUIRE_DMABUF] = "dmabuf",
 		[REQUIRE_PEERMEM] = "peermem", [REQUIRE_NCCL] = "nccl",
+		[REQUIRE_AUTO] = "auto",
 	};
-	int k = pick(arg, words, 4);
+	int k = pick(arg, words, 5);
 
 	if (k < 0)
-		return usage_error("invalid --require '%s' (any, dmabuf, "
-				   "peermem or nccl)", arg);
+		return usage_error("invalid --require '%s' (auto, any, "
+				   "dmabuf, peermem or nccl)", arg);
 	p->o->require = (enum require_policy)k;
 	return 0;
 }
@@ -427,6 +448,7 @@ static const struct opt_desc opt_table[] = {
 	{ "every-gpu", 0, no_argument, set_true, OFF(every_gpu) },
 	{ "max-distance", 0, required_argument, set_max_distance, 0 },
 	{ "warn-fails", 0, no_argument, set_true, OFF(warn_fails) },
+	{ "exempt-port", 0, required_argument, set_exempt, 0 },
 	{ "capture", 0, required_argument, set_string, OFF(capture) },
 	{ "only", 0, required_argument, set_gates, 0 },
 	{ "skip", 0, required_argument, set_gates, 0 },
@@ -497,6 +519,7 @@ static void options_defaults(struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->color = -1;
 	o->max_distance = -1;
+	o->require = REQUIRE_AUTO;
 	o->timeout = DEFAULT_TIMEOUT;
 	o->deadline = DEFAULT_DEADLINE;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
@@ -621,14 +644,15 @@ static void fill_meta(struct report *r, struct sysroot *sr,
 	 */
 	if (epoch && *epoch && parse_epoch(epoch, &when) == 0)
 		now = when;
+	m->generated_epoch = (long long)now;
 	if (!gmtime_r(&now, &tm) || tm.tm_year > 9999 - 1900 ||
 	    !strftime(m->generated_at, sizeof(m->generated_at),
 		      "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(m->generated_at, sizeof(m->generated_at),
 			 "1970-01-01T00:00:00Z");
-	m->require = o->require == REQUIRE_DMABUF ? "dmabuf" :
-		     o->require == REQUIRE_PEERMEM ? "peermem" :
-		     o->require == REQUIRE_NCCL ? "nccl" : "any";
+	/* auto is resolved after the gates (policy_resolve). */
+	m->require = require_name(o->require);
+	m->require_auto = o->require == REQUIRE_AUTO;
 }
 
 /*
@@ -861,6 +885,7 @@ static void run_gates(struct gdr_ctx *ctx, struct report *rep,
 		      const struct options *opt)
 {
 	struct pci_source ps = { .libpci = opt->libpci, .dump = opt->pci_dump };
+	enum require_policy req;
 
 	ctx->pci_open_err = pci_open(&ctx->pci, &ps, ctx->sr);
 	pcitree_build(ctx);
@@ -868,9 +893,10 @@ static void run_gates(struct gdr_ctx *ctx, struct report *rep,
 	gates_run(ctx);
 	stage_output_evidence(ctx);
 	replay_evidence(rep, ctx->vf);
-	verdict_fold(rep, opt->require);
+	req = policy_resolve(rep, opt->require);
+	verdict_fold(rep, req);
 	policy_apply(rep, opt);
-	policy_overall(rep, opt->require, opt->warn_fails);
+	policy_overall(rep, req, opt->warn_fails);
 }
 
 int main(int argc, char **argv)

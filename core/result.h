@@ -160,7 +160,9 @@ struct report_meta {
 	char kernel[128];
 	char sysroot[512];
 	char generated_at[32];
-	const char *require;
+	long long generated_epoch;	/* the same instant, Unix time */
+	const char *require;	/* the policy applied: auto resolved */
+	bool require_auto;	/* chosen by --require auto (the default) */
 	double total_ms;
 	bool interrupted;	/* SIGINT/SIGTERM: the report is partial */
 	bool redacted;		/* --redact: identifiers masked */
@@ -182,9 +184,11 @@ struct nccl_rail {
 	int relay_gpu;		/* PXN: the relay GPU's subject, else -1 */
 	bool gdr_send;		/* NIC reads GPU memory (GDR read) */
 	bool gdr_recv;		/* NIC writes GPU memory */
-	const char *mech_send;	/* "dmabuf", "peermem", "host" */
+	const char *mech_send;	/* "dmabuf", "peermem", "host", "unknown" */
 	const char *mech_recv;
 	bool no_fallback;	/* DMA-BUF: a failed regMrDmaBuf is fatal */
+	bool undecided;		/* an input of NCCL's GDR check unread */
+	bool hidden;		/* ... because the GPU is hidden from us */
 	bool data_direct;	/* NCCL uses the NIC's `<dev>_dma` (path: to its
 				 * Data Direct function) */
 	const char *proof;	/* data.nccl: "proven", "failed", "unproven" */
@@ -201,6 +205,13 @@ struct nccl_facts {
 	char version[16];	/* "2.28.9" */
 	char version_source[320];	/* where the version came from */
 	bool version_assumed;	/* no NCCL found: the newest modelled */
+	/*
+	 * NCCL is there for the node's jobs: a libnccl.so.2 found (or named),
+	 * or NCCL_* settings in the environment or an nccl.conf; found_how
+	 * says which ("libnccl.so.2 (ld.so.cache)", "NCCL_IB_HCA (env)").
+	 */
+	bool found;
+	char found_how[320];
 	struct nccl_gpu_rails *gpus;
 	size_t ngpus;
 };
@@ -348,6 +359,12 @@ void report_remedies_free(struct remedy *v, size_t n);
  * fail. None when the run exits 0; see report/failing.c.
  */
 bool *report_failing(const struct report *r);
+/*
+ * Result i is a lost or trained-down rail (topo.rails BLOCKED): it fails
+ * the node under every policy (engine/policy.c), with the port's own
+ * nic.port result.
+ */
+bool report_rail_failure(const struct report *r, size_t i);
 /* The P_* paths --require accepts: any one of them READY is enough. */
 unsigned int report_accepted_paths(const struct report *r);
 

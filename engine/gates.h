@@ -45,6 +45,15 @@ void proof_outranks_inference(struct report *r);
 /* Fold results into the per-path verdicts and the overall verdict. */
 void verdict_fold(struct report *r, enum require_policy req);
 
+/*
+ * The policy the run is judged by: --require auto becomes nccl when the
+ * NCCL model found NCCL for the node (report.nccl.found), else any; the
+ * report's meta.require names the result. Any other policy is itself.
+ */
+enum require_policy policy_resolve(struct report *r, enum require_policy req);
+/* "any", "dmabuf", "peermem", "nccl" or "auto". */
+const char *require_name(enum require_policy req);
+
 /* Apply --max-distance / --every-gpu / --warn-fails, then redo overall. */
 void policy_apply(struct report *r, const struct options *o);
 void policy_overall(struct report *r, enum require_policy req, bool warn_fails);

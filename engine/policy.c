@@ -169,6 +169,20 @@ static int gpu_closer(const struct report *r, enum gdr_path p, int g,
 }
 
 /*
+ * A GPU hidden from this process (CUDA_VISIBLE_DEVICES, a container's or a
+ * Slurm step's device cgroup) is not the node's fault: the policy judges
+ * only the GPUs the process was given (gpu.visible says GPU_HIDDEN).
+ */
+static bool gpu_hidden(const struct report *r, int g)
+{
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].subject == g &&
+		    r->res[i].gate == &gate_descs[G_GPU_VISIBLE])
+			return r->res[i].code_index == C_GPU_HIDDEN;
+	return false;
+}
+
+/*
  * --every-gpu: every GPU must be ready with one of its nearest NICs. All
  * GPUs are judged on the same ready list (one violation each), then the
  * path closes at what closed the first GPU that failed.
@@ -183,7 +197,7 @@ static void apply_every_gpu(struct report *r, enum gdr_path p,
 	for (size_t g = 0; g < r->nsubj; g++) {
 		int best, first, near;
 
-		if (r->subj[g].kind != SUBJ_GPU)
+		if (r->subj[g].kind != SUBJ_GPU || gpu_hidden(r, (int)g))
 			continue;
 		best = nearest_class(r, (int)g, &first, &near);
 		if (ready_within(r, p, grid, (int)g, best))
@@ -199,6 +213,34 @@ static void apply_every_gpu(struct report *r, enum gdr_path p,
 	if (close_at != -2) {
 		snprintf(why, sizeof(why), "%s", pv->summary);
 		close_path(r, p, close_at, why);
+	}
+}
+
+/*
+ * A lost rail fails the node whatever the policy: its GPU's jobs run at
+ * the pace of the rails left (issue 23). Each is a violation naming the
+ * port; the nccl path closes at the first.
+ */
+static void apply_rails(struct report *r)
+{
+	int first = -1;
+
+	for (size_t i = 0; i < r->nres; i++) {
+		if (!report_rail_failure(r, i))
+			continue;
+		violation(r, "%s", r->res[i].reason);
+		if (first < 0)
+			first = (int)i;
+	}
+	if (first >= 0 && (r->path[PATH_NCCL].verdict == V_READY ||
+			   r->path[PATH_NCCL].verdict == V_READY_UNPROVEN)) {
+		struct path_verdict *pv = &r->path[PATH_NCCL];
+
+		close_path(r, PATH_NCCL, first, "");
+		snprintf(pv->summary, sizeof(pv->summary), "BLOCKED at %s "
+			 "(%s): %s", r->res[first].gate->id,
+			 r->subj[r->res[first].subject].id,
+			 r->res[first].reason);
 	}
 }
 
@@ -239,6 +281,38 @@ void policy_apply(struct report *r, const struct options *o)
 		pair_grid_free(&grid);
 	if (o->warn_fails)
 		apply_warn_fails(r);
+	apply_rails(r);
+}
+
+const char *require_name(enum require_policy req)
+{
+	switch (req) {
+	case REQUIRE_DMABUF:
+		return "dmabuf";
+	case REQUIRE_PEERMEM:
+		return "peermem";
+	case REQUIRE_NCCL:
+		return "nccl";
+	case REQUIRE_AUTO:
+		return "auto";
+	case REQUIRE_ANY:
+		break;
+	}
+	return "any";
+}
+
+/*
+ * A node whose jobs run NCCL fails when NCCL's path does, whatever the
+ * other mechanism can do: nccl-dmabuf-fails (DMA-BUF registration EINVAL,
+ * peermem fine) was READY under "any" while every NCCL job on it failed.
+ * Without NCCL found, nothing says which mechanism the jobs use: any.
+ */
+enum require_policy policy_resolve(struct report *r, enum require_policy req)
+{
+	if (req == REQUIRE_AUTO)
+		req = r->nccl.found ? REQUIRE_NCCL : REQUIRE_ANY;
+	r->meta.require = require_name(req);
+	return req;
 }
 
 /* The overall verdict again, after the policy; WARN can fail it. */
@@ -261,6 +335,9 @@ void policy_overall(struct report *r, enum require_policy req, bool warn_fails)
 		r->overall = V_BLOCKED;
 	else
 		r->overall = V_UNKNOWN;
+	for (size_t i = 0; i < r->nres; i++)
+		if (report_rail_failure(r, i))
+			r->overall = V_BLOCKED;
 	if (warn_fails && (r->overall == V_READY ||
 			   r->overall == V_READY_UNPROVEN)) {
 		for (size_t i = 0; i < r->nres; i++)

@@ -507,6 +507,13 @@ void proof_outranks_inference(struct report *r)
 		if (x->layer >= L_REGISTRATION ||
 		    (x->status != ST_BLOCKED && x->status != ST_ERROR))
 			continue;
+		/*
+		 * A lost rail is a fact about the node as built, not an
+		 * inference: the transfer proven on the GPU's other rail does
+		 * not bring the lost one back.
+		 */
+		if (x->gate == &gate_descs[G_TOPO_RAILS])
+			continue;
 		for (int p = 0; p < PATH_COUNT && proof < 0; p++)
 			if (result_paths(x) & (1u << p))
 				proof = proven_for(r, &pv[p], x->subject);

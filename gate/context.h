@@ -17,6 +17,12 @@ enum require_policy {
 	REQUIRE_DMABUF,
 	REQUIRE_PEERMEM,
 	REQUIRE_NCCL,		/* the nccl path (issue 14) */
+	/*
+	 * The default: the node's workload decides. nccl when the NCCL model
+	 * found NCCL for the node (a libnccl.so.2, --libnccl/--nccl-version,
+	 * or NCCL_* settings), else any (engine/policy.c policy_resolve).
+	 */
+	REQUIRE_AUTO,
 };
 
 enum out_format {
@@ -55,7 +61,15 @@ struct options {
 	double deadline;		/* seconds for the whole run */
 	unsigned long long reg_bytes;	/* GPU buffer for registrations */
 	enum require_policy require;
+	/* --exempt-port LIST, each occurrence (topo.rails) */
+#define MAX_EXEMPT_OPTS 64
+	const char *exempt[MAX_EXEMPT_OPTS];
+	int nexempt;
 };
+
+/* gdrcheck's own settings file, below the sysroot (topo.rails). */
+#define GDRCHECK_CONF "/etc/gdrcheck/gdrcheck.conf"
+
 
 /* What is on the node, merged from sysfs and the vendor libraries. */
 struct inv_gpu {

@@ -229,6 +229,23 @@ const char *nccl_conf_get(const struct nccl_conf *c, const char *name,
 	return e->value;
 }
 
+const char *nccl_conf_first_setting(const struct nccl_conf *c,
+				    enum nccl_conf_src *src)
+{
+	for (const char *const *e = c->envp; e && *e; e++)
+		if (!strncmp(*e, "NCCL_", 5) && strchr(*e, '=')) {
+			*src = NCCL_SRC_ENV;
+			return *e;
+		}
+	for (size_t i = 0; i < c->n; i++)
+		if (!strncmp(c->e[i].name, "NCCL_", 5)) {
+			*src = c->e[i].src;
+			return c->e[i].name;
+		}
+	*src = NCCL_SRC_UNSET;
+	return NULL;
+}
+
 void nccl_conf_free(struct nccl_conf *c)
 {
 	for (size_t i = 0; i < c->n; i++) {

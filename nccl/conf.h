@@ -61,6 +61,14 @@ const char *nccl_conf_get(const struct nccl_conf *c, const char *name,
 
 const char *nccl_conf_src_name(enum nccl_conf_src s);
 
+/*
+ * The first NCCL_* setting NCCL would see (the environment first, then the
+ * files in the order read), its origin in *src; NULL when there is none.
+ * Such a setting says the node's jobs run NCCL.
+ */
+const char *nccl_conf_first_setting(const struct nccl_conf *c,
+				    enum nccl_conf_src *src);
+
 void nccl_conf_free(struct nccl_conf *c);
 
 #endif

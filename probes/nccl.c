@@ -75,6 +75,12 @@ struct pair_model {
 	double bw_cpu_net;	/* CPU -> NET: uplinks, NIC link, port */
 	bool nogdr;		/* re-routed through the CPU: no GDR (write) */
 	enum nccl_ptype nogdr_from;	/* the type before the re-route */
+	/*
+	 * No GDR support only because an input was never answered (CUDA
+	 * hung or hid the GPU, an attribute unanswered, the NIC not opened):
+	 * why, else NULL. Unknown is not no (issue 23).
+	 */
+	const char *undecided;
 };
 
 /* Per PCI tree node, read once: the per-pair walks revisit every switch. */
@@ -116,6 +122,16 @@ struct nccl_state {
 	bool peermem;		/* NCCL's peermem check (ncclIbGdrSupport) */
 	struct pair_model *pm;	/* per inventory pair */
 	int *pair_at;		/* [gpu * nnic + nic] -> pair index, -1 */
+	/*
+	 * The node as built (topo.rails): with every present port ACTIVE,
+	 * which pairs NCCL would make rails, on which port. NULL when every
+	 * port is ACTIVE (as built is as it is). as_built: that pass runs.
+	 */
+	bool as_built;
+	struct built_rail {
+		bool rail;
+		int port;
+	} *built;
 };
 
 /* --- version ------------------------------------------------------------- */
@@ -613,10 +629,26 @@ static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 {
 	for (size_t p = 0; p < n->nports; p++)
 		if (port_layer_ok(s, n->name, n->ports[p].num) &&
-		    port_active(s, n->name, n->ports[p].num) &&
+		    (s->as_built || port_active(s, n->name, n->ports[p].num)) &&
 		    (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num)))
 			return n->ports[p].num;
 	return -1;
+}
+
+/* Is a port NCCL could open (link layer, NCCL_IB_HCA) not ACTIVE? */
+static bool ports_down(const struct gdr_ctx *ctx, const struct nccl_state *s)
+{
+	for (size_t i = 0; i < ctx->inv.nnic; i++) {
+		const struct inv_nic *n = &ctx->inv.nic[i];
+
+		for (size_t p = 0; p < n->nports; p++)
+			if (port_layer_ok(s, n->name, n->ports[p].num) &&
+			    !port_active(s, n->name, n->ports[p].num) &&
+			    (!s->hca_set || nccl_hca_match(&s->hca, n->name,
+							   n->ports[p].num)))
+				return true;
+	}
+	return false;
 }
 
 static bool nic_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
@@ -649,6 +681,31 @@ static bool comm_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
 				     ctx->vf->cuda.driver_version,
 				     g->attr_dmabuf == CU_ATTR_UNKNOWN ? 0 :
 				     g->attr_dmabuf);
+}
+
+/*
+ * Why ncclIbGdrSupport / the DMA-BUF checks cannot be answered for this GPU
+ * and NIC here, or NULL: their inputs (the GPU's attributes, the NIC's
+ * provider probe) were never read, so "no GDR support" would be a guess.
+ */
+static const char *gdr_inputs_unknown(const struct gdr_ctx *ctx, int gpu,
+				      int nic)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
+
+	if (ctx_gpu_hidden(ctx, gpu))
+		return "the GPU is hidden from this process (see gpu.visible)";
+	if (!g)
+		return "CUDA did not answer for this GPU (see gpu.cuinit, "
+		       "gpu.devices)";
+	if (g->attr_gdr == CU_ATTR_UNKNOWN || g->attr_dmabuf == CU_ATTR_UNKNOWN)
+		return "the GPU's GPUDirect RDMA and DMA-BUF attributes were "
+		       "not answered (see gpu.gdr_attr, gpu.dmabuf_attr)";
+	if (ctx->vf->verbs.have_reg_dmabuf_mr && (!v || !v->opened))
+		return "this process could not open the RDMA device, so its "
+		       "DMA-BUF support is unknown (see nic.uverbs)";
+	return NULL;
 }
 
 static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
@@ -695,6 +752,9 @@ static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
 		       s->peermem, &m->mrd);
 	nccl_mechanism(s->ver, m->wr.mode != NCCL_GDR_DISABLED, cd, nd,
 		       s->peermem, &m->mwr);
+	m->undecided = m->wr.mode == NCCL_GDR_DISABLED &&
+		       m->wr.why == NCCL_GDR_NO_SUPPORT ?
+		       gdr_inputs_unknown(ctx, gpu, nic) : NULL;
 }
 
 static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
@@ -1286,30 +1346,18 @@ static bool apply_nogdr(struct gdr_ctx *ctx, struct nccl_state *s)
 	return changed;
 }
 
-static struct nccl_state *model(struct gdr_ctx *ctx)
+/*
+ * One pass of the model over every pair: NCCL's devices (ACTIVE ports,
+ * unless as_built), the rails, PXN, the GDR decisions. Run twice on a node
+ * with a port that is not ACTIVE: as built, then as it is now.
+ */
+static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
+		       const int *npeers, int (*peers)[MAX_PEERS])
 {
 	const struct inventory *inv = &ctx->inv;
-	struct nccl_state *s;
-	int *npeers, (*peers)[MAX_PEERS];
 	bool any_pxn = false;
 
-	if (ctx->nccl)
-		return ctx->nccl;
-	s = xcalloc(1, sizeof(*s));
-	ctx->nccl = s;
-	s->sr = ctx->sr;
-	s->replay = capture_replaying(ctx);
-	if (s->replay) {
-		s->cap_lib = capfact_read(ctx, "libnccl");
-		replay_env(ctx, s);
-	}
-	pick_version(ctx, s);
-	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
-				     s->cap_env : (const char *const *)environ);
-	read_settings(s);
-	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
-	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
-	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
+	memset(s->pm, 0, (inv->npair ? inv->npair : 1) * sizeof(*s->pm));
 	for (size_t i = 0; i < inv->ngpu * inv->nnic; i++)
 		s->pair_at[i] = -1;
 	for (size_t i = 0; i < inv->npair; i++) {
@@ -1337,10 +1385,6 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	 * ncclTopoCheckGdr(relay, NIC, read) must pass (2.30.3+); so first
 	 * the pre-PXN rails and their GDR decisions.
 	 */
-	npeers = xcalloc(inv->ngpu + 1, sizeof(int));
-	peers = xcalloc(inv->ngpu + 1, sizeof(*peers));
-	for (size_t g = 0; g < inv->ngpu; g++)
-		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers[g], MAX_PEERS);
 	for (size_t i = 0; i < inv->npair; i++) {
 		const struct inv_pair *pr = &inv->pair[i];
 		struct pair_model *m = &s->pm[i];
@@ -1409,6 +1453,46 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		if (s->pm[i].used && s->pm[i].rail)
 			s->pm[i].gid_index = gid_of(s,
 				inv->nic[inv->pair[i].nic].name, s->pm[i].port);
+}
+
+static struct nccl_state *model(struct gdr_ctx *ctx)
+{
+	const struct inventory *inv = &ctx->inv;
+	struct nccl_state *s;
+	int *npeers, (*peers)[MAX_PEERS];
+
+	if (ctx->nccl)
+		return ctx->nccl;
+	s = xcalloc(1, sizeof(*s));
+	ctx->nccl = s;
+	s->sr = ctx->sr;
+	s->replay = capture_replaying(ctx);
+	if (s->replay) {
+		s->cap_lib = capfact_read(ctx, "libnccl");
+		replay_env(ctx, s);
+	}
+	pick_version(ctx, s);
+	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
+				     s->cap_env : (const char *const *)environ);
+	read_settings(s);
+	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
+	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
+	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
+	npeers = xcalloc(inv->ngpu + 1, sizeof(int));
+	peers = xcalloc(inv->ngpu + 1, sizeof(*peers));
+	for (size_t g = 0; g < inv->ngpu; g++)
+		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers[g], MAX_PEERS);
+	if (ports_down(ctx, s)) {
+		s->as_built = true;
+		model_pass(ctx, s, npeers, peers);
+		s->built = xcalloc(inv->npair + 1, sizeof(*s->built));
+		for (size_t i = 0; i < inv->npair; i++) {
+			s->built[i].rail = s->pm[i].used && s->pm[i].rail;
+			s->built[i].port = s->pm[i].port;
+		}
+		s->as_built = false;
+	}
+	model_pass(ctx, s, npeers, peers);
 	free(npeers);
 	free(peers);
 	fill_facts(ctx, s);
@@ -1419,6 +1503,29 @@ static const char *mech_name(enum nccl_mech m)
 {
 	return m == NCCL_MECH_DMABUF ? "dmabuf" :
 	       m == NCCL_MECH_PEERMEM ? "peermem" : "host";
+}
+
+/*
+ * Is NCCL there for the node's jobs (--require auto)? A library found or
+ * named, a release named, or an NCCL_* setting NCCL would read. The
+ * assumed newest release of a node without any of these is not NCCL.
+ */
+static void nccl_found(const struct nccl_state *s, struct nccl_facts *f)
+{
+	enum nccl_conf_src src;
+	const char *set;
+
+	if (s->vcode != C_NCCL_NOT_FOUND && s->vcode != C_NOT_REPLAYED) {
+		f->found = true;
+		snprintf(f->found_how, sizeof(f->found_how), "%s", s->vsrc);
+		return;
+	}
+	set = nccl_conf_first_setting(&s->conf, &src);
+	if (!set)
+		return;
+	f->found = true;
+	snprintf(f->found_how, sizeof(f->found_how), "%.*s set (%s)",
+		 (int)strcspn(set, "="), set, nccl_conf_src_name(src));
 }
 
 /* The typed facts of the report: the rails of every GPU. */
@@ -1433,6 +1540,7 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
 			     s->vcode == C_NCCL_VERSION_UNREADABLE ||
 			     s->vcode == C_NOT_REPLAYED;
+	nccl_found(s, f);
 	f->ngpus = inv->ngpu;
 	/* report_alloc does not clear: every rail count starts at 0. */
 	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
@@ -1459,8 +1567,12 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 			r->relay_gpu = m->relay >= 0 ? inv->gpu[m->relay].subject : -1;
 			r->gdr_send = m->rd.mode != NCCL_GDR_DISABLED;
 			r->gdr_recv = m->wr.mode != NCCL_GDR_DISABLED;
-			r->mech_send = mech_name(m->mrd.mech);
-			r->mech_recv = mech_name(m->mwr.mech);
+			r->undecided = m->undecided != NULL;
+			r->hidden = ctx_gpu_hidden(ctx, (int)g);
+			r->mech_send = m->undecided ? "unknown" :
+				       mech_name(m->mrd.mech);
+			r->mech_recv = m->undecided ? "unknown" :
+				       mech_name(m->mwr.mech);
 			r->no_fallback = m->mrd.no_fallback || m->mwr.no_fallback;
 			r->data_direct = m->dd;
 			r->proof = "unproven";
@@ -1481,6 +1593,7 @@ void nccl_state_free(struct gdr_ctx *ctx)
 	free(s->pm);
 	free(s->memo);
 	free(s->pair_at);
+	free(s->built);
 	free(s);
 	ctx->nccl = NULL;
 }
@@ -1833,6 +1946,17 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	rails_string(ctx, pr->gpu, rails, sizeof(rails));
+	if (m->rail && m->undecided) {
+		/* Not NCCL_RAIL_NO_GDR: nothing said no (issue 23). */
+		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_UNDECIDED,
+			 "NCCL rail: whether NCCL uses GPUDirect RDMA here "
+			 "cannot be decided: %s", m->undecided);
+		ev_bool(r, "rail", true);
+		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+		ev_int(r, "port", m->port);
+		ev_str(r, "nccl_version", "%s", s->version);
+		return;
+	}
 	if (!m->rail) {
 		/* Far pairs are information: NCCL does not use them. */
 		if (m->relay >= 0)
@@ -2240,6 +2364,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	size_t used = 0;
 	int nrails = 0, worst_pi = -1;
 	bool nogdr = false, worst_vmm_only = false;
+	const char *undecided = NULL;
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, t->gpu)) {
@@ -2276,7 +2401,12 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
 			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
 			 "host memory");
-		if (mm == NCCL_MECH_HOST) {
+		if (mm == NCCL_MECH_HOST && m->undecided) {
+			/* The inputs were never read: undecided, not no. */
+			undecided = m->undecided;
+			p = PR_ERROR;
+			why = NULL;
+		} else if (mm == NCCL_MECH_HOST) {
 			nogdr = true;
 			p = PR_FAILED;
 			why = NULL;
@@ -2418,6 +2548,10 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 				 "NCCL uses peermem on %s and peermem fails "
 				 "there: %s: %s", nic, wg, wr);
 			remedy_NCCL_PEERMEM_FAILS(r);
+		} else if (worst == PR_ERROR && undecided && !worst_why) {
+			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_UNDECIDED,
+				 "NCCL's mechanism on %s cannot be decided: %s",
+				 nic, undecided);
 		} else if (worst == PR_ERROR) {
 			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_PROOF_ERROR,
 				 "NCCL uses %s on %s%s%s%s%s; the check could not "
@@ -2448,4 +2582,249 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "buffers", "%s", kind_name(kind));
 	ev_str(r, "buffers_why", "%s", bufwhy);
 	ev_str(r, "nccl_version", "%s", s->version);
+}
+
+/* --- topo.rails ---------------------------------------------------------- */
+
+/* "DOWN" and "Polling" from "1: DOWN" and "2: Polling", as the kernel says. */
+static void port_words(const struct nccl_state *s, const char *dev, int port,
+		       const char *attr, char *buf, size_t len)
+{
+	char p[256], t[64];
+	const char *w;
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/%s", dev,
+		 port, attr);
+	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0) {
+		snprintf(buf, len, "unreadable");
+		return;
+	}
+	w = strchr(t, ':');
+	w = w ? w + 1 + strspn(w + 1, " ") : t;
+	snprintf(buf, len, "%s", *w ? w : t);
+}
+
+/*
+ * The rail NIC's PCIe link trained below what the NIC and its slot can do
+ * (the smaller of the two max_link_* values): "x8 16.0 GT/s of x16 32.0
+ * GT/s" in buf, true. Unreadable or "Unknown" values (VFs): false.
+ */
+static bool nic_link_short(const struct gdr_ctx *ctx,
+			   const struct nccl_state *s, int node, char *buf,
+			   size_t len)
+{
+	const struct pcinode *n;
+	char t[64];
+	double cur, max, pmax;
+	int cw, mw, pmw;
+
+	if (node < 0 || (size_t)node >= ctx->tree.count)
+		return false;
+	n = &ctx->tree.n[node];
+	pci_attr(s, n->bdf, "current_link_speed", t, sizeof(t));
+	if (parse_link_speed(t, &cur))
+		return false;
+	pci_attr(s, n->bdf, "max_link_speed", t, sizeof(t));
+	if (parse_link_speed(t, &max))
+		return false;
+	pci_attr(s, n->bdf, "current_link_width", t, sizeof(t));
+	if (parse_link_width(t, &cw))
+		return false;
+	pci_attr(s, n->bdf, "max_link_width", t, sizeof(t));
+	if (parse_link_width(t, &mw))
+		return false;
+	if (n->parent >= 0) {
+		const char *pb = ctx->tree.n[n->parent].bdf;
+
+		pci_attr(s, pb, "max_link_speed", t, sizeof(t));
+		if (!parse_link_speed(t, &pmax) && pmax < max)
+			max = pmax;
+		pci_attr(s, pb, "max_link_width", t, sizeof(t));
+		if (!parse_link_width(t, &pmw) && pmw < mw)
+			mw = pmw;
+	}
+	if (cur >= max && cw >= mw)
+		return false;
+	snprintf(buf, len, "x%d %.1f GT/s of x%d %.1f GT/s", cw, cur, mw, max);
+	return true;
+}
+
+/* Does the exemption item ("mlx5_6/1", or "mlx5_6": every port) match? */
+static bool exempt_item(const char *item, size_t n, const char *dev, int port)
+{
+	char p[80];
+
+	snprintf(p, sizeof(p), "%s/%d", dev, port);
+	return (n == strlen(dev) && !strncmp(item, dev, n)) ||
+	       (n == strlen(p) && !strncmp(item, p, n));
+}
+
+/* Is the item in a comma or blank separated list? */
+static bool exempt_list(const char *list, const char *dev, int port)
+{
+	while (list && *list) {
+		size_t n;
+
+		list += strspn(list, ", \t");
+		n = strcspn(list, ", \t\n#");
+		if (n && exempt_item(list, n, dev, port))
+			return true;
+		list += n;
+		if (*list == '#')
+			break;
+	}
+	return false;
+}
+
+/*
+ * Exempted on purpose: --exempt-port, or an "exempt-port LIST" line of
+ * /etc/gdrcheck/gdrcheck.conf (below the sysroot, so a capture keeps it).
+ * Returns where the exemption came from, or NULL.
+ */
+static const char *exempted(struct gdr_ctx *ctx, const char *dev, int port)
+{
+	char buf[8192];
+	const char *line;
+	ssize_t n;
+
+	for (int i = 0; i < ctx->opt->nexempt; i++)
+		if (exempt_list(ctx->opt->exempt[i], dev, port))
+			return "--exempt-port";
+	n = sysroot_read(ctx->sr, GDRCHECK_CONF, buf, sizeof(buf));
+	if (n < 0)
+		return NULL;
+	for (line = buf; line && *line; line = strchr(line, '\n'),
+	     line = line ? line + 1 : NULL) {
+		line += strspn(line, " \t");
+		if (!strncmp(line, "exempt-port", 11) &&
+		    (line[11] == ' ' || line[11] == '\t' || line[11] == '=') &&
+		    exempt_list(line + 12, dev, port))
+			return GDRCHECK_CONF;
+	}
+	return NULL;
+}
+
+/* "mlx5_7/1, mlx5_8/1": the GPU's rails now, or "none". */
+static void rails_now(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int gpu, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t n = 0; n < ctx->inv.nnic && used < len; n++) {
+		int pi = pair_index(ctx, gpu, (int)n);
+
+		if (pi < 0 || !s->pm[pi].used || !s->pm[pi].rail)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s/%d",
+					 used ? ", " : "",
+					 ctx->inv.nic[n].name, s->pm[pi].port);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+static void rail_evidence(struct result *r, const char *nic, int port,
+			  const char *cause)
+{
+	ev_str(r, "nic", "%s", nic);
+	ev_int(r, "port", port);
+	ev_str(r, "cause", "%s", cause);
+}
+
+/*
+ * The rails NCCL would use with every present port ACTIVE (the node as
+ * built) against those it uses now: a rail lost to a port that is not
+ * ACTIVE, or one whose NIC's PCIe link trained down, fails the node (a
+ * rail-optimised job runs at the pace of its slowest GPU). One result per
+ * such rail; a GPU with all its rails intact gets one PASS.
+ */
+void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
+{
+	struct nccl_state *s = model(ctx);
+	int gpu = t->gpu, subject = ctx->inv.gpu[gpu].subject, nbad = 0;
+	char now[256], built[256] = "";
+	size_t bused = 0;
+
+	rails_now(ctx, s, gpu, now, sizeof(now));
+	for (size_t n = 0; n < ctx->inv.nnic; n++) {
+		const char *dev = ctx->inv.nic[n].name, *why;
+		int pi = pair_index(ctx, gpu, (int)n), port;
+		char state[64], phys[64], rate[64], link[96], p[160];
+		bool lost;
+		struct result *r;
+
+		if (pi < 0)
+			continue;
+		lost = s->built && s->built[pi].rail &&
+		       !(s->pm[pi].used && s->pm[pi].rail);
+		if (!lost && !(s->pm[pi].used && s->pm[pi].rail))
+			continue;
+		port = lost ? s->built[pi].port : s->pm[pi].port;
+		if (bused < sizeof(built))
+			bused += (size_t)snprintf(built + bused,
+						  sizeof(built) - bused,
+						  "%s%s/%d", bused ? ", " : "",
+						  dev, port);
+		if (!lost && !nic_link_short(ctx, s, ctx->inv.pair[pi].node_nic,
+					     link, sizeof(link)))
+			continue;
+		nbad++;
+		why = exempted(ctx, dev, port);
+		if (lost) {
+			port_words(s, dev, port, "state", state, sizeof(state));
+			port_words(s, dev, port, "phys_state", phys,
+				   sizeof(phys));
+			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/"
+				 "%d/rate", dev, port);
+			if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
+				snprintf(rate, sizeof(rate), "unreadable");
+		}
+		if (why && lost)
+			r = emit(ctx, subject, ST_SKIP, C_RAIL_EXEMPTED,
+				 "%s lost rail %s/%d: port %s (%s), exempted "
+				 "(%s); NCCL uses %s", ctx->rep->subj[subject].id,
+				 dev, port, state, phys, why, now);
+		else if (why)
+			r = emit(ctx, subject, ST_SKIP, C_RAIL_EXEMPTED,
+				 "%s rail %s/%d: PCIe link %s, exempted (%s)",
+				 ctx->rep->subj[subject].id, dev, port, link,
+				 why);
+		else if (lost) {
+			r = emit(ctx, subject, ST_BLOCKED, C_RAIL_LOST,
+				 "%s lost rail %s/%d: port %s (%s); NCCL uses "
+				 "%s now", ctx->rep->subj[subject].id, dev, port,
+				 state, phys, now);
+			remedy_RAIL_LOST(r, dev, port);
+		} else {
+			r = emit(ctx, subject, ST_BLOCKED, C_RAIL_LINK_DEGRADED,
+				 "%s rail %s/%d: the NIC's PCIe link trained "
+				 "down to %s", ctx->rep->subj[subject].id, dev,
+				 port, link);
+			remedy_RAIL_LINK_DEGRADED(r, dev);
+		}
+		rail_evidence(r, dev, port, lost ? "port_down" : "link_degraded");
+		if (lost) {
+			ev_str(r, "state", "%s", state);
+			ev_str(r, "phys_state", "%s", phys);
+			ev_str(r, "rate", "%s", rate);
+		} else {
+			ev_str(r, "pcie_link", "%s", link);
+		}
+		if (why)
+			ev_str(r, "exempted_by", "%s", why);
+		ev_str(r, "rails_now", "%s", now);
+	}
+	if (!nbad) {
+		struct result *r;
+
+		if (!bused)
+			r = emit(ctx, subject, ST_PASS, C_RAILS_AS_BUILT,
+				 "NCCL uses no RDMA device for this GPU, as "
+				 "built");
+		else
+			r = emit(ctx, subject, ST_PASS, C_RAILS_AS_BUILT,
+				 "every rail as built: %s", built);
+		ev_str(r, "rails_now", "%s", now);
+	}
 }

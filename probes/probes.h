@@ -53,6 +53,7 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_path(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t);
+void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_best_nic(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t);
 

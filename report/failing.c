@@ -10,7 +10,10 @@
  */
 #include <string.h>
 
+#include <stdio.h>
+
 #include "core/result.h"
+#include "gate/catalog.h"
 #include "core/xalloc.h"
 
 unsigned int report_accepted_paths(const struct report *r)
@@ -72,6 +75,36 @@ static bool dominated(const struct report *r, unsigned int accepted, int p)
 	return false;
 }
 
+bool report_rail_failure(const struct report *r, size_t i)
+{
+	return r->res[i].gate == &gate_descs[G_TOPO_RAILS] &&
+	       r->res[i].status == ST_BLOCKED;
+}
+
+/*
+ * A lost rail fails with the port result that says why (nic.port owns the
+ * port's state and its fix): node-8x12-broken-rail listed the DOWN port's
+ * fix as optional.
+ */
+static void rail_cause(const struct report *r, size_t i, bool *fails)
+{
+	const char *nic = ev_find_str(&r->res[i], "nic");
+	char port[96];
+
+	fails[i] = true;
+	for (size_t k = 0; k < r->res[i].nev; k++)
+		if (!strcmp(r->res[i].ev[k].key, "port") && nic)
+			snprintf(port, sizeof(port), "%s/%lld", nic,
+				 r->res[i].ev[k].i);
+	if (!nic)
+		return;
+	for (size_t k = 0; k < r->nres; k++)
+		if (r->res[k].gate == &gate_descs[G_NIC_PORT] &&
+		    r->res[k].status == ST_BLOCKED &&
+		    !strcmp(r->subj[r->res[k].subject].id, port))
+			fails[k] = true;
+}
+
 bool *report_failing(const struct report *r)
 {
 	bool *fails = xcalloc(r->nres ? r->nres : 1, sizeof(*fails));
@@ -99,5 +132,8 @@ bool *report_failing(const struct report *r)
 		for (size_t i = 0; i < r->nres; i++)
 			if (r->res[i].status == ST_WARN)
 				fails[i] = true;
+	for (size_t i = 0; i < r->nres; i++)
+		if (report_rail_failure(r, i))
+			rail_cause(r, i, fails);
 	return fails;
 }

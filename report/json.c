@@ -16,8 +16,9 @@
 #include "report/json_out.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "2.2"	/* 2.1: the nccl path and object;
-				 * 2.2: a GPU subject's uuid */
+#define SCHEMA_VERSION "2.3"	/* 2.1: the nccl path and object;
+				 * 2.2: a GPU subject's uuid;
+				 * 2.3: require_source, nccl.found */
 
 /* Keys here are ASCII literals: jansson need not check them. */
 static int set(json_t *o, const char *key, json_t *v)
@@ -407,6 +408,8 @@ static json_t *nccl_json(const struct report *r)
 	bad |= set_str_or_null(o, "version_source",
 			       f->modelled ? f->version_source : NULL);
 	bad |= set_bool(o, "version_assumed", f->version_assumed);
+	bad |= set_bool(o, "found", f->found);
+	bad |= set_str_or_null(o, "found_how", f->found ? f->found_how : NULL);
 	bad |= set(o, "gpus", gpus);
 	return done(o, bad);
 }
@@ -431,6 +434,8 @@ int render_json(const struct report *r, FILE *out)
 	member(o, &first, "generated_at", jo_string(r->meta.generated_at));
 	member(o, &first, "host", host_json(r));
 	member(o, &first, "require", jo_string(r->meta.require));
+	member(o, &first, "require_source",
+	       jo_string(r->meta.require_auto ? "auto" : "option"));
 	member(o, &first, "interrupted", json_boolean(r->meta.interrupted));
 	member(o, &first, "redacted", json_boolean(r->meta.redacted));
 	member(o, &first, "capture",

@@ -72,6 +72,43 @@ static size_t count_pairs(const struct report *r, struct pair_count *pc)
 	return ng;
 }
 
+/* Lost or trained-down rails (topo.rails): a count, then one per rail. */
+static void render_rails(const struct report *r, FILE *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nres; i++)
+		n += report_rail_failure(r, i);
+	family(out, "gdrcheck_rails_lost", "NCCL rails lost (a port not "
+	       "ACTIVE) or trained down (the NIC's PCIe link) against the "
+	       "node as built, exemptions left out.");
+	fprintf(out, "gdrcheck_rails_lost %zu\n", n);
+	if (!n)
+		return;
+	family(out, "gdrcheck_rail_lost", "A lost or trained-down rail: the "
+	       "GPU, the RDMA device and port, the cause (port_down, "
+	       "link_degraded).");
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		const char *nic = ev_find_str(res, "nic");
+		const char *cause = ev_find_str(res, "cause");
+		long long port = 0;
+
+		if (!report_rail_failure(r, i))
+			continue;
+		for (size_t k = 0; k < res->nev; k++)
+			if (!strcmp(res->ev[k].key, "port"))
+				port = res->ev[k].i;
+		fputs("gdrcheck_rail_lost{gpu=\"", out);
+		label(out, r->subj[res->subject].id);
+		fputs("\",nic=\"", out);
+		label(out, nic ? nic : "");
+		fprintf(out, "\",port=\"%lld\",cause=\"", port);
+		label(out, cause ? cause : "");
+		fputs("\"} 1\n", out);
+	}
+}
+
 int render_prometheus(const struct report *r, FILE *out)
 {
 	struct pair_count *pc = xcalloc(r->nres ? r->nres : 1, sizeof(*pc));
@@ -144,7 +181,7 @@ int render_prometheus(const struct report *r, FILE *out)
 		fprintf(out, "\"} %d\n", ready);
 	}
 	family(out, "gdrcheck_policy_violations", "Policy rules the node "
-	       "breaks (--every-gpu, --max-distance, --warn-fails).");
+	       "breaks (--every-gpu, --max-distance, --warn-fails, lost rails).");
 	fprintf(out, "gdrcheck_policy_violations %d\n",
 		r->meta.policy.nviolations);
 	family(out, "gdrcheck_gate_status", "A gate's result for the host, a "
@@ -174,6 +211,12 @@ int render_prometheus(const struct report *r, FILE *out)
 				layer_name(pc[g].layer),
 				status_name((enum gdr_status)s), pc[g].n[s]);
 		}
+	render_rails(r, out);
+	family(out, "gdrcheck_run_timestamp_seconds", "When the check ran "
+	       "(Unix time): a textfile older than the check interval is "
+	       "stale.");
+	fprintf(out, "gdrcheck_run_timestamp_seconds %lld\n",
+		r->meta.generated_epoch);
 	family(out, "gdrcheck_duration_seconds", "Wall time of the whole check.");
 	fprintf(out, "gdrcheck_duration_seconds %.3f\n", r->meta.total_ms / 1e3);
 	family(out, "gdrcheck_interrupted", "1 when a signal cut the run short.");

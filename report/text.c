@@ -105,8 +105,8 @@ static void print_evidence(const struct result *res, int indent, FILE *out)
 
 int render_quiet(const struct report *r, FILE *out)
 {
-	fprintf(out, "gdrcheck: %s (--require %s)", verdict_name(r->overall),
-		r->meta.require);
+	fprintf(out, "gdrcheck: %s (--require %s%s)", verdict_name(r->overall),
+		r->meta.require_auto ? "auto: " : "", r->meta.require);
 	for (int p = 0; p < PATH_COUNT; p++) {
 		const struct path_verdict *pv = &r->path[p];
 

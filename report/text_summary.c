@@ -17,7 +17,7 @@ static void text_nccl_rails(const struct text_ctx *t)
 {
 	const struct nccl_facts *f = &t->r->nccl;
 	int rails = 0, both = 0, recv = 0, host = 0, dmabuf = 0, peermem = 0;
-	int proven = 0, pxn = 0;
+	int proven = 0, pxn = 0, undecided = 0, hidden = 0;
 
 	if (!f->modelled || !f->ngpus)
 		return;
@@ -26,7 +26,11 @@ static void text_nccl_rails(const struct text_ctx *t)
 			const struct nccl_rail *rl = &f->gpus[g].rail[k];
 
 			rails++;
-			if (rl->gdr_send && rl->gdr_recv)
+			if (rl->hidden)
+				hidden++;
+			else if (rl->undecided)
+				undecided++;
+			else if (rl->gdr_send && rl->gdr_recv)
 				both++;
 			else if (rl->gdr_recv)
 				recv++;
@@ -52,6 +56,10 @@ static void text_nccl_rails(const struct text_ctx *t)
 		fprintf(t->out, ", receive-only on %d", recv);
 	if (host)
 		fprintf(t->out, ", host staging on %d", host);
+	if (undecided)
+		fprintf(t->out, ", undecided on %d (inputs unread)", undecided);
+	if (hidden)
+		fprintf(t->out, ", hidden from this process on %d", hidden);
 	if (dmabuf)
 		fprintf(t->out, "; DMA-BUF on %d", dmabuf);
 	if (peermem)
@@ -67,9 +75,10 @@ void text_summary(const struct text_ctx *t)
 	char list[1024];
 
 	fprintf(t->out, "\n%sverdict%s\n", text_bold(t), text_reset(t));
-	fprintf(t->out, "  %-8s %s%s%s (--require %s, exit %d)\n", "overall",
+	fprintf(t->out, "  %-8s %s%s%s (--require %s%s, exit %d)\n", "overall",
 		text_verdict_color(t, r->overall), verdict_name(r->overall),
-		text_reset(t), r->meta.require, r->exit_code);
+		text_reset(t), r->meta.require_auto ? "auto: " : "",
+		r->meta.require, r->exit_code);
 	for (int p = 0; p < PATH_COUNT; p++) {
 		const struct path_verdict *pv = &r->path[p];
 		const char *summary = pv->summary;

@@ -122,6 +122,7 @@ usage "'2.31.0'" $S --nccl-version 2.31.0
 usage "'2.28'" $S --nccl-version 2.28
 usage "'2.28.9x'" $S --nccl-version 2.28.9x
 usage "'nccls'" $S --require nccls
+usage "--exempt-port needs a port" $S --exempt-port ,
 usage "'foo'" $S foo bar
 usage "'sometimes'" $S --color=sometimes
 usage "--libcuda" $S --libcuda=
@@ -213,6 +214,7 @@ for o in $(grep -oE -- '--[a-z][a-z0-9-]+' "$work/out" | sort -u); do
 	--output) args="$o $work/report.txt" ;;
 	--require) args="$o dmabuf" ;;
 	--max-distance) args="$o SYS" ;;
+	--exempt-port) args="$o mlx5_0/1" ;;
 	--capture)
 		# make msan-check: Debian's zlib is not instrumented (not a pass).
 		if [ -n "${GDRCHECK_NO_ZLIB:-}" ]; then

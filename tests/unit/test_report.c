@@ -316,7 +316,7 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "2.2");
+	assert_string_equal(jstr(root, "schema_version"), "2.3");
 	assert_string_equal(jstr(json_object_get(root, "tool"), "version"),
 			    "0.1.0");
 	assert_string_equal(jstr(root, "require"), "any");
