@@ -532,7 +532,10 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "name", "%s", g->name);
 	ev_str(r, "pci", "%s", g->pci);
 	ev_str(r, "compute_capability", "%s", cc);
-	ev_str(r, "compute_mode", "%s", mode);
+	/* Unanswered (a capture from before it was asked): no key, so such
+	 * a replay gives the node's own evidence. */
+	if (strcmp(mode, "unknown"))
+		ev_str(r, "compute_mode", "%s", mode);
 	ev_int(r, "total_mem_bytes", (long long)g->total_mem);
 	ev_bool(r, "in_sysfs", ig->in_sysfs);
 }
