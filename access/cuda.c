@@ -117,6 +117,7 @@ const char *cuda_result_name(int rc)
 	case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
 	case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
 	case CUDA_ERROR_INSUFFICIENT_DRIVER: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+	case CUDA_ERROR_DEVICE_UNAVAILABLE: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
 	case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
 	case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
 	case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
@@ -257,6 +258,7 @@ void cuda_stage_query(const struct vendor_options *opt,
 		g->cc_major = g->cc_minor = CU_ATTR_UNKNOWN;
 		g->attr_gdr = g->attr_dmabuf = g->attr_flush = CU_ATTR_UNKNOWN;
 		g->attr_ordering = g->attr_vmm_gdr = CU_ATTR_UNKNOWN;
+		g->compute_mode = CU_ATTR_UNKNOWN;
 		g->attr_unanswered = ~0u;
 		cf->gpus_recorded = i + 1;
 		enter(st, "cuDeviceGet");
@@ -314,6 +316,9 @@ void cuda_stage_query(const struct vendor_options *opt,
 		g->attr_vmm_gdr = query_attr(g, dev,
 			CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
 			CU_SLOT_VMM_GDR, st);
+		/* Whether another process may hold the GPU (EXCLUSIVE_PROCESS). */
+		g->compute_mode = query_attr(g, dev,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, CU_SLOT_COMPUTE_MODE, st);
 		g->complete = true;
 	}
 }

@@ -68,6 +68,10 @@ struct gpu_buf {
 	CUcontext ctx;
 	CUdeviceptr ptr;
 	bool allocated;
+	/* Why not: this GPU's own failed set-up call (reg_facts keeps the
+	 * first GPU's only), named in its pairs' skip. */
+	struct cu_call fail;
+	char fail_fn[VF_NAME];
 	/* A VMM buffer (vmm_setup): what of it is held, for vmm_release. */
 	CUmemGenericAllocationHandle handle;
 	size_t vsize;
@@ -721,6 +725,8 @@ static int gpu_setup(const struct reg_run *rr, struct gpu_buf *gb, int ordinal)
 	}
 	if (rc != CUDA_SUCCESS) {
 		/* Name the call that failed: the one in progress. */
+		cuda_call_record(&gb->fail, rc, t0);
+		snprintf(gb->fail_fn, sizeof(gb->fail_fn), "%s", rr->st->call);
 		if (!rr->rf->alloc_fail.called) {
 			cuda_call_record(&rr->rf->alloc_fail, rc, t0);
 			snprintf(rr->rf->alloc_fn, sizeof(rr->rf->alloc_fn), "%s",
@@ -1326,7 +1332,10 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 			if (!gbufs[g].allocated) {
 				snprintf(pp->skip, sizeof(pp->skip),
 					 "no GPU buffer (%s failed: %s)",
-					 rf->alloc_fn, rf->alloc_fail.name);
+					 gbufs[g].fail_fn, gbufs[g].fail.name);
+				pp->gpu_rc = gbufs[g].fail.rc;
+				snprintf(pp->gpu_fn, sizeof(pp->gpu_fn), "%s",
+					 gbufs[g].fail_fn);
 				continue;
 			}
 			if (!nr.pd) {

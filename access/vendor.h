@@ -81,6 +81,7 @@ enum cu_attr_slot {
 	CU_SLOT_FLUSH,
 	CU_SLOT_ORDERING,
 	CU_SLOT_VMM_GDR,
+	CU_SLOT_COMPUTE_MODE,
 };
 #define CU_SLOT_BIT(slot) (1u << (slot))
 
@@ -95,6 +96,7 @@ struct cuda_gpu {
 	int attr_flush;
 	int attr_ordering;
 	int attr_vmm_gdr;
+	int compute_mode;		/* CU_COMPUTEMODE_*; a capture before it: unknown */
 	struct cu_call attr_call;	/* last failing attribute query */
 	/*
 	 * CU_SLOT_BIT()s of the attributes that gave no value (query failed
@@ -230,6 +232,8 @@ struct reg_pair {
 	int gid_index;		/* RoCE: the RoCE v2 GID used; -1 on IB */
 	int link_layer;		/* IBV_LINK_LAYER_* */
 	char skip[192];		/* why the pair was not tried, or "" */
+	int gpu_rc;		/* CUresult that left its GPU without a buffer */
+	char gpu_fn[40];	/* the call that returned it */
 	struct cu_call export_call;	/* dma-buf export of the range */
 	/* cuMemGetHandleForAddressRange flags of both exports:
 	 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE as NCCL's gdrMode PCI. */

@@ -89,7 +89,8 @@ static const struct field t_gpu[] = {
 	I(struct cuda_gpu, cc_minor), ULL(struct cuda_gpu, total_mem),
 	I(struct cuda_gpu, attr_gdr), I(struct cuda_gpu, attr_dmabuf),
 	I(struct cuda_gpu, attr_flush), I(struct cuda_gpu, attr_ordering),
-	I(struct cuda_gpu, attr_vmm_gdr), O(struct cuda_gpu, attr_call, t_call),
+	I(struct cuda_gpu, attr_vmm_gdr), IO(struct cuda_gpu, compute_mode),
+	O(struct cuda_gpu, attr_call, t_call),
 	U(struct cuda_gpu, attr_unanswered),
 	O(struct cuda_gpu, ctx_retain, t_call), O(struct cuda_gpu, alloc, t_call),
 	O(struct cuda_gpu, export_call, t_call),
@@ -161,7 +162,9 @@ static const struct field t_dp[] = {
 static const struct field t_pair[] = {
 	I(struct reg_pair, gpu), S(struct reg_pair, nic), I(struct reg_pair, port),
 	I(struct reg_pair, gid_index), I(struct reg_pair, link_layer),
-	S(struct reg_pair, skip), O(struct reg_pair, export_call, t_call),
+	S(struct reg_pair, skip), IO(struct reg_pair, gpu_rc),
+	SO(struct reg_pair, gpu_fn),
+	O(struct reg_pair, export_call, t_call),
 	UO(struct reg_pair, export_flags),
 	O(struct reg_pair, peermem, t_mr), O(struct reg_pair, dmabuf, t_mr),
 	O(struct reg_pair, dp_peermem, t_dp), O(struct reg_pair, dp_dmabuf, t_dp),
@@ -519,6 +522,26 @@ static int dec_obj(struct dec *d, const struct field *tab, json_t *o, char *base
 	return 0;
 }
 
+/*
+ * compute_mode came after captures of this version: a GPU recorded without
+ * it was not asked, which is "unknown", not the 0 (DEFAULT) IO leaves.
+ */
+static void compute_mode_compat(json_t *doc, struct vendor_facts *vf)
+{
+	json_t *gpus = json_object_get(json_object_get(json_object_get(doc,
+				"facts"), "cuda"), "gpus");
+	size_t n = json_array_size(gpus);
+
+	for (size_t i = 0; i < n && i < VF_MAX_GPUS; i++) {
+		struct cuda_gpu *g = &vf->cuda.gpus[i];
+
+		if (json_object_get(json_array_get(gpus, i), "compute_mode"))
+			continue;
+		g->compute_mode = CU_ATTR_UNKNOWN;
+		g->attr_unanswered |= CU_SLOT_BIT(CU_SLOT_COMPUTE_MODE);
+	}
+}
+
 int vendor_json_decode(const char *text, size_t len, struct vendor_facts *vf,
 		       char *err, size_t errlen)
 {
@@ -551,6 +574,8 @@ int vendor_json_decode(const char *text, size_t len, struct vendor_facts *vf,
 		goto out;
 	}
 	ret = dec_obj(&d, t_facts, json_object_get(doc, "facts"), (char *)vf);
+	if (!ret)
+		compute_mode_compat(doc, vf);
 	/* A stage caught "running" was never finished: not a state to replay. */
 	for (int s = 0; !ret && s < WSTAGE_COUNT; s++) {
 		if ((unsigned int)vf->stage[s].state > STAGE_DEADLINE) {

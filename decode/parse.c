@@ -476,8 +476,21 @@ int cuda_attr_check(int attr, int val)
 		return val >= 1 && val <= 99 ? 0 : -ERANGE;
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
 		return val >= 0 && val <= 9 ? 0 : -ERANGE;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+		return cuda_compute_mode_name(val) ? 0 : -ERANGE;
 	default:
 		return -EINVAL;
+	}
+}
+
+const char *cuda_compute_mode_name(int mode)
+{
+	switch (mode) {
+	case CU_COMPUTEMODE_DEFAULT: return "DEFAULT";
+	case CU_COMPUTEMODE_EXCLUSIVE_THREAD: return "EXCLUSIVE_THREAD";
+	case CU_COMPUTEMODE_PROHIBITED: return "PROHIBITED";
+	case CU_COMPUTEMODE_EXCLUSIVE_PROCESS: return "EXCLUSIVE_PROCESS";
+	default: return NULL;
 	}
 }
 

@@ -125,6 +125,8 @@ int numa_node_check(long long node, int nodes);
 
 /* A cuDeviceGetAttribute value (attribute number, value). */
 int cuda_attr_check(int attr, int val);
+/* A CUcomputemode's name ("EXCLUSIVE_PROCESS"), NULL outside the enum. */
+const char *cuda_compute_mode_name(int mode);
 /* cuDriverGetVersion: 1000 * major + 10 * minor. */
 int cuda_driver_version_check(int v);
 

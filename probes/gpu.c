@@ -351,6 +351,70 @@ static int compute_capability(const struct cuda_gpu *g, char *buf, size_t len)
 	return 0;
 }
 
+const char *gpu_compute_mode(const struct cuda_gpu *g, char *buf, size_t len)
+{
+	switch (attr_state(g, CU_SLOT_COMPUTE_MODE,
+			   CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, g->compute_mode)) {
+	case 0:
+		snprintf(buf, len, "%s", cuda_compute_mode_name(g->compute_mode));
+		break;
+	case -ERANGE:
+		snprintf(buf, len, "out of range (%d)", g->compute_mode);
+		break;
+	default:
+		snprintf(buf, len, "unknown");
+		break;
+	}
+	return buf;
+}
+
+/* The compute mode, when the driver answered it within its domain. */
+static bool mode_is(const struct cuda_gpu *g, int mode)
+{
+	return g && !attr_state(g, CU_SLOT_COMPUTE_MODE,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_MODE,
+				g->compute_mode) && g->compute_mode == mode;
+}
+
+struct result *gpu_unavailable(struct gdr_ctx *ctx, int subject,
+			       const struct cuda_gpu *g, int rc,
+			       const char *fn, const char *what, bool fix)
+{
+	struct result *r;
+	char mode[48] = "unknown";
+
+	if (rc != CUDA_ERROR_DEVICE_UNAVAILABLE)
+		return NULL;
+	if (g)
+		gpu_compute_mode(g, mode, sizeof(mode));
+	if (mode_is(g, CU_COMPUTEMODE_PROHIBITED)) {
+		/* gpu.visible BLOCKED it and carries the fix. */
+		r = emit(ctx, subject, ST_SKIP, C_GPU_PROHIBITED,
+			 "%s not tried: compute mode PROHIBITED (see gpu.visible)",
+			 what);
+	} else if (mode_is(g, CU_COMPUTEMODE_EXCLUSIVE_PROCESS)) {
+		r = emit(ctx, subject, ST_SKIP, C_GPU_BUSY,
+			 "%s not tried: another process holds the GPU (compute "
+			 "mode EXCLUSIVE_PROCESS: %s failed with "
+			 "CUDA_ERROR_DEVICE_UNAVAILABLE)", what, fn);
+		if (fix)
+			remedy_GPU_BUSY(r);
+	} else {
+		/* Without EXCLUSIVE_PROCESS the driver's word is all there is. */
+		r = emit(ctx, subject, ST_SKIP, C_GPU_BUSY,
+			 "%s not tried: %s failed with "
+			 "CUDA_ERROR_DEVICE_UNAVAILABLE (compute mode %s): the "
+			 "driver says the GPU is busy or unavailable; another "
+			 "process may hold it", what, fn, mode);
+		if (fix)
+			remedy_GPU_BUSY(r);
+	}
+	ev_str(r, "compute_mode", "%s", mode);
+	ev_str(r, "failed_call", "%s", fn);
+	ev_str(r, "error", "CUDA_ERROR_DEVICE_UNAVAILABLE");
+	return r;
+}
+
 bool gpu_pre_turing(const struct cuda_gpu *g)
 {
 	char cc[48];
@@ -363,8 +427,8 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, t->gpu);
+	char cc[48], mode[48], mode_note[64] = "";
 	struct result *r;
-	char cc[48];
 	int cc_bad;
 
 	if (!g) {
@@ -442,18 +506,36 @@ void gate_gpu_visible(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	cc_bad = compute_capability(g, cc, sizeof(cc));
-	if (cc_bad == -ERANGE)
-		r = emit(ctx, ig->subject, ST_WARN, C_CC_OUT_OF_RANGE,
-			 "CUDA device %d: %s, compute capability %s",
-			 g->ordinal, g->name[0] ? g->name : "(name unknown)", cc);
-	else
-		r = emit(ctx, ig->subject, ST_PASS, C_GPU_VISIBLE,
-			 "CUDA device %d: %s, compute capability %s", g->ordinal,
+	gpu_compute_mode(g, mode, sizeof(mode));
+	/* DEFAULT, or unknown (an older capture), is no news in the text. */
+	if (strcmp(mode, "DEFAULT") && strcmp(mode, "unknown"))
+		snprintf(mode_note, sizeof(mode_note), "; compute mode %s", mode);
+	if (mode_is(g, CU_COMPUTEMODE_PROHIBITED)) {
+		r = emit(ctx, ig->subject, ST_BLOCKED, C_GPU_COMPUTE_PROHIBITED,
+			 "CUDA device %d: %s, compute capability %s; compute "
+			 "mode PROHIBITED: no process may create a CUDA context "
+			 "on it", g->ordinal,
 			 g->name[0] ? g->name : "(name unknown)", cc);
+		remedy_GPU_COMPUTE_PROHIBITED(r, g->pci[0] ? g->pci : ig->pci);
+	} else if (cc_bad == -ERANGE) {
+		r = emit(ctx, ig->subject, ST_WARN, C_CC_OUT_OF_RANGE,
+			 "CUDA device %d: %s, compute capability %s%s",
+			 g->ordinal, g->name[0] ? g->name : "(name unknown)", cc,
+			 mode_note);
+	} else {
+		r = emit(ctx, ig->subject, ST_PASS, C_GPU_VISIBLE,
+			 "CUDA device %d: %s, compute capability %s%s",
+			 g->ordinal, g->name[0] ? g->name : "(name unknown)", cc,
+			 mode_note);
+	}
 	ev_int(r, "cuda_ordinal", g->ordinal);
 	ev_str(r, "name", "%s", g->name);
 	ev_str(r, "pci", "%s", g->pci);
 	ev_str(r, "compute_capability", "%s", cc);
+	/* Unanswered (a capture from before it was asked): no key, so such
+	 * a replay gives the node's own evidence. */
+	if (strcmp(mode, "unknown"))
+		ev_str(r, "compute_mode", "%s", mode);
 	ev_int(r, "total_mem_bytes", (long long)g->total_mem);
 	ev_bool(r, "in_sysfs", ig->in_sysfs);
 }

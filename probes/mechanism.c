@@ -268,6 +268,14 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t)
 		if (stage_problem(ctx, WSTAGE_CUDA_EXPORT, why, sizeof(why))) {
 			emit(ctx, subject, ST_ERROR, C_EXPORT_PROBE_FAILED,
 			     "%s", why);
+		} else if (g->setup_call.called &&
+			   gpu_unavailable(ctx, subject, g, g->setup_call.rc,
+					   "cuCtxSetCurrent", "export", true)) {
+			/* Held by another process: no finding about export. */
+		} else if (c->called &&
+			   gpu_unavailable(ctx, subject, g, c->rc,
+					   c == &g->alloc ? "cuMemAlloc" :
+					   "cuDevicePrimaryCtxRetain", "export", true)) {
 		} else if (g->setup_call.called) {
 			emit(ctx, subject, ST_ERROR, C_EXPORT_SETUP_FAILED,
 			     "cuCtxSetCurrent failed: %s", g->setup_call.name);

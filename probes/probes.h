@@ -184,6 +184,18 @@ void stage_output_evidence(struct gdr_ctx *ctx);
 
 /* The CUDA facts for an inventory GPU, or NULL if CUDA does not see it. */
 const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu);
+/* "EXCLUSIVE_PROCESS", "unknown" or "out of range (N)", in @buf. */
+const char *gpu_compute_mode(const struct cuda_gpu *g, char *buf, size_t len);
+/*
+ * A GPU set-up call (@fn) returned @rc: for CUDA_ERROR_DEVICE_UNAVAILABLE
+ * emit SKIP GPU_BUSY (GPU_PROHIBITED in that mode) "@what not tried: ..."
+ * on @subject and return it; otherwise NULL, nothing emitted. @g may be
+ * NULL (mode unknown). @fix: attach the advice (the GPU's and the host's
+ * results do; its pairs' would only repeat it).
+ */
+struct result *gpu_unavailable(struct gdr_ctx *ctx, int subject,
+			       const struct cuda_gpu *g, int rc,
+			       const char *fn, const char *what, bool fix);
 /*
  * probes/gpu.c: compute capability known and below 7.5 (Volta and older):
  * the open kernel module, which DMA-BUF export needs, does not drive it.

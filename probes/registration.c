@@ -170,6 +170,24 @@ static void vmm_plan_evidence(const struct gdr_ctx *ctx, struct result *r)
 		       rf->vmm[first].fail.name);
 }
 
+/*
+ * The GPU whose set-up failed with CUDA_ERROR_DEVICE_UNAVAILABLE, for its
+ * compute mode: its pairs say which (reg_facts keeps only the first
+ * failure's call); NULL without one.
+ */
+static const struct cuda_gpu *busy_gpu(const struct gdr_ctx *ctx)
+{
+	const struct reg_facts *rf = &ctx->vf->reg;
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+
+	for (int i = 0; i < rf->npairs && i < REG_MAX_PAIRS; i++)
+		if (rf->pairs[i].gpu_rc == CUDA_ERROR_DEVICE_UNAVAILABLE &&
+		    rf->pairs[i].gpu >= 0 && rf->pairs[i].gpu < cf->gpus_recorded &&
+		    rf->pairs[i].gpu < VF_MAX_GPUS)
+			return &cf->gpus[rf->pairs[i].gpu];
+	return NULL;
+}
+
 void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct reg_facts *rf = &ctx->vf->reg;
@@ -181,12 +199,25 @@ void gate_reg_plan(struct gdr_ctx *ctx, const struct target *t)
 	format_bytes(rf->bytes, per, sizeof(per));
 	format_bytes(rf->bytes * (unsigned long long)rf->gpus_allocated, all,
 		     sizeof(all));
-	if (rf->alloc_fail.called) {
+	if (rf->alloc_fail.called &&
+	    rf->alloc_fail.rc == CUDA_ERROR_DEVICE_UNAVAILABLE) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "GPU memory for the proof (%d of "
+			 "%d GPU(s))", ctx->vf->cuda.gpus_recorded -
+			 rf->gpus_allocated, ctx->vf->cuda.gpus_recorded);
+		r = gpu_unavailable(ctx, ctx->host, busy_gpu(ctx),
+				    rf->alloc_fail.rc, rf->alloc_fn, what, true);
+	} else if (rf->alloc_fail.called) {
 		r = emit(ctx, ctx->host, ST_ERROR, C_GPU_ALLOC_FAILED,
 			 "cuMemAlloc(%s) failed on %d GPU(s): %s", per,
 			 ctx->vf->cuda.gpus_recorded - rf->gpus_allocated,
 			 rf->alloc_fail.name);
-		remedy_GPU_ALLOC_FAILED(r);
+		/* Only an error that does not say why may guess. */
+		if (rf->alloc_fail.rc == CUDA_ERROR_OUT_OF_MEMORY)
+			remedy_GPU_MEMORY_FULL(r);
+		else
+			remedy_GPU_ALLOC_FAILED(r);
 	} else {
 		r = emit(ctx, ctx->host, ST_PASS, C_REG_PLAN,
 			 "%s of GPU memory per GPU on %d GPU(s) (%s in all, freed "
@@ -253,6 +284,26 @@ void gate_reg_host_mr(struct gdr_ctx *ctx, const struct target *t)
 	ev_int(r, "errno", rn->host.err);
 }
 
+/*
+ * The pair's GPU had no buffer because the driver called it unavailable
+ * (held by another process, or PROHIBITED): say that, not the stage's
+ * generic "no GPU buffer". Returns true when a result was emitted.
+ */
+static bool pair_gpu_unavailable(struct gdr_ctx *ctx, int subject,
+				 const struct reg_pair *pp, const char *what,
+				 bool fix)
+{
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	const struct cuda_gpu *g = NULL;
+
+	if (!pp || !pp->skip[0])
+		return false;
+	if (pp->gpu >= 0 && pp->gpu < cf->gpus_recorded && pp->gpu < VF_MAX_GPUS)
+		g = &cf->gpus[pp->gpu];
+	return gpu_unavailable(ctx, subject, g, pp->gpu_rc, pp->gpu_fn,
+			       what, fix) != NULL;
+}
+
 void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
@@ -265,6 +316,8 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = ctx_reg_pair(ctx, pr);
+	if (pair_gpu_unavailable(ctx, pr->subject, pp, "ibv_reg_mr", true))
+		return;
 	/* The registration stage's own reason (vendor facts), not a DEP. */
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
@@ -323,6 +376,9 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	    nic_ambiguous(ctx, pr->subject, pr->nic))
 		return;
 	pp = ctx_reg_pair(ctx, pr);
+	if (pair_gpu_unavailable(ctx, pr->subject, pp, "ibv_reg_dmabuf_mr",
+				 true))
+		return;
 	/* The registration stage's own reason (vendor facts), not a DEP. */
 	if (!pp || pp->skip[0]) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
@@ -520,6 +576,8 @@ static const struct reg_pair *vmm_pair_or_skip(struct gdr_ctx *ctx,
 		return NULL;
 	}
 	/* The pair's own reason first, as reg.peermem gives it. */
+	if (pair_gpu_unavailable(ctx, pr->subject, pp, what, false))
+		return NULL;
 	if (pp->skip[0]) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
 		     "not tried: %s", pp->skip);
@@ -874,6 +932,10 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 		m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
 	}
 	/* The stage's transfer record (vendor facts), not a DEP. */
+	if ((!d || !d->tried) &&
+	    pair_gpu_unavailable(ctx, pr->subject, pp, "the transfer",
+				 !vmm))
+		return;
 	if (!d || !d->tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_NOT_REGISTERED,
 		     "no transfer: %s", pp && pp->skip[0] ? pp->skip :

@@ -117,8 +117,10 @@ static void layer_subjects(const struct text_ctx *t, enum gdr_layer l)
 		for (size_t i = 0; i < r->nsubj; i++)
 			n += r->subj[i].kind == SUBJ_GPU;
 		for (size_t i = 0; i < r->nres; i++)
+			/* A PROHIBITED GPU is visible, only unusable. */
 			m += r->res[i].gate == &gate_descs[G_GPU_VISIBLE] &&
-			     r->res[i].status == ST_PASS;
+			     (r->res[i].status == ST_PASS ||
+			      r->res[i].code_index == C_GPU_COMPUTE_PROHIBITED);
 		fprintf(t->out, "%d GPU(s), %d visible to CUDA; ", n, m);
 	} else if (l == L_NIC) {
 		int ports = 0;

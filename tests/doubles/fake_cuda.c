@@ -34,6 +34,13 @@
  *   gpuI.attr.N           value of attribute N [116, 124, 117, 110: 1;
  *                         118: 100; 75/76: from cc; others 0]
  *   gpuI.attr_rc.N [0]    CUresult for attribute N (an older driver's 1)
+ *   gpuI.compute_mode [0] attribute 20: 0 DEFAULT, 2 PROHIBITED, 3
+ *                         EXCLUSIVE_PROCESS. PROHIBITED: every
+ *                         cuDevicePrimaryCtxRetain fails with 46
+ *                         (CUDA_ERROR_DEVICE_UNAVAILABLE), as the driver's
+ *   gpuI.held [0]         1: another process holds the GPU; in
+ *                         EXCLUSIVE_PROCESS mode cuDevicePrimaryCtxRetain
+ *                         then fails with 46 (in DEFAULT mode it shares)
  *   gpuI.ptr_gdr_capable [1]    cuPointerGetAttribute(15)
  *   mem [host]            host: 2 MiB-aligned RW memory; unmapped: a
  *                         PROT_NONE reservation (every access EFAULTs)
@@ -353,6 +360,9 @@ static int attr_default(CUdevice dev, int attr)
 		return 1;
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
 		return CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+		return (int)fake_getf_ll(CU_COMPUTEMODE_DEFAULT,
+					 "gpu%d.compute_mode", dev);
 	default:
 		return 0;
 	}
@@ -423,6 +433,8 @@ static const struct {
 	  "driver shutting down" },
 	{ CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER",
 	  "CUDA driver version is insufficient for CUDA runtime version" },
+	{ CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE",
+	  "CUDA-capable device(s) is/are busy or unavailable" },
 	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
 	  "no CUDA-capable device is detected" },
 	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
@@ -467,6 +479,18 @@ CUresult cuGetErrorString(CUresult err, const char **str)
 	return error_lookup(err, str, false);
 }
 
+/* Whether the compute mode lets this process create a context on @dev. */
+static bool ctx_allowed(CUdevice dev)
+{
+	long long mode = fake_getf_ll(CU_COMPUTEMODE_DEFAULT,
+				      "gpu%d.compute_mode", dev);
+
+	if (mode == CU_COMPUTEMODE_PROHIBITED)
+		return false;
+	return mode != CU_COMPUTEMODE_EXCLUSIVE_PROCESS ||
+	       !fake_getf_ll(0, "gpu%d.held", dev);
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
 	ENTER("cuDevicePrimaryCtxRetain", dev);
@@ -474,6 +498,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (bad_dev(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
+	if (!ctx_allowed(dev))
+		return CUDA_ERROR_DEVICE_UNAVAILABLE;
 	ctxs[dev].refs++;
 	*ctx = &ctxs[dev];
 	fake_ledger_acquire(L_CTX);

@@ -746,6 +746,16 @@ static void test_cuda_attr_domain(void **state)
 	assert_int_equal(cuda_attr_check(76, 9), 0);
 	assert_int_equal(cuda_attr_check(76, 10), -ERANGE);
 	assert_int_equal(cuda_attr_check(76, -1), -ERANGE);
+	/* Compute mode (20): DEFAULT 0 .. EXCLUSIVE_PROCESS 3. */
+	for (int v = 0; v <= 3; v++)
+		assert_int_equal(cuda_attr_check(20, v), 0);
+	assert_int_equal(cuda_attr_check(20, 4), -ERANGE);
+	assert_int_equal(cuda_attr_check(20, -1), -ERANGE);
+	assert_int_equal(cuda_attr_check(20, INT32_MIN), -ERANGE);
+	assert_string_equal(cuda_compute_mode_name(0), "DEFAULT");
+	assert_string_equal(cuda_compute_mode_name(2), "PROHIBITED");
+	assert_string_equal(cuda_compute_mode_name(3), "EXCLUSIVE_PROCESS");
+	assert_null(cuda_compute_mode_name(4));
 	/* An attribute without a known domain is not vetted as one. */
 	assert_int_equal(cuda_attr_check(1, 0), -EINVAL);
 	/* Driver versions. */

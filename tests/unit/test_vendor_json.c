@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "access/sysroot.h"
 #include "access/vendor_json.h"
@@ -100,6 +101,46 @@ static void test_round_trip(void **state)
 		assert_string_equal(text, again);
 		free(again);
 	}
+	free(text);
+	free(back);
+	free(vf);
+}
+
+/*
+ * compute_mode came after captures of version 1 were made: a GPU without
+ * it decodes as "not asked" (unknown), not as 0 (DEFAULT); one with it
+ * keeps its value.
+ */
+static void test_compute_mode_compat(void **state)
+{
+	struct vendor_facts *vf = sample(), *back = malloc(sizeof(*back));
+	char err[256] = "";
+	char *text, *old;
+	json_t *doc, *gpus;
+
+	assert_non_null(back);
+	vf->cuda.gpus[0].attr_unanswered = 0;
+	vf->cuda.gpus[1].compute_mode = 3;
+	vf->cuda.gpus[1].attr_unanswered = 0;
+	text = vendor_json_encode(vf);
+	assert_non_null(text);
+	doc = json_loads(text, 0, NULL);
+	assert_non_null(doc);
+	gpus = json_object_get(json_object_get(json_object_get(doc, "facts"),
+					       "cuda"), "gpus");
+	assert_int_equal(json_object_del(json_array_get(gpus, 0),
+					 "compute_mode"), 0);
+	old = json_dumps(doc, 0);
+	assert_non_null(old);
+	assert_int_equal(vendor_json_decode(old, strlen(old), back, err,
+					    sizeof(err)), 0);
+	assert_int_equal(back->cuda.gpus[0].compute_mode, CU_ATTR_UNKNOWN);
+	assert_true(back->cuda.gpus[0].attr_unanswered &
+		    CU_SLOT_BIT(CU_SLOT_COMPUTE_MODE));
+	assert_int_equal(back->cuda.gpus[1].compute_mode, 3);
+	assert_int_equal(back->cuda.gpus[1].attr_unanswered, 0);
+	free(old);
+	json_decref(doc);
 	free(text);
 	free(back);
 	free(vf);
@@ -261,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_compute_mode_compat),
 		cmocka_unit_test(test_not_finite),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_replay),
