@@ -212,6 +212,12 @@ struct nccl_facts {
 	 */
 	bool found;
 	char found_how[320];
+	/*
+	 * NCCL's IB transport has no device and the node's RDMA devices are
+	 * AWS EFA: its jobs reach them through aws-ofi-nccl, which the model
+	 * does not cover (--require auto then requires any).
+	 */
+	bool ofi_only;
 	struct nccl_gpu_rails *gpus;
 	size_t ngpus;
 };

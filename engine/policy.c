@@ -305,12 +305,15 @@ const char *require_name(enum require_policy req)
  * A node whose jobs run NCCL fails when NCCL's path does, whatever the
  * other mechanism can do: nccl-dmabuf-fails (DMA-BUF registration EINVAL,
  * peermem fine) was READY under "any" while every NCCL job on it failed.
- * Without NCCL found, nothing says which mechanism the jobs use: any.
+ * Without NCCL found, nothing says which mechanism the jobs use: any. On
+ * an AWS EFA node NCCL runs through aws-ofi-nccl, which the nccl path
+ * does not model: any, whose registrations are the proof there.
  */
 enum require_policy policy_resolve(struct report *r, enum require_policy req)
 {
 	if (req == REQUIRE_AUTO)
-		req = r->nccl.found ? REQUIRE_NCCL : REQUIRE_ANY;
+		req = r->nccl.found && !r->nccl.ofi_only ? REQUIRE_NCCL :
+		      REQUIRE_ANY;
 	r->meta.require = require_name(req);
 	return req;
 }

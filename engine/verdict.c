@@ -36,8 +36,14 @@ static void state_add(struct subject_state *s, const struct result *r, int idx)
 	bool unproven = r->proof && r->status == ST_SKIP && !r->waived;
 
 	if (unproven && (r->code_index == C_NO_ALLOC ||
-			 r->code_index == C_NCCL_NO_ALLOC)) {
-		/* The user chose not to allocate: not a fault, not a proof. */
+			 r->code_index == C_NCCL_NO_ALLOC ||
+			 r->code_index == C_EFA_NO_RC)) {
+		/*
+		 * The user chose not to allocate, or the transfer cannot run
+		 * by design (EFA has no RC QPs: the registrations are the
+		 * proof there): not a fault, not a proof. READY-UNPROVEN,
+		 * exit 0; exit 3 is for what could not be decided.
+		 */
 		if (s->state == FOLD_OK)
 			s->state = FOLD_UNPROVEN;
 		return;
@@ -352,6 +358,19 @@ summary_set(struct path_verdict *pv, const char *fmt, ...)
 	strcat(pv->summary, ell);
 }
 
+/* Is the path's proof missing by design (EFA_NO_RC), not by --no-alloc? */
+static bool efa_unprovable(const struct report *r,
+			   const struct path_verdict *pv)
+{
+	unsigned int bit = 1u << (pv - r->path);
+
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].code_index == C_EFA_NO_RC &&
+		    (r->res[i].paths & bit))
+			return true;
+	return false;
+}
+
 /* The path's verdict, decisive result and one-line summary. */
 static void path_conclude(struct report *r, struct path_verdict *pv,
 			  const struct fold_tally *t, int host_error)
@@ -361,11 +380,20 @@ static void path_conclude(struct report *r, struct path_verdict *pv,
 	if (!t->ready && t->unproven) {
 		pv->verdict = V_READY_UNPROVEN;
 		pv->decisive = -1;
-		summary_set(pv,
-			 "READY-UNPROVEN: %s with %s passes every gate; the "
-			 "registration proof was not attempted (--no-alloc)",
-			 r->subj[pv->ready[0][0]].id,
-			 r->subj[pv->ready[0][1]].id);
+		if (efa_unprovable(r, pv))
+			summary_set(pv,
+				 "READY-UNPROVEN: %s with %s registers GPU "
+				 "memory; an AWS EFA has no RC QPs, so no "
+				 "loopback transfer can prove it (fi_rma_bw -p "
+				 "efa -D cuda does)",
+				 r->subj[pv->ready[0][0]].id,
+				 r->subj[pv->ready[0][1]].id);
+		else
+			summary_set(pv,
+				 "READY-UNPROVEN: %s with %s passes every gate; "
+				 "the registration proof was not attempted "
+				 "(--no-alloc)", r->subj[pv->ready[0][0]].id,
+				 r->subj[pv->ready[0][1]].id);
 	} else if (t->ready) {
 		size_t k = 0;
 

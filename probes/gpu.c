@@ -289,7 +289,15 @@ void gate_gpu_devices(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "pci_gpus", (long long)pci);
 		return;
 	}
-	if (cf->count == 0) {
+	if (cf->count == 0 && pci && all_missing_hidden(ctx, why,
+							 sizeof(why))) {
+		/* A Slurm step without --gres, CUDA_VISIBLE_DEVICES="": not
+		 * the node's fault, and nothing to judge (issue 23). */
+		r = emit(ctx, ctx->host, ST_SKIP, C_ALL_GPUS_HIDDEN,
+			 "CUDA sees none of the %zu NVIDIA GPUs on the PCI bus: "
+			 "all are hidden from this process (%s)", pci, why);
+		remedy_ALL_GPUS_HIDDEN(r);
+	} else if (cf->count == 0) {
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_NO_CUDA_GPU,
 			 "CUDA sees no GPU; %zu NVIDIA GPU(s) on the PCI bus", pci);
 		remedy_NO_CUDA_GPU(r);

@@ -1541,6 +1541,9 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 			     s->vcode == C_NCCL_VERSION_UNREADABLE ||
 			     s->vcode == C_NOT_REPLAYED;
 	nccl_found(s, f);
+	f->ofi_only = inv->nnic > 0;
+	for (size_t n = 0; n < inv->nnic; n++)
+		f->ofi_only &= nic_is_efa(ctx, &inv->nic[n]);
 	f->ngpus = inv->ngpu;
 	/* report_alloc does not clear: every rail count starts at 0. */
 	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
@@ -2801,7 +2804,7 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 				 "%s rail %s/%d: the NIC's PCIe link trained "
 				 "down to %s", ctx->rep->subj[subject].id, dev,
 				 port, link);
-			remedy_RAIL_LINK_DEGRADED(r, dev);
+			remedy_RAIL_LINK_DEGRADED(r);
 		}
 		rail_evidence(r, dev, port, lost ? "port_down" : "link_degraded");
 		if (lost) {

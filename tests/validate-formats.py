@@ -73,6 +73,17 @@ def failing(doc):
     if doc["policy"]["warn_fails"]:
         out.update((r["gate"], r["subject"]) for r in doc["results"]
                    if r["status"] == "WARN")
+    # A lost or trained-down rail fails under every policy, with the
+    # nic.port result of its port (report/failing.c).
+    for r in doc["results"]:
+        if r["gate"] != "topo.rails" or r["status"] != "BLOCKED":
+            continue
+        out.add((r["gate"], r["subject"]))
+        ev = r.get("evidence", {})
+        port = f"{ev.get('nic')}/{ev.get('port')}"
+        out.update((x["gate"], x["subject"]) for x in doc["results"]
+                   if x["gate"] == "nic.port" and x["status"] == "BLOCKED"
+                   and x["subject"] == port)
     return out
 
 
