@@ -266,6 +266,17 @@ if [ $have_jq = 1 ]; then
 	# so that PAIRS (distinct pairs) differs from the sum of the paths'.
 	jq '.paths.peermem = .paths.dmabuf | .host.hostname = "zz-both"' \
 		"$fleet/healthy-dmabuf.json" >"$fleet/zz-both.json"
+	# Synthetic: a --no-alloc node that works (READY-UNPROVEN: not a
+	# failure), and one whose NCCL rail is lost under --require auto
+	# (require nccl; the NCCL column shows the gate).
+	jq '.verdict.status = "READY-UNPROVEN" | .paths.dmabuf.verdict = "READY-UNPROVEN"
+		| .paths.nccl.verdict = "READY-UNPROVEN" | .host.hostname = "zz-unproven"' \
+		"$fleet/reg-ok.json" >"$fleet/zz-unproven.json"
+	jq '.require = "nccl" | .require_source = "auto" | .verdict = {status: "BLOCKED", exit_code: 1}
+		| .paths.nccl = {verdict: "BLOCKED", gate: "topo.rails", subject: "GPU3",
+			reason_code: "RAIL_LOST", ready: [],
+			summary: "BLOCKED at topo.rails (GPU3): GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead"}
+		| .host.hostname = "zz-rail"' "$fleet/reg-ok.json" >"$fleet/zz-rail.json"
 
 	examples/slurm/summary.sh --tsv "$fleet" >"$work/summary.tsv"
 	rc=$?
@@ -284,16 +295,19 @@ def res(ok, what):
     else: failed += 1
 
 # The expected table, computed from the JSON without jq.
+WORKS = ("READY", "READY-UNPROVEN")  # READY-UNPROVEN: --no-alloc
+
+
 def causes(d):
     """mechanism, cause key, cause text, fix: cause.jq's rules, restated."""
-    ready = [k for k, v in d["paths"].items() if v["verdict"] == "READY"]
+    ready = [k for k, v in d["paths"].items() if v["verdict"] in WORKS]
     mech = "+".join(ready) or "-"
     if d["verdict"]["exit_code"] == 0:
         return [mech, "-", "-", "-"]
     # "any" accepts dmabuf or peermem; nccl counts only when required.
     req = [(k, v) for k, v in d["paths"].items()
            if (d["require"] == "any" and k != "nccl") or k == d["require"]]
-    if any(v["verdict"] == "READY" for _, v in req):
+    if any(v["verdict"] in WORKS for _, v in req):
         viol = (d["policy"]["violations"] or ["not READY"])[0]
         rems = d["remediations"]
         fix = next((r["text"] for r in rems if r["status"] == "WARN"),
@@ -301,7 +315,7 @@ def causes(d):
         return [mech, "policy", f"policy: {viol}", fix]
     groups = []  # [paths, verdict, gate, subject, code], in path order
     for k, v in req:
-        if v["verdict"] == "READY":
+        if v["verdict"] in WORKS:
             continue
         g = next((x for x in groups
                   if x[2:5] == [v["gate"], v["subject"], v["reason_code"]]), None)
@@ -335,7 +349,7 @@ for n in nodes:
     except (OSError, ValueError):
         expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-",
                      "-", "no report", f"gdrcheck left no readable report (exit {rc or '-'})",
-                     "read NODE.err; run gdrcheck on the node by hand"]
+                     "read NODE.err; run gdrcheck on the node by hand", "-", "-"]
         continue
     p = d["paths"]
     pairs = {(r["gpu"], r["port"]) for v in p.values() for r in v["ready"]}
@@ -345,13 +359,15 @@ for n in nodes:
                  str(len(p["dmabuf"]["ready"])), str(len(p["peermem"]["ready"])),
                  str(len(pairs)), rc if rc is not None else str(d["verdict"]["exit_code"])]
     expect[n] += causes(d)
+    expect[n] += [p["nccl"]["verdict"], p["nccl"]["gate"] or "-"]
 
 lines = open(tsv).read().splitlines()
 res(lines[0].split("\t")[0] == "node", "tsv header first")
 rows = {l.split("\t")[0]: l.split("\t") for l in lines[1:] if not l.startswith("#")}
 counts = {l.split()[1]: int(l.split()[2]) for l in lines if l.startswith("# ")}
 res(sorted(rows) == nodes, f"one row per node: {len(rows)} rows, {len(nodes)} nodes")
-res(len(nodes) == nreports + 4, f"{nreports} reports + crashed, truncated, rc-override, both: {len(nodes)}")
+res(len(nodes) == nreports + 6,
+    f"{nreports} reports + crashed, truncated, rc-override, both, unproven, rail: {len(nodes)}")
 for n in nodes:
     res(rows.get(n) == expect[n], f"row {n}: {rows.get(n)} == {expect[n]}")
 
@@ -359,6 +375,8 @@ v = [e for e in expect.values()]
 want = {
     "nodes": len(v),
     "ready": sum(e[1] == "READY" for e in v),
+    "ready_unproven": sum(e[1] == "READY-UNPROVEN" for e in v),
+    "ready_nccl": sum(e[14] == "READY" for e in v),
     "ready_dmabuf": sum(e[2] == "READY" for e in v),
     "ready_peermem": sum(e[4] == "READY" for e in v),
     "ready_both": sum(e[2] == "READY" and e[4] == "READY" for e in v),
@@ -372,10 +390,12 @@ for k, x in want.items():
 res(want["ready_dmabuf"] >= 2 and want["ready_peermem"] >= 1 and want["blocked"] >= 2
     and want["unknown"] >= 1 and want["ready_both"] >= 1, f"fixture mix: {want}")
 res(expect["zz-both"][8] == "3", "zz-both: 3 distinct pairs, not 6")
+res(expect["zz-unproven"][11] == "-" and expect["zz-rail"][11] == "topo.rails RAIL_LOST",
+    "zz-unproven has no cause; zz-rail's cause is topo.rails RAIL_LOST")
 
 # The human table carries the same rows and counts.
 t = open(txt).read().splitlines()
-res(t[0].split() == ["NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "PAIRS", "EXIT", "CAUSE"],
+res(t[0].split() == ["NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "NCCL", "PAIRS", "EXIT", "CAUSE"],
     "table header")
 end = t.index("")
 trows = {l.split()[0]: l.split() for l in t[1:end]}
@@ -383,13 +403,13 @@ res(len(trows) == len(nodes), f"table: one row per node ({len(trows)})")
 for n in nodes:
     e = expect[n]
     cell = lambda verdict, gate: verdict if gate == "-" else f"{verdict}@{gate}"
-    want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
-    res(trows.get(n, [])[:7] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
+    want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), cell(e[14], e[15]), e[8], e[9]]
+    res(trows.get(n, [])[:8] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
 # Cause groups: every node not READY in exactly the group of its cause key and fix,
 # largest group first, with the fix; the row's CAUSE is the group's number.
 bykey = {}
 for n in nodes:
-    if expect[n][1] != "READY":
+    if expect[n][1] not in WORKS:
         bykey.setdefault((expect[n][11], expect[n][13]), []).append(n)
 g0 = t.index("not READY, by cause:")
 groups = []
@@ -407,13 +427,14 @@ res(sorted((g[2], g[4], sorted(g[3])) for g in groups)
 res([g[1] for g in groups] == sorted((g[1] for g in groups), reverse=True)
     and all(g[1] == len(g[3]) for g in groups), "groups largest first, sizes match")
 for num, size, key, members, fix in groups:
-    res(all(trows[m][7] == num for m in members), f"group {num} ({key}): rows say CAUSE {num}")
+    res(all(trows[m][8] == num for m in members), f"group {num} ({key}): rows say CAUSE {num}")
     res(all(expect[m][13] == fix for m in members), f"group {num}: fix is its nodes' fix")
-res(all(trows[n][7] == "-" for n in nodes if expect[n][1] == "READY"), "READY rows: CAUSE -")
+res(all(trows[n][8] == "-" for n in nodes if expect[n][1] in WORKS), "READY rows: CAUSE -")
 res(len(groups) >= 5 and any(len(g[3]) > 1 for g in groups),
     "fixture mix: several causes, one shared by several nodes")
-labels = {"nodes": "nodes", "READY (overall)": "ready", "READY by dmabuf": "ready_dmabuf",
-          "READY by peermem": "ready_peermem", "READY by both": "ready_both",
+labels = {"nodes": "nodes", "READY (overall)": "ready", "READY-UNPROVEN": "ready_unproven",
+          "READY by dmabuf": "ready_dmabuf", "READY by peermem": "ready_peermem",
+          "READY by both": "ready_both", "READY by nccl": "ready_nccl",
           "BLOCKED": "blocked", "UNKNOWN": "unknown", "NO-REPORT": "no_report"}
 for l in t:
     if ":" in l:
@@ -436,14 +457,15 @@ PY
 
 	# Every node READY: exit 0. No report at all: exit 2.
 	mkdir -p "$work/allready" "$work/empty"
-	for n in reg-ok healthy-dmabuf peermem-proprietary; do
+	for n in reg-ok healthy-dmabuf peermem-proprietary zz-unproven; do
 		cp "$fleet/$n.json" "$work/allready/"
 	done
 	examples/slurm/summary.sh "$work/allready" >"$work/allready.txt"
 	rc=$?
-	check "summary: all READY exits 0, got $rc" [ $rc -eq 0 ]
-	check "summary: READY by dmabuf 2, by peermem 1 (all-READY fleet)" \
-		sh -c 'grep -q "^READY by dmabuf:  2$" "$1" && grep -q "^READY by peermem: 1$" "$1"' \
+	check "summary: all READY (one READY-UNPROVEN) exits 0, got $rc" [ $rc -eq 0 ]
+	check "summary: READY by dmabuf 2, by peermem 1, READY-UNPROVEN 1 (all-READY fleet)" \
+		sh -c 'grep -q "^READY by dmabuf:  2$" "$1" && grep -q "^READY by peermem: 1$" "$1" &&
+			grep -q "^READY-UNPROVEN:   1$" "$1"' \
 		sh "$work/allready.txt"
 	examples/slurm/summary.sh "$work/empty" >/dev/null 2>&1
 	rc=$?
