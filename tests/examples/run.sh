@@ -693,6 +693,7 @@ if sysroot reg-ok; then
 		sh -c 'grep -q "^gdrcheck_path_ready{path=\"dmabuf\"} 1$" "$1" &&
 			grep -q "^gdrcheck_exit_code{require=\"any\"} 0$" "$1" &&
 			grep -q "^gdrcheck_textfile_exit_code 0$" "$1" &&
+			grep -q "^gdrcheck_textfile_run_ok 1$" "$1" &&
 			grep -qE "^gdrcheck_textfile_last_run_timestamp_seconds [0-9]+$" "$1"' \
 		sh "$td/gdrcheck.prom"
 	check "textfile: only gdrcheck.prom left in the directory" \
@@ -703,12 +704,40 @@ if sysroot reg-ok; then
 	check "textfile: log line names the node and the verdicts" \
 		grep -q "node-a: gdrcheck exit 0; dmabuf READY; peermem BLOCKED; nccl READY$" "$work/tf.out"
 	# A crash replaces the metrics: no stale READY.
-	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td GDRCHECK="$work/bin/segv" "$tf" >/dev/null 2>&1
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$work/tf-segv"
+	chmod +x "$work/tf-segv"
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td GDRCHECK="$work/tf-segv" "$tf" >/dev/null 2>&1
 	rc=$?
 	check "textfile: a crash is exit 139, got $rc" [ $rc = 139 ]
-	check "textfile: after a crash only the wrapper's metrics, exit code 139" \
+	check "textfile: after a crash only the wrapper's metrics, exit code 139, run_ok 0" \
 		sh -c '! grep -q "^gdrcheck_path_ready" "$1" && grep -q "^gdrcheck_textfile_exit_code 139$" "$1" &&
+			grep -q "^gdrcheck_textfile_run_ok 0$" "$1" &&
 			[ "$(ls -A "$2")" = gdrcheck.prom ]' sh "$td/gdrcheck.prom" "$td"
+	# A hung run: killed at TEXTFILE_BUDGET, the last READY replaced by the
+	# wrapper's metrics (exit 124, run_ok 0); --deadline BUDGET-5 passed
+	# where --help lists it.
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td NODE_NAME=node-a GDRCHECK="$top/gdrcheck" \
+		GDRCHECK_ARGS="--sysroot $work/sysroots/reg-ok" \
+		FAKE_CUDA_SCENARIO=tests/scenarios/reg-ok/cuda.conf \
+		FAKE_VERBS_SCENARIO=tests/scenarios/reg-ok/verbs.conf \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+		"$tf" >/dev/null 2>&1
+	printf '#!/bin/sh\nif [ "$1" = --help ]; then echo "  --deadline SECONDS"; exit 0; fi\necho "$*" >"$ARGS_LOG"\necho "gdrcheck_ready 1"\nexec sleep 300\n' >"$work/tf-hang"
+	chmod +x "$work/tf-hang"
+	t0=$(date +%s)
+	ARGS_LOG=$work/tf-hang.args GDRCHECK_ONCE=1 TEXTFILE_DIR=$td TEXTFILE_BUDGET=10 \
+		GDRCHECK="$work/tf-hang" "$tf" >/dev/null 2>&1
+	rc=$?
+	t1=$(date +%s)
+	check "textfile: a hang ends at TEXTFILE_BUDGET=10 (+kill): exit 124, took $((t1 - t0)) s" \
+		sh -c '[ "$1" = 124 ] && [ "$2" -le 16 ]' sh "$rc" "$((t1 - t0))"
+	check "textfile: after a hang no stale READY: wrapper metrics only, exit 124, run_ok 0" \
+		sh -c '! grep -q "^gdrcheck_ready\|^gdrcheck_path" "$1" &&
+			grep -q "^gdrcheck_textfile_exit_code 124$" "$1" && grep -q "^gdrcheck_textfile_run_ok 0$" "$1" &&
+			[ "$(ls -A "$2")" = gdrcheck.prom ]' sh "$td/gdrcheck.prom" "$td"
+	check "textfile: the hang got --deadline 5 and --no-alloc (the default GDRCHECK_ARGS)" \
+		grep -qx -- "--format prometheus --deadline 5 --no-alloc" "$work/tf-hang.args"
 	# The loop: TERM ends it promptly, no temporary file left.
 	GDRCHECK_INTERVAL=100 TEXTFILE_DIR=$td GDRCHECK="$work/bin/exit5" "$tf" >/dev/null 2>&1 &
 	pid=$!
@@ -734,6 +763,8 @@ if ! command -v promtool >/dev/null 2>&1; then
 	bad "prometheus: promtool is not installed (Debian package prometheus)"
 else
 	check "promtool check rules $rules" promtool check rules "$rules"
+	check "promtool test rules examples/prometheus/gdrcheck.rules.test.yml (synthetic: each alert fires and stays quiet)" \
+		sh -c 'cd examples/prometheus && promtool test rules gdrcheck.rules.test.yml'
 	check "examples/prometheus/README.md shows $rules verbatim" \
 		python3 -c 'import sys; r = open(sys.argv[1]).read(); d = open(sys.argv[2]).read()
 sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus/README.md
@@ -784,23 +815,48 @@ sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus
 	# ignores (no .prom suffix), renamed onto gdrcheck.prom when complete.
 	cat >"$work/prom-spy" <<-'EOF'
 		#!/bin/sh
-		while [ "$1" != --output ]; do shift; done
-		echo "$2" >"$SPY_LOG"
-		ls -A "$(dirname "$2")" >>"$SPY_LOG"
-		echo "gdrcheck_exit_code{require=\"any\"} 0" >"$2"
+		[ "$1" = --help ] && exit 0
+		out=$(readlink "/proc/$$/fd/1")
+		echo "$out" >>"$SPY_LOG"
+		ls -A "$(dirname "$out")" >>"$SPY_LOG"
+		echo "gdrcheck_exit_code{require=\"any\"} 0"
 	EOF
 	chmod +x "$work/prom-spy"
-	mkdir -p "$work/prom/atomic"
-	echo 'gdrcheck_exit_code{require="any"} 1' >"$work/prom/atomic/gdrcheck.prom"
-	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$work/prom/atomic \
+	ad=$work/prom/atomic
+	mkdir -p "$ad"
+	echo 'gdrcheck_exit_code{require="any"} 1' >"$ad/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$ad \
 		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
-	check "textfile: gdrcheck writes into TEXTFILE_DIR under a name without .prom, the old file still in place" \
+	check "textfile: gdrcheck writes into TEXTFILE_DIR under a dot name without .prom, the old file still in place" \
 		sh -c 'out=$(head -n 1 "$1"); [ "$(dirname "$out")" = "$2" ] &&
-			case $out in *.prom) exit 1 ;; esac &&
-			grep -qx gdrcheck.prom "$1"' sh "$work/spy.log" "$work/prom/atomic"
+			case ${out##*/} in *.prom | [!.]*) exit 1 ;; esac &&
+			grep -qx gdrcheck.prom "$1"' sh "$work/spy.log" "$ad"
 	check "textfile: then renamed onto gdrcheck.prom (new content, nothing else left)" \
 		sh -c 'grep -qx "gdrcheck_exit_code{require=\"any\"} 0" "$1/gdrcheck.prom" &&
-			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$work/prom/atomic"
+			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$ad"
+	# The binary's file rules: a fresh temporary name each run, links planted
+	# at the old fixed name and at the target not followed, the mode kept.
+	echo victim >"$work/victim"
+	for pid in $(seq $$ $(($$ + 200))); do
+		ln -s "$work/victim" "$ad/.gdrcheck.prom.tmp.$pid"
+	done
+	chmod 600 "$ad/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$ad \
+		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
+	check "textfile: a fresh temporary name per run (mktemp), never the old fixed one" \
+		sh -c 'a=$(grep "^/" "$1" | sed -n 1p); b=$(grep "^/" "$1" | sed -n 2p);
+			[ -n "$b" ] && [ "$a" != "$b" ] && case ${b##*/} in .gdrcheck.prom.tmp.*) exit 1 ;; esac' \
+		sh "$work/spy.log"
+	check "textfile: the target's mode kept (600), the victim behind the planted links untouched" \
+		sh -c '[ "$(stat -c %a "$1/gdrcheck.prom")" = 600 ] && [ "$(cat "$2")" = victim ] &&
+			[ ! -L "$1/gdrcheck.prom" ]' sh "$ad" "$work/victim"
+	rm -f "$ad"/.gdrcheck.prom.tmp.* "$ad/gdrcheck.prom"
+	ln -s "$work/victim" "$ad/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$ad \
+		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
+	check "textfile: a link at gdrcheck.prom is replaced by a 0644 file, not written through" \
+		sh -c '[ ! -L "$1/gdrcheck.prom" ] && [ "$(stat -c %a "$1/gdrcheck.prom")" = 644 ] &&
+			[ "$(cat "$2")" = victim ] && [ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$ad" "$work/victim"
 fi
 
 # ------------------------------------------------ 8. kubernetes node outputs
