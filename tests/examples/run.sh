@@ -901,6 +901,36 @@ if [ $have_jq = 1 ]; then
 		sh -c '[ "$1" = 1 ] && grep -qx "gdrcheck.ready=false" "$2" &&
 			grep -qx "gdrcheck.gate=gpu.dmabuf_attr" "$2" &&
 			grep -qx "gdrcheck.require=dmabuf" "$2"' sh "$rc" "$work/nfd/req/gdrcheck"
+	# --no-alloc (the DaemonSet's default): READY-UNPROVEN is ready, and its
+	# paths are the mechanism.
+	ARGS="--no-alloc"
+	scen reg-ok env FEATURES_FILE="$work/nfd/noalloc/gdrcheck" "$nfd" >/dev/null 2>&1
+	rc=$?
+	scen reg-ok sh -c './gdrcheck --json $GDRCHECK_ARGS' >"$work/nfd/noalloc.json" 2>/dev/null
+	ARGS=
+	check "nfd --no-alloc (reg-ok): exit 0, ready=true, verdict READY-UNPROVEN, labels as the report says" \
+		sh -c '[ "$1" = 0 ] && grep -qx "gdrcheck.verdict=READY-UNPROVEN" "$2" &&
+			grep -qx "gdrcheck.ready=true" "$2" && ! grep -qx "gdrcheck.mechanism=none" "$2" &&
+			python3 tests/examples/k8s-node.py nfd "$2" "$3"' \
+		sh "$rc" "$work/nfd/noalloc/gdrcheck" "$work/nfd/noalloc.json"
+	# The binary's file rules: links at the old fixed temporary names and at
+	# the target are not written through; the target's mode is kept.
+	nd=$work/nfd/links
+	mkdir -p "$nd"
+	echo victim >"$work/nfd-victim"
+	for pid in $(seq $$ $(($$ + 200))); do
+		ln -s "$work/nfd-victim" "$nd/.gdrcheck.tmp.$pid"
+	done
+	ln -s "$work/nfd-victim" "$nd/gdrcheck"
+	FEATURES_FILE="$nd/gdrcheck" "$nfd" --from tests/scenarios/h200/expected.json >/dev/null 2>&1
+	check "nfd: links planted at the temporary names and the target: victim untouched, a 0644 file written" \
+		sh -c '[ "$(cat "$1")" = victim ] && [ ! -L "$2/gdrcheck" ] &&
+			[ "$(stat -c %a "$2/gdrcheck")" = 644 ] && grep -qx gdrcheck.ready=false "$2/gdrcheck" &&
+			[ "$(ls -A "$2" | grep -vc "^[.]gdrcheck[.]tmp[.]")" = 1 ]' sh "$work/nfd-victim" "$nd"
+	chmod 600 "$nd/gdrcheck"
+	FEATURES_FILE="$nd/gdrcheck" "$nfd" --from tests/scenarios/reg-ok/expected.json >/dev/null 2>&1
+	check "nfd: the feature file's mode kept (600, was widened to 644)" \
+		sh -c '[ "$(stat -c %a "$1")" = 600 ] && grep -qx gdrcheck.ready=true "$1"' sh "$nd/gdrcheck"
 	ff=$work/nfd/crash/gdrcheck
 	printf 'gdrcheck.ready=true\n' >"$work/nfd-stale" && mkdir -p "$work/nfd/crash" &&
 		cp "$work/nfd-stale" "$ff"
@@ -974,7 +1004,7 @@ rc=$?
 t1=$(date +%s)
 check "npd: a hang ends within NPD_BUDGET=10 (+kill), Unknown; took $((t1 - t0)) s, exit $rc" \
 	sh -c '[ "$1" = 2 ] && [ "$2" -le 14 ] && grep -q "did not finish within 10s" "$3" &&
-		grep -q -- "--quiet --timeout 1 --require any" "$4"' \
+		grep -q -- "--quiet --timeout 1 --no-alloc$" "$4"' \
 	sh "$rc" "$((t1 - t0))" "$work/npd.out" "$work/npd-hang.args"
 
 echo "examples-ops: $pass passed, $fail failed"
