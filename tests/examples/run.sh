@@ -25,6 +25,9 @@
 #   8. kubernetes      gdrcheck-nfd.sh (features.d format and labels against
 #                      the report) and gdrcheck-npd.sh (NPD exit codes and
 #                      message, the config's fields: tests/examples/k8s-node.py)
+#   9. nhc             examples/nhc/check_gdrcheck.nhc under stand-ins of LBNL
+#                      NHC's die/log/dbg (tests/examples/nhc-run.bash; NHC
+#                      is not packaged in Debian)
 # The Slurm health check runs against a real Slurm in tests/slurm/run.sh.
 #
 # Many checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016);
@@ -103,6 +106,10 @@ if command -v shellcheck >/dev/null 2>&1; then
 		examples/slurm/summary.sh examples/slurm/gdrcheck-node.sh \
 		examples/kubernetes/gdrcheck-textfile.sh; do
 		if grep -q '^set -eu$' "$s"; then ok "$s: set -eu"; else bad "$s: no 'set -eu'"; fi
+	done
+	# bash: NHC sources its checks with bash.
+	for s in examples/nhc/*.nhc tests/examples/*.bash; do
+		check "shellcheck -s bash $s" shellcheck -s bash "$s"
 	done
 else
 	bad "shellcheck is not installed (Debian package shellcheck): cannot lint $(echo "$scripts" | wc -w) scripts"
@@ -1006,6 +1013,87 @@ check "npd: a hang ends within NPD_BUDGET=10 (+kill), Unknown; took $((t1 - t0))
 	sh -c '[ "$1" = 2 ] && [ "$2" -le 14 ] && grep -q "did not finish within 10s" "$3" &&
 		grep -q -- "--quiet --timeout 1 --no-alloc$" "$4"' \
 	sh "$rc" "$((t1 - t0))" "$work/npd.out" "$work/npd-hang.args"
+
+# ------------------------------------------------------------------------ 9. nhc
+# The NHC check under stand-ins of NHC's die/log/dbg, on the real gdrcheck
+# and the scenario fixtures, and on stand-ins (a synthetic lost rail, a
+# crash, a hang).
+nhc() {
+	bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc check_gdrcheck \
+		-L examples/slurm "$@" >"$work/nhc.out" 2>&1
+}
+if [ $have_jq = 1 ]; then
+	scen reg-ok sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc reg-ok: passes (0), no die, READY-UNPROVEN (--no-alloc by default), got $rc" \
+		sh -c '[ "$1" = 0 ] && ! grep -q "^DIE" "$2" && grep -qx "DBG check_gdrcheck:  READY-UNPROVEN" "$2"' \
+		sh "$rc" "$work/nhc.out"
+	scen reg-ok sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -F -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc reg-ok -F: the full proof, READY, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -qx "DBG check_gdrcheck:  READY" "$2"' sh "$rc" "$work/nhc.out"
+	want=$(jq -r '.paths.dmabuf | "DIE 1 check_gdrcheck:  BLOCKED dmabuf+peermem at \(.gate) (\(.subject)) \(.reason_code): \(.summary | sub("^BLOCKED at [^:]*: "; ""))"' tests/scenarios/h200/expected.json)
+	scen h200 sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc h200: die 1 with the cause line, returns 1, got $rc" \
+		sh -c '[ "$1" = 1 ] && [ "$(cat "$2")" = "$3" ]' sh "$rc" "$work/nhc.out" "$want"
+	scen cuda-crash sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc cuda-crash (exit 3): logged, not a node failure, got $rc" \
+		sh -c '[ "$1" = 0 ] && ! grep -q "^DIE" "$2" &&
+			grep -q "^LOG check_gdrcheck:  not judged, node left as is: gdrcheck undecided (exit 3): " "$2"' \
+		sh "$rc" "$work/nhc.out"
+	scen cuda-crash sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -U -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc cuda-crash -U: die 1 'ERROR gdrcheck undecided', got $rc" \
+		sh -c '[ "$1" = 1 ] && grep -q "^DIE 1 check_gdrcheck:  ERROR gdrcheck undecided (exit 3)" "$2"' \
+		sh "$rc" "$work/nhc.out"
+	# A lost rail (synthetic report of the topo.rails gate): the port named.
+	jq '.require = "nccl" | .require_source = "auto" | .verdict = {status: "BLOCKED", exit_code: 1}
+		| .paths.nccl = {verdict: "BLOCKED", gate: "topo.rails", subject: "GPU3",
+			reason_code: "RAIL_LOST", ready: [],
+			summary: "BLOCKED at topo.rails (GPU3): GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead"}' \
+		tests/scenarios/reg-ok/expected.json >"$work/nhc-rail.json"
+	cat >"$work/nhc-synth" <<-'EOF'
+		#!/bin/sh
+		[ "$1" = --help ] && exit 0
+		echo "$*" >"$ARGS_LOG"
+		while [ "$1" != --output ]; do shift; done
+		cp "$SYNTH" "$2"
+		exit "$(jq .verdict.exit_code "$SYNTH")"
+	EOF
+	chmod +x "$work/nhc-synth"
+	SYNTH=$work/nhc-rail.json ARGS_LOG=$work/nhc.args nhc -g "$work/nhc-synth" -a "--require nccl"
+	rc=$?
+	check "nhc lost rail: die 1 naming GPU3's port mlx5_6/1, got $rc" \
+		sh -c '[ "$1" = 1 ] && [ "$(cat "$2")" = "DIE 1 check_gdrcheck:  BLOCKED nccl at topo.rails (GPU3) RAIL_LOST: GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead" ]' \
+		sh "$rc" "$work/nhc.out"
+	check "nhc: gdrcheck got --json --no-alloc, -a's options and --timeout (25-5)/4 (no --deadline in --help)" \
+		grep -qx -- "--json --no-alloc --require nccl --timeout 5 --output .*/report.json" "$work/nhc.args"
+	nhc -g "$work/nfd-segv"
+	rc=$?
+	check "nhc crash: logged with the signal, passes, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -q "^LOG .*gdrcheck died with signal 11" "$2"' sh "$rc" "$work/nhc.out"
+	printf '#!/bin/sh\n[ "$1" = --help ] && { echo "  --deadline SECONDS"; exit 0; }\necho "$*" >"$ARGS_LOG"\nexec sleep 300\n' >"$work/nhc-hang"
+	chmod +x "$work/nhc-hang"
+	t0=$(date +%s)
+	ARGS_LOG=$work/nhc.args nhc -g "$work/nhc-hang" -t 10
+	rc=$?
+	t1=$(date +%s)
+	check "nhc hang, -t 10: ends in $((t1 - t0)) s (<= 14), logged, --deadline 5 passed" \
+		sh -c '[ "$1" = 0 ] && [ "$2" -le 14 ] && grep -q "^LOG .*did not finish within 10s" "$3" &&
+			grep -q -- "--no-alloc --deadline 5 --output" "$4"' sh "$rc" "$((t1 - t0))" "$work/nhc.out" "$work/nhc.args"
+	nhc -t 3
+	rc=$?
+	check "nhc: -t below 10 is a check failure, got $rc" \
+		sh -c '[ "$1" = 1 ] && grep -q "^DIE 1 check_gdrcheck:  -t wants" "$2"' sh "$rc" "$work/nhc.out"
+	check "examples/nhc/README.md shows the nhc.conf line" grep -q "^\* || check_gdrcheck" examples/nhc/README.md
+fi
 
 echo "examples-ops: $pass passed, $fail failed"
 [ $fail -eq 0 ]
