@@ -488,6 +488,12 @@ sweep_ok=1
 for n in $sweep_nodes; do sysroot "$n" || sweep_ok=0; done
 if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
 	sd=$work/sweep/run1
+	# Links planted at the files' names: replaced, never written through.
+	mkdir -p "$sd"
+	echo victim >"$work/sweep-victim"
+	for f in reg-ok.json reg-ok.rc reg-ok.err .reg-ok.json.tmp.1 .reg-ok.rc.tmp.1; do
+		ln -s "$work/sweep-victim" "$sd/$f"
+	done
 	SRUN="$top/tests/examples/fake-srun.sh" FAKE_SRUN_LOG="$work/srun.log" \
 		FAKE_SRUN_NODES="$sweep_nodes" TOP="$top" SYSROOTS="$work/sysroots" \
 		GDRCHECK="$top/tests/examples/scenario-gdrcheck.sh" \
@@ -507,7 +513,11 @@ if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
 				[ "$(jq -r .require "$1/$2.json")" = dmabuf ] &&
 				[ "$(cat "$1/$2.rc")" = "$3" ]' sh "$sd" "$n" "$expect_rc"
 	done
-	check "sweep: no temporary file left" sh -c '! ls -A "$1" | grep -q tmp' sh "$sd"
+	check "sweep: no temporary file left (only the two planted at old names)" \
+		sh -c '[ "$(ls -A "$1" | grep -c "^[.]")" = 2 ]' sh "$sd"
+	check "sweep: the links planted at NODE.json/.rc/.err replaced, the victim untouched" \
+		sh -c '[ "$(cat "$1")" = victim ] && [ ! -L "$2/reg-ok.json" ] && [ ! -L "$2/reg-ok.rc" ] &&
+			[ ! -e "$2/reg-ok.err" ]' sh "$work/sweep-victim" "$sd"
 	check "sweep: table has the 4 nodes; READY 1, by dmabuf 1, by peermem 1" \
 		sh -c 'for n in reg-ok h200 reg-no-alloc peermem-proprietary; do
 			grep -q "^$n " "$1" || exit 1; done
