@@ -12,23 +12,31 @@
 #   gdrcheck.ready=true                 exit status 0 under --require
 #   gdrcheck.verdict=READY              READY, BLOCKED, UNKNOWN; ERROR when
 #                                       gdrcheck left no usable report
-#   gdrcheck.mechanism=dmabuf           the READY paths: dmabuf, peermem,
-#                                       dmabuf_peermem, or none
+#   gdrcheck.mechanism=dmabuf           the working paths (READY, or
+#                                       READY-UNPROVEN under --no-alloc):
+#                                       dmabuf, peermem, dmabuf_peermem,
+#                                       dmabuf_peermem_nccl, or none
 #   gdrcheck.rails=8                    GPUs with at least one READY NIC pair
 #   gdrcheck.gpus=8                     GPUs CUDA sees (gpu.visible PASS)
-#   gdrcheck.require=any                the policy the verdict is under
+#   gdrcheck.require=nccl               the policy the verdict is under (the
+#                                       effective one under --require auto)
 #   gdrcheck.gate=nic.devices           when not READY: the first decisive
 #   gdrcheck.reason=NO_RDMA_DEVICE      gate and its reason code
 #
 # nfd-worker turns each key into the label feature.node.kubernetes.io/KEY
 # (e.g. feature.node.kubernetes.io/gdrcheck.ready=true). Values are valid
 # label values (<= 63 characters of [A-Za-z0-9._-]). The file is written
-# to a temporary name in the same directory and renamed, so nfd-worker
-# never reads half of it.
+# to a fresh mktemp file in the same directory (a dot name: nfd-worker
+# skips it; never a fixed name, so nothing planted there is written
+# through), given the mode of the file it replaces (0644 for a new one),
+# and renamed onto FEATURES_FILE (a link there is replaced, not followed),
+# so nfd-worker never reads half of it.
 #
 # Environment:
 #   GDRCHECK        the binary (default gdrcheck on PATH)
-#   GDRCHECK_ARGS   gdrcheck options, word split (default --require any)
+#   GDRCHECK_ARGS   gdrcheck options, word split (default --no-alloc: the
+#                   node runs jobs; the policy is gdrcheck's default,
+#                   --require auto)
 #   FEATURES_FILE   default /etc/kubernetes/node-feature-discovery/features.d/gdrcheck
 #   EXPIRY_SECONDS  the labels' lifetime (default 7200: two hourly runs)
 #   GDRCHECK_INTERVAL  when set: run every that many seconds until TERM
@@ -40,7 +48,7 @@
 set -eu
 
 GDRCHECK=${GDRCHECK:-gdrcheck}
-GDRCHECK_ARGS=${GDRCHECK_ARGS:---require any}
+GDRCHECK_ARGS=${GDRCHECK_ARGS---no-alloc}
 FEATURES_FILE=${FEATURES_FILE:-/etc/kubernetes/node-feature-discovery/features.d/gdrcheck}
 EXPIRY_SECONDS=${EXPIRY_SECONDS:-7200}
 JQ=${JQ:-jq}
@@ -81,12 +89,10 @@ esac
 
 dir=$(dirname "$FEATURES_FILE")
 mkdir -p "$dir"
-# features.d reads every file: the temporary one must not look like a
-# feature file for long, and a dot file is skipped by nfd-worker.
-tmp="$dir/.$(basename "$FEATURES_FILE").tmp.$$"
+tmp=
 report=$(mktemp)
 sleeper=
-trap 'rm -f "$tmp" "$report"' EXIT
+trap 'rm -f "$report"; [ -z "$tmp" ] || rm -f "$tmp"' EXIT
 # TERM (the kubelet stopping the pod) ends the wait at once.
 trap '[ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null; exit 0' TERM INT
 
@@ -111,7 +117,7 @@ label() {
 			def lv: tostring | gsub("[^A-Za-z0-9._-]"; "_") | .[0:63]
 				| sub("^[^A-Za-z0-9]+"; "") | sub("[^A-Za-z0-9]+$"; "");
 			if .verdict.exit_code != $rc then error("exit status disagrees") else . end
-			| ([.paths | to_entries[] | select(.value.verdict == "READY") | .key]) as $ready
+			| ([.paths | to_entries[] | select(.value.verdict | path_ready) | .key]) as $ready
 			| (causes[0] // {}) as $c
 			| "gdrcheck.ready=\(if $rc == 0 then "true" else "false" end)",
 			  "gdrcheck.verdict=\(.verdict.status | lv)",
@@ -128,12 +134,19 @@ label() {
 		rc=4
 		labels=$(printf 'gdrcheck.ready=false\ngdrcheck.verdict=ERROR')
 	fi
+	# features.d reads every file: a dot file is skipped by nfd-worker.
+	tmp=$(mktemp "$dir/.$(basename "$FEATURES_FILE").XXXXXX")
 	{
 		echo "# +expiry-time=$expiry"
 		printf '%s\n' "$labels"
 	} >"$tmp"
-	chmod 0644 "$tmp"
-	mv -f "$tmp" "$FEATURES_FILE"
+	mode=644
+	if [ -f "$FEATURES_FILE" ] && [ ! -L "$FEATURES_FILE" ]; then
+		mode=$(stat -c %a "$FEATURES_FILE" 2>/dev/null) || mode=644
+	fi
+	chmod "$mode" "$tmp"
+	mv -fT "$tmp" "$FEATURES_FILE"
+	tmp=
 	echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) gdrcheck-nfd: exit $rc: $(printf '%s' "$labels" | tr '\n' ' ')"
 	return "$rc"
 }

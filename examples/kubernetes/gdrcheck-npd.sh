@@ -16,13 +16,14 @@
 # or, for Unknown, what went wrong. NPD keeps max_output_length bytes of it.
 #
 # Environment: GDRCHECK (default gdrcheck on PATH), GDRCHECK_ARGS (word
-# split, default --require any), NPD_BUDGET seconds (default 50: keep it
+# split, default --no-alloc: the node runs jobs; the policy is gdrcheck's
+# default, --require auto; exit 0 READY-UNPROVEN is OK), NPD_BUDGET seconds (default 50: keep it
 # below the rule's timeout; gdrcheck gets --timeout BUDGET/5 per vendor
 # stage, or --deadline BUDGET-5 where its --help lists that option).
 set -u
 
 GDRCHECK=${GDRCHECK:-gdrcheck}
-GDRCHECK_ARGS=${GDRCHECK_ARGS:---require any}
+GDRCHECK_ARGS=${GDRCHECK_ARGS---no-alloc}
 NPD_BUDGET=${NPD_BUDGET:-50}
 OK=0
 NONOK=1

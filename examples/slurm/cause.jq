@@ -6,9 +6,16 @@
 #
 # causes: the decisive results, one object per distinct (gate, subject,
 # reason_code), with the paths it decides ("dmabuf+peermem"). Only the
-# paths --require asks for count; when one of them is READY the node was
-# failed by the policy (--every-gpu, --max-distance, --warn-fails) and the
-# first violation is the cause. Empty for a READY node.
+# paths --require asks for count (`require` is the effective policy, also
+# under --require auto: "nccl" or "any"); when one of them is READY (or
+# READY-UNPROVEN: --no-alloc) the node was failed by the policy
+# (--every-gpu, --max-distance, --warn-fails, a lost rail) and the first
+# violation is the cause. Empty for a READY node.
+
+# A path that works: READY, or READY-UNPROVEN (--no-alloc: every gate
+# passed, the registration proof was not attempted).
+def path_ready: . == "READY" or . == "READY-UNPROVEN";
+
 def required_paths:
 	(.require // "any") as $req
 	| [(.paths // {}) | to_entries[]
@@ -19,11 +26,11 @@ def required_paths:
 def causes:
 	if (.verdict.exit_code // 3) == 0 then []
 	else required_paths as $req
-	| if ($req | length) > 0 and ($req | any(.value.verdict == "READY"))
+	| if ($req | length) > 0 and ($req | any(.value.verdict | path_ready))
 	  then [{paths: "policy", verdict: .verdict.status, gate: "policy",
 		 subject: (.policy.violations[0] // "not READY"),
 		 reason_code: null}]
-	  else [$req[] | select(.value.verdict != "READY")
+	  else [$req[] | select(.value.verdict | path_ready | not)
 		| {path: .key, verdict: .value.verdict, gate: .value.gate,
 		   subject: .value.subject, reason_code: .value.reason_code,
 		   summary: .value.summary}]
@@ -50,6 +57,20 @@ def cause_text:
 		+ (if .reason_code then " \(.reason_code)" else "" end)
 	   end]
 	| join("; ");
+
+# cause_line: cause_text and what the first cause says, after ": " (the
+# reason part of its path summary, which names the port of a lost rail:
+# "nccl at topo.rails (GPU3) RAIL_LOST: GPU3 lost rail mlx5_6/1: port DOWN
+# (Polling); NCCL uses mlx5_7/1 instead"); a policy cause carries its
+# violation already. For one-line reasons (a Slurm drain, an NHC failure).
+def cause_line:
+	(causes[0] // null) as $c
+	| cause_text as $t
+	| if $c == null or $c.gate == "policy" or $c.gate == null then $t
+	  else ($c.summary // "" | sub("^[A-Z-]+ at [^ ]+ \\([^)]*\\): "; "")
+		| sub("^UNKNOWN: "; "")) as $d
+		| if $d == "" then $t else "\($t): \($d)" end
+	  end;
 
 # The grouping key over a fleet: gate and reason code, without subjects
 # (GPU3 on one node, GPU5 on the next are one cause).

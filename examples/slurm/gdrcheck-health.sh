@@ -6,16 +6,19 @@
 #
 # slurmd runs it as root with an empty environment (SLURMD_NODENAME only),
 # at start-up and every HealthCheckInterval, and kills it after 60 s. It runs
-# gdrcheck --json within HEALTH_BUDGET seconds and then:
+# gdrcheck --json within HEALTH_BUDGET seconds, by default with gdrcheck's
+# own policy (--require auto: nccl where NCCL is installed, else any) and
+# --no-alloc (no GPU memory taken from the jobs running there), and then:
 #
 #   READY    (exit 0, also READY-UNPROVEN: --no-alloc on a healthy node)
 #                      resumes the node if, and only if, it is drained with a
 #                      reason this script set (the prefix "gdrcheck:"); a
 #                      drain by an operator or another check is left alone
 #   BLOCKED  (exit 1)  drains the node, reason
-#                        gdrcheck: BLOCKED <paths> at <gate> (<subject>) <CODE>
-#                      taken from the report's decisive results (cause.jq),
-#                      unless someone else drained it first
+#                        gdrcheck: BLOCKED <paths> at <gate> (<subject>) <CODE>: <why>
+#                      taken from the report's decisive results (cause.jq
+#                      cause_line; <why> names the port of a lost rail),
+#                      cut to 240 bytes, unless someone else drained it first
 #   ERROR    anything else: gdrcheck undecided (exit 3: a probe failed or
 #                      timed out, the --deadline was spent), a usage error (2), a crash, a
 #                      time-out, no or unreadable JSON, a failing scontrol.
@@ -32,8 +35,16 @@
 # Settings: environment, else the file GDRCHECK_HEALTH_CONF (default
 # /etc/default/gdrcheck-health, shell assignments; slurmd passes none):
 #   GDRCHECK           the binary (default gdrcheck on PATH)
-#   GDRCHECK_ARGS      gdrcheck options, word split (default --require any;
-#                      add --no-alloc on nodes that run jobs)
+#   GDRCHECK_ARGS      gdrcheck options, word split (default --no-alloc:
+#                      nodes run jobs; the policy is gdrcheck's default,
+#                      --require auto)
+#   HEALTH_IDLE_PROOF  1: when slurmctld shows the node IDLE (no job), run
+#                      the full proof (GDRCHECK_ARGS without --no-alloc:
+#                      a 2 MiB allocation per GPU, registered, one RDMA
+#                      transfer); default 0. Costs one more scontrol call
+#                      (4 s) before the run. Or, instead, set
+#                      HealthCheckNodeState=IDLE and GDRCHECK_ARGS="" (only
+#                      idle nodes are checked, always fully).
 #   HEALTH_BUDGET      seconds for gdrcheck (default 45: slurmd kills the
 #                      program at 60, and the two scontrol calls get 4 s
 #                      each after it). gdrcheck gets --deadline BUDGET-5
@@ -43,7 +54,10 @@
 #                      for KILL).
 #   HEALTH_ON_ERROR    log (default) or drain
 #   HEALTH_REPORT_DIR  keep NODE.json and NODE.rc there (summary.sh reads
-#                      them); default: not kept
+#                      them); default: not kept. Each is written to a
+#                      mktemp file in that directory and renamed onto its
+#                      name (a link there is replaced, not followed; the
+#                      file's mode is kept)
 #   SCONTROL           default scontrol; JQ default jq
 set -eu
 
@@ -56,7 +70,8 @@ fi
 PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
 export PATH
 GDRCHECK=${GDRCHECK:-gdrcheck}
-GDRCHECK_ARGS=${GDRCHECK_ARGS:---require any}
+GDRCHECK_ARGS=${GDRCHECK_ARGS---no-alloc}
+HEALTH_IDLE_PROOF=${HEALTH_IDLE_PROOF:-0}
 HEALTH_BUDGET=${HEALTH_BUDGET:-45}
 HEALTH_ON_ERROR=${HEALTH_ON_ERROR:-log}
 HEALTH_REPORT_DIR=${HEALTH_REPORT_DIR:-}
@@ -120,6 +135,48 @@ resume() {
 	log "resumed (drained by gdrcheck before: $1)"
 }
 
+# publish SRC TARGET: SRC's content onto TARGET. A fresh mktemp file in
+# TARGET's directory (never a fixed name: nothing planted there is written
+# through), TARGET's mode kept (0644 for a new file), then one rename, which
+# replaces a link at TARGET instead of following it (-T: nor into a
+# directory it points to).
+publish() {
+	ptmp=$(mktemp "$(dirname "$2")/.${2##*/}.XXXXXX") || return 1
+	pmode=644
+	if [ -f "$2" ] && [ ! -L "$2" ]; then
+		pmode=$(stat -c %a "$2" 2>/dev/null) || pmode=644
+	fi
+	if cat "$1" >"$ptmp" && chmod "$pmode" "$ptmp" && mv -fT "$ptmp" "$2"; then
+		return 0
+	fi
+	rm -f "$ptmp"
+	return 1
+}
+
+# The full proof on an idle node (HEALTH_IDLE_PROOF=1): GDRCHECK_ARGS
+# without --no-alloc when slurmctld has no job on it (IDLE, also drained).
+case $HEALTH_IDLE_PROOF in
+0) ;;
+1)
+	if state=$(node_state); then
+		case $(printf '%s' "$state" | cut -f 1) in
+		IDLE | IDLE+*)
+			args=
+			for a in $GDRCHECK_ARGS; do
+				[ "$a" = --no-alloc ] || args="$args $a"
+			done
+			GDRCHECK_ARGS=${args# }
+			log "idle: the full proof (without --no-alloc)"
+			;;
+		esac
+	fi
+	;;
+*)
+	log "ERROR HEALTH_IDLE_PROOF must be 0 or 1, not '$HEALTH_IDLE_PROOF'"
+	exit 3
+	;;
+esac
+
 # The time bound: the whole-run --deadline where gdrcheck has it, else the
 # per-stage --timeout; an option already in GDRCHECK_ARGS wins.
 inner=$((HEALTH_BUDGET - 5))
@@ -141,13 +198,14 @@ timeout -k 3 "$HEALTH_BUDGET" "$GDRCHECK" --json --output "$work/report.json" \
 
 if [ -n "$HEALTH_REPORT_DIR" ] && mkdir -p "$HEALTH_REPORT_DIR" 2>/dev/null; then
 	if [ -s "$work/report.json" ]; then
-		cp "$work/report.json" "$HEALTH_REPORT_DIR/.$node.json.tmp" &&
-			mv -f "$HEALTH_REPORT_DIR/.$node.json.tmp" "$HEALTH_REPORT_DIR/$node.json"
+		publish "$work/report.json" "$HEALTH_REPORT_DIR/$node.json" ||
+			log "cannot write $HEALTH_REPORT_DIR/$node.json"
 	else
 		rm -f "$HEALTH_REPORT_DIR/$node.json"
 	fi
-	echo "$rc" >"$HEALTH_REPORT_DIR/.$node.rc.tmp" &&
-		mv -f "$HEALTH_REPORT_DIR/.$node.rc.tmp" "$HEALTH_REPORT_DIR/$node.rc"
+	echo "$rc" >"$work/rc"
+	publish "$work/rc" "$HEALTH_REPORT_DIR/$node.rc" ||
+		log "cannot write $HEALTH_REPORT_DIR/$node.rc"
 fi
 
 # What the run says: READY, BLOCKED, or why it says nothing.
@@ -212,7 +270,7 @@ READY)
 	exit 0
 	;;
 BLOCKED)
-	cause=$("$JQ" -r -L "$here" 'include "cause"; cause_text' "$work/report.json") ||
+	cause=$("$JQ" -r -L "$here" 'include "cause"; cause_line' "$work/report.json") ||
 		cause="see gdrcheck --json"
 	want=$(printf '%s BLOCKED %s' "$prefix" "$cause" | cut -c 1-240)
 	if [ $drained = 1 ] && [ $ours = 0 ]; then

@@ -7,11 +7,13 @@
 # NODE.rc (gdrcheck's exit status on that node). No Slurm needed: it only
 # reads files. One row per node:
 #
-#   NODE  OVERALL  MECH  DMABUF  PEERMEM  PAIRS  EXIT  CAUSE
+#   NODE  OVERALL  MECH  DMABUF  PEERMEM  NCCL  PAIRS  EXIT  CAUSE
 #
-# MECH is the mechanism that works (dmabuf, peermem, dmabuf+peermem, -).
-# DMABUF and PEERMEM are the path verdicts, with the decisive gate after
-# '@' when the path is not READY. PAIRS counts the distinct GPU x RDMA port
+# MECH is the mechanism that works (dmabuf, peermem, dmabuf+peermem, -;
+# READY-UNPROVEN, under --no-alloc, counts as working).
+# DMABUF, PEERMEM and NCCL are the path verdicts (NCCL: the mechanism NCCL
+# itself would pick, which --require auto demands where NCCL is installed),
+# with the decisive gate after '@' when the path is not READY. PAIRS counts the distinct GPU x RDMA port
 # pairs READY by either path. EXIT is the recorded exit status (NODE.rc),
 # else the report's own. A node with an .rc but no readable JSON (gdrcheck
 # crashed, or the file is empty or not JSON) gets OVERALL NO-REPORT.
@@ -20,14 +22,18 @@
 # cause.jq; the subjects differ from node to node) and fix (one code can need
 # different fixes), largest group first,
 # each with its nodes and the fix. Then the counts: nodes, READY overall,
-# READY by dmabuf, READY by peermem, BLOCKED, UNKNOWN, NO-REPORT.
+# READY-UNPROVEN (--no-alloc: ready as far as can be seen; counted apart,
+# not as a failure), READY by dmabuf, by peermem, by both, by nccl,
+# BLOCKED, UNKNOWN, NO-REPORT.
 #
 # --tsv prints tab-separated rows instead (header first: node overall dmabuf
 # dmabuf_gate peermem peermem_gate dmabuf_pairs peermem_pairs pairs exit
-# mechanism cause_key cause fix; cause and fix carry the subjects and the
-# whole remediation text), then the counts as "# key value" lines.
+# mechanism cause_key cause fix nccl nccl_gate; cause and fix carry the
+# subjects and the whole remediation text), then the counts as "# key
+# value" lines.
 #
-# Exit: 0 every node READY, 1 some node is not (or has no report),
+# Exit: 0 every node READY (or READY-UNPROVEN), 1 some node is not (or has
+# no report),
 # 2 usage error or no report in DIR.
 # Needs: a POSIX sh, jq, awk, sort. summary.jq and cause.jq must sit next
 # to this script (or set SUMMARY_JQ, and CAUSE_DIR for cause.jq).
@@ -83,7 +89,7 @@ while IFS= read -r node; do
 			"$dir/$node.json" 2>/dev/null) && [ -n "$row" ]; then
 		printf '%s\n' "$row"
 	else
-		printf '%s\tNO-REPORT\t-\t-\t-\t-\t0\t0\t0\t%s\t-\tno report\t%s\t%s\n' \
+		printf '%s\tNO-REPORT\t-\t-\t-\t-\t0\t0\t0\t%s\t-\tno report\t%s\t%s\t-\t-\n' \
 			"$node" "${rc:--}" "gdrcheck left no readable report (exit ${rc:--})" \
 			"read NODE.err; run gdrcheck on the node by hand"
 	fi
@@ -99,13 +105,14 @@ function cell(v, g) { return g == "-" ? v : v "@" g }
 {
 	n++
 	node[n] = $1; overall[n] = $2
-	dm[n] = cell($3, $4); pm[n] = cell($5, $6)
+	dm[n] = cell($3, $4); pm[n] = cell($5, $6); nc[n] = cell($15, $16)
 	pairs[n] = $9; ex[n] = $10; mech[n] = $11; line[n] = $0
 	count[$2]++
 	if ($3 == "READY") dmabuf_ready++
 	if ($5 == "READY") peermem_ready++
 	if ($3 == "READY" && $5 == "READY") both_ready++
-	if ($2 != "READY") {
+	if ($15 == "READY") nccl_ready++
+	if ($2 != "READY" && $2 != "READY-UNPROVEN") {
 		notready++
 		# One group per cause and fix: one code can need different fixes
 		# (data.nccl NCCL_NO_GDR: a level, NCCL_NET_GDR_C2C, a mechanism).
@@ -118,10 +125,10 @@ function cell(v, g) { return g == "-" ? v : v "@" g }
 }
 END {
 	if (tsv) {
-		print "node\toverall\tdmabuf\tdmabuf_gate\tpeermem\tpeermem_gate\tdmabuf_pairs\tpeermem_pairs\tpairs\texit\tmechanism\tcause_key\tcause\tfix"
+		print "node\toverall\tdmabuf\tdmabuf_gate\tpeermem\tpeermem_gate\tdmabuf_pairs\tpeermem_pairs\tpairs\texit\tmechanism\tcause_key\tcause\tfix\tnccl\tnccl_gate"
 		for (i = 1; i <= n; i++) print line[i]
-		printf "# nodes %d\n# ready %d\n# ready_dmabuf %d\n# ready_peermem %d\n# ready_both %d\n# blocked %d\n# unknown %d\n# no_report %d\n# causes %d\n",
-			n, count["READY"], dmabuf_ready, peermem_ready, both_ready,
+		printf "# nodes %d\n# ready %d\n# ready_unproven %d\n# ready_dmabuf %d\n# ready_peermem %d\n# ready_both %d\n# ready_nccl %d\n# blocked %d\n# unknown %d\n# no_report %d\n# causes %d\n",
+			n, count["READY"], count["READY-UNPROVEN"], dmabuf_ready, peermem_ready, both_ready, nccl_ready,
 			count["BLOCKED"], count["UNKNOWN"], count["NO-REPORT"], nkeys
 		exit (notready > 0)
 	}
@@ -134,19 +141,20 @@ END {
 		keys[j + 1] = k
 	}
 	for (i = 1; i <= nkeys; i++) num[keys[i]] = i
-	w1 = 4; w2 = 7; w3 = 6; w4 = 7; w5 = 4
+	w1 = 4; w2 = 7; w3 = 6; w4 = 7; w5 = 4; w6 = 4
 	for (i = 1; i <= n; i++) {
 		if (length(node[i]) > w1) w1 = length(node[i])
 		if (length(overall[i]) > w2) w2 = length(overall[i])
 		if (length(dm[i]) > w3) w3 = length(dm[i])
 		if (length(pm[i]) > w4) w4 = length(pm[i])
 		if (length(mech[i]) > w5) w5 = length(mech[i])
+		if (length(nc[i]) > w6) w6 = length(nc[i])
 	}
-	fmt = "%-" w1 "s  %-" w2 "s  %-" w5 "s  %-" w3 "s  %-" w4 "s  %5s  %4s  %s\n"
-	printf fmt, "NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "PAIRS", "EXIT", "CAUSE"
+	fmt = "%-" w1 "s  %-" w2 "s  %-" w5 "s  %-" w3 "s  %-" w4 "s  %-" w6 "s  %5s  %4s  %s\n"
+	printf fmt, "NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "NCCL", "PAIRS", "EXIT", "CAUSE"
 	for (i = 1; i <= n; i++)
-		printf fmt, node[i], overall[i], mech[i], dm[i], pm[i], pairs[i], ex[i],
-			(overall[i] == "READY" ? "-" : "#" num[key[i]])
+		printf fmt, node[i], overall[i], mech[i], dm[i], pm[i], nc[i], pairs[i], ex[i],
+			(i in key ? "#" num[key[i]] : "-")
 	if (nkeys > 0) {
 		printf "\nnot READY, by cause:\n"
 		for (i = 1; i <= nkeys; i++) {
@@ -159,9 +167,11 @@ END {
 	printf "\n"
 	printf "nodes:            %d\n", n
 	printf "READY (overall):  %d\n", count["READY"]
+	printf "READY-UNPROVEN:   %d\n", count["READY-UNPROVEN"]
 	printf "READY by dmabuf:  %d\n", dmabuf_ready
 	printf "READY by peermem: %d\n", peermem_ready
 	printf "READY by both:    %d\n", both_ready
+	printf "READY by nccl:    %d\n", nccl_ready
 	printf "BLOCKED:          %d\n", count["BLOCKED"]
 	printf "UNKNOWN:          %d\n", count["UNKNOWN"]
 	printf "NO-REPORT:        %d\n", count["NO-REPORT"]

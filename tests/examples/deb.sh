@@ -117,7 +117,9 @@ for f in /usr/sbin/gdrcheck /usr/share/man/man8/gdrcheck.8.gz \
 	/usr/share/doc/gdrcheck/copyright \
 	/usr/share/doc/gdrcheck/examples/ci-gate/gdrcheck-gate.sh \
 	/usr/share/doc/gdrcheck/examples/slurm/summary.sh \
-	/usr/share/doc/gdrcheck/examples/kubernetes/gdrcheck-daemonset.yaml; do
+	/usr/share/doc/gdrcheck/examples/kubernetes/gdrcheck-daemonset.yaml \
+	/usr/share/doc/gdrcheck/examples/nhc/check_gdrcheck.nhc \
+	/usr/share/doc/gdrcheck/examples/prometheus/gdrcheck.rules.test.yml; do
 	check "package holds $f" grep -qx "$f" "$work/files"
 done
 check "package holds nothing under /usr/local" sh -c '! grep -q "^/usr/local" "$1"' sh "$work/files"

@@ -73,7 +73,7 @@ def nfd(path, report):
         return
     rep = json.load(open(report))
     code = rep["verdict"]["exit_code"]
-    ready_paths = [k for k, v in rep["paths"].items() if v["verdict"] == "READY"]
+    ready_paths = [k for k, v in rep["paths"].items() if v["verdict"] in ("READY", "READY-UNPROVEN")]
     want = {
         "gdrcheck.ready": "true" if code == 0 else "false",
         "gdrcheck.verdict": rep["verdict"]["status"],
@@ -89,10 +89,10 @@ def nfd(path, report):
         # policy failure (a required path READY) names the policy.
         req = [(k, v) for k, v in rep["paths"].items()
                if rep["require"] == "any" or k == rep["require"]]
-        if any(v["verdict"] == "READY" for _, v in req):
+        if any(v["verdict"] in ("READY", "READY-UNPROVEN") for _, v in req):
             want["gdrcheck.gate"] = "policy"
         else:
-            first = next(v for _, v in req if v["verdict"] != "READY")
+            first = next(v for _, v in req if v["verdict"] not in ("READY", "READY-UNPROVEN"))
             want["gdrcheck.gate"] = first["gate"]
             if first.get("reason_code"):
                 want["gdrcheck.reason"] = first["reason_code"]

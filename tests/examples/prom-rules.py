@@ -13,6 +13,14 @@ run that crashed). Checks:
        GdrcheckNodeNotReady    nodes whose exit status is not 0
        GdrcheckGpuWithoutRail  GPUs CUDA sees (gpu.visible PASS) that no
                                path lists in paths.*.ready
+       GdrcheckRailLost        nodes with a BLOCKED topo.rails result (a
+                               port NCCL would use is not ACTIVE)
+       GdrcheckNcclPathBlocked nodes whose paths.nccl is BLOCKED, with its
+                               gate, subject and reason code
+       GdrcheckStale           none (the runs are fresh; the timestamps
+                               are left out of the series)
+     The rules' synthetic unit tests are examples/prometheus/
+     gdrcheck.rules.test.yml, run by tests/examples/run.sh.
      The rules' annotations are dropped for this run only (promtool compares
      them verbatim); `promtool check rules` checks the file as shipped.
 Prints PASS/FAIL lines and "prom-rules subtotal N passed, N failed".
@@ -62,8 +70,9 @@ def main():
     rules = yaml.safe_load(open(rules_path))
     exprs = {r["alert"]: r["expr"] for g in rules["groups"] for r in g["rules"]
              if "alert" in r}
-    res(set(exprs) == {"GdrcheckNodeNotReady", "GdrcheckGpuWithoutRail"},
-        f"rules: the two alerts ({sorted(exprs)})")
+    res(set(exprs) == {"GdrcheckNodeNotReady", "GdrcheckGpuWithoutRail", "GdrcheckRailLost",
+                       "GdrcheckNcclPathBlocked", "GdrcheckStale"},
+        f"rules: the five alerts ({sorted(exprs)})")
 
     emitted = set()
     for _, prom, _ in nodes:
@@ -76,7 +85,7 @@ def main():
             res(name in emitted, f"{alert}: metric {name} is emitted by gdrcheck or the wrapper")
 
     # Expected alerts, from the JSON reports (not from the metrics).
-    exp_notready, exp_norail = [], []
+    exp_notready, exp_norail, exp_raillost, exp_nccl = [], [], [], []
     for node, prom, js in nodes:
         if js is None:
             exp_notready.append({"instance": node})
@@ -89,6 +98,13 @@ def main():
         ready = {p["gpu"] for path in rep["paths"].values() for p in path.get("ready", [])}
         for gpu in sorted(visible - ready):
             exp_norail.append({"instance": node, "gpu": gpu})
+        if any(r["gate"] == "topo.rails" and r["status"] == "BLOCKED" for r in rep["results"]):
+            exp_raillost.append({"instance": node})
+        nccl = rep["paths"].get("nccl", {})
+        if nccl.get("verdict") == "BLOCKED":
+            exp_nccl.append({"instance": node, "gate": nccl["gate"] or "",
+                             "subject": nccl["subject"] or "",
+                             "reason_code": nccl["reason_code"] or ""})
     res(bool(exp_notready) and bool(exp_norail)
         and len(exp_notready) < len(nodes),
         f"fixtures exercise both alerts and a quiet node "
@@ -124,6 +140,11 @@ def main():
                  "exp_alerts": alerts(exp_notready)},
                 {"eval_time": "20m", "alertname": "GdrcheckGpuWithoutRail",
                  "exp_alerts": alerts(exp_norail)},
+                {"eval_time": "20m", "alertname": "GdrcheckRailLost",
+                 "exp_alerts": alerts(exp_raillost)},
+                {"eval_time": "20m", "alertname": "GdrcheckNcclPathBlocked",
+                 "exp_alerts": alerts(exp_nccl)},
+                {"eval_time": "20m", "alertname": "GdrcheckStale", "exp_alerts": []},
                 # "for: 15m": nothing fires after 10 minutes.
                 {"eval_time": "10m", "alertname": "GdrcheckNodeNotReady", "exp_alerts": []},
             ],
@@ -136,7 +157,9 @@ def main():
     res(p.returncode == 0,
         f"promtool test rules on {len(series)} real series of {len(nodes)} nodes: "
         f"GdrcheckNodeNotReady {[x['instance'] for x in exp_notready]}, "
-        f"GdrcheckGpuWithoutRail {[x['instance'] + '/' + x['gpu'] for x in exp_norail]}")
+        f"GdrcheckGpuWithoutRail {[x['instance'] + '/' + x['gpu'] for x in exp_norail]}, "
+        f"GdrcheckRailLost {[x['instance'] for x in exp_raillost]}, "
+        f"GdrcheckNcclPathBlocked {[x['instance'] for x in exp_nccl]}")
     if p.returncode != 0:
         print(p.stdout + p.stderr)
     print(f"prom-rules subtotal {passed} passed, {failed} failed")

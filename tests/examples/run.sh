@@ -25,6 +25,9 @@
 #   8. kubernetes      gdrcheck-nfd.sh (features.d format and labels against
 #                      the report) and gdrcheck-npd.sh (NPD exit codes and
 #                      message, the config's fields: tests/examples/k8s-node.py)
+#   9. nhc             examples/nhc/check_gdrcheck.nhc under stand-ins of LBNL
+#                      NHC's die/log/dbg (tests/examples/nhc-run.bash; NHC
+#                      is not packaged in Debian)
 # The Slurm health check runs against a real Slurm in tests/slurm/run.sh.
 #
 # Many checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016);
@@ -103,6 +106,10 @@ if command -v shellcheck >/dev/null 2>&1; then
 		examples/slurm/summary.sh examples/slurm/gdrcheck-node.sh \
 		examples/kubernetes/gdrcheck-textfile.sh; do
 		if grep -q '^set -eu$' "$s"; then ok "$s: set -eu"; else bad "$s: no 'set -eu'"; fi
+	done
+	# bash: NHC sources its checks with bash.
+	for s in examples/nhc/*.nhc tests/examples/*.bash; do
+		check "shellcheck -s bash $s" shellcheck -s bash "$s"
 	done
 else
 	bad "shellcheck is not installed (Debian package shellcheck): cannot lint $(echo "$scripts" | wc -w) scripts"
@@ -266,6 +273,17 @@ if [ $have_jq = 1 ]; then
 	# so that PAIRS (distinct pairs) differs from the sum of the paths'.
 	jq '.paths.peermem = .paths.dmabuf | .host.hostname = "zz-both"' \
 		"$fleet/healthy-dmabuf.json" >"$fleet/zz-both.json"
+	# Synthetic: a --no-alloc node that works (READY-UNPROVEN: not a
+	# failure), and one whose NCCL rail is lost under --require auto
+	# (require nccl; the NCCL column shows the gate).
+	jq '.verdict.status = "READY-UNPROVEN" | .paths.dmabuf.verdict = "READY-UNPROVEN"
+		| .paths.nccl.verdict = "READY-UNPROVEN" | .host.hostname = "zz-unproven"' \
+		"$fleet/reg-ok.json" >"$fleet/zz-unproven.json"
+	jq '.require = "nccl" | .require_source = "auto" | .verdict = {status: "BLOCKED", exit_code: 1}
+		| .paths.nccl = {verdict: "BLOCKED", gate: "topo.rails", subject: "GPU3",
+			reason_code: "RAIL_LOST", ready: [],
+			summary: "BLOCKED at topo.rails (GPU3): GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead"}
+		| .host.hostname = "zz-rail"' "$fleet/reg-ok.json" >"$fleet/zz-rail.json"
 
 	examples/slurm/summary.sh --tsv "$fleet" >"$work/summary.tsv"
 	rc=$?
@@ -284,16 +302,19 @@ def res(ok, what):
     else: failed += 1
 
 # The expected table, computed from the JSON without jq.
+WORKS = ("READY", "READY-UNPROVEN")  # READY-UNPROVEN: --no-alloc
+
+
 def causes(d):
     """mechanism, cause key, cause text, fix: cause.jq's rules, restated."""
-    ready = [k for k, v in d["paths"].items() if v["verdict"] == "READY"]
+    ready = [k for k, v in d["paths"].items() if v["verdict"] in WORKS]
     mech = "+".join(ready) or "-"
     if d["verdict"]["exit_code"] == 0:
         return [mech, "-", "-", "-"]
     # "any" accepts dmabuf or peermem; nccl counts only when required.
     req = [(k, v) for k, v in d["paths"].items()
            if (d["require"] == "any" and k != "nccl") or k == d["require"]]
-    if any(v["verdict"] == "READY" for _, v in req):
+    if any(v["verdict"] in WORKS for _, v in req):
         viol = (d["policy"]["violations"] or ["not READY"])[0]
         rems = d["remediations"]
         fix = next((r["text"] for r in rems if r["status"] == "WARN"),
@@ -301,7 +322,7 @@ def causes(d):
         return [mech, "policy", f"policy: {viol}", fix]
     groups = []  # [paths, verdict, gate, subject, code], in path order
     for k, v in req:
-        if v["verdict"] == "READY":
+        if v["verdict"] in WORKS:
             continue
         g = next((x for x in groups
                   if x[2:5] == [v["gate"], v["subject"], v["reason_code"]]), None)
@@ -335,7 +356,7 @@ for n in nodes:
     except (OSError, ValueError):
         expect[n] = [n, "NO-REPORT", "-", "-", "-", "-", "0", "0", "0", rc or "-",
                      "-", "no report", f"gdrcheck left no readable report (exit {rc or '-'})",
-                     "read NODE.err; run gdrcheck on the node by hand"]
+                     "read NODE.err; run gdrcheck on the node by hand", "-", "-"]
         continue
     p = d["paths"]
     pairs = {(r["gpu"], r["port"]) for v in p.values() for r in v["ready"]}
@@ -345,13 +366,15 @@ for n in nodes:
                  str(len(p["dmabuf"]["ready"])), str(len(p["peermem"]["ready"])),
                  str(len(pairs)), rc if rc is not None else str(d["verdict"]["exit_code"])]
     expect[n] += causes(d)
+    expect[n] += [p["nccl"]["verdict"], p["nccl"]["gate"] or "-"]
 
 lines = open(tsv).read().splitlines()
 res(lines[0].split("\t")[0] == "node", "tsv header first")
 rows = {l.split("\t")[0]: l.split("\t") for l in lines[1:] if not l.startswith("#")}
 counts = {l.split()[1]: int(l.split()[2]) for l in lines if l.startswith("# ")}
 res(sorted(rows) == nodes, f"one row per node: {len(rows)} rows, {len(nodes)} nodes")
-res(len(nodes) == nreports + 4, f"{nreports} reports + crashed, truncated, rc-override, both: {len(nodes)}")
+res(len(nodes) == nreports + 6,
+    f"{nreports} reports + crashed, truncated, rc-override, both, unproven, rail: {len(nodes)}")
 for n in nodes:
     res(rows.get(n) == expect[n], f"row {n}: {rows.get(n)} == {expect[n]}")
 
@@ -359,6 +382,8 @@ v = [e for e in expect.values()]
 want = {
     "nodes": len(v),
     "ready": sum(e[1] == "READY" for e in v),
+    "ready_unproven": sum(e[1] == "READY-UNPROVEN" for e in v),
+    "ready_nccl": sum(e[14] == "READY" for e in v),
     "ready_dmabuf": sum(e[2] == "READY" for e in v),
     "ready_peermem": sum(e[4] == "READY" for e in v),
     "ready_both": sum(e[2] == "READY" and e[4] == "READY" for e in v),
@@ -372,10 +397,12 @@ for k, x in want.items():
 res(want["ready_dmabuf"] >= 2 and want["ready_peermem"] >= 1 and want["blocked"] >= 2
     and want["unknown"] >= 1 and want["ready_both"] >= 1, f"fixture mix: {want}")
 res(expect["zz-both"][8] == "3", "zz-both: 3 distinct pairs, not 6")
+res(expect["zz-unproven"][11] == "-" and expect["zz-rail"][11] == "topo.rails RAIL_LOST",
+    "zz-unproven has no cause; zz-rail's cause is topo.rails RAIL_LOST")
 
 # The human table carries the same rows and counts.
 t = open(txt).read().splitlines()
-res(t[0].split() == ["NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "PAIRS", "EXIT", "CAUSE"],
+res(t[0].split() == ["NODE", "OVERALL", "MECH", "DMABUF", "PEERMEM", "NCCL", "PAIRS", "EXIT", "CAUSE"],
     "table header")
 end = t.index("")
 trows = {l.split()[0]: l.split() for l in t[1:end]}
@@ -383,13 +410,13 @@ res(len(trows) == len(nodes), f"table: one row per node ({len(trows)})")
 for n in nodes:
     e = expect[n]
     cell = lambda verdict, gate: verdict if gate == "-" else f"{verdict}@{gate}"
-    want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), e[8], e[9]]
-    res(trows.get(n, [])[:7] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
+    want_row = [n, e[1], e[10], cell(e[2], e[3]), cell(e[4], e[5]), cell(e[14], e[15]), e[8], e[9]]
+    res(trows.get(n, [])[:8] == want_row, f"table row {n}: {trows.get(n)} starts {want_row}")
 # Cause groups: every node not READY in exactly the group of its cause key and fix,
 # largest group first, with the fix; the row's CAUSE is the group's number.
 bykey = {}
 for n in nodes:
-    if expect[n][1] != "READY":
+    if expect[n][1] not in WORKS:
         bykey.setdefault((expect[n][11], expect[n][13]), []).append(n)
 g0 = t.index("not READY, by cause:")
 groups = []
@@ -407,13 +434,14 @@ res(sorted((g[2], g[4], sorted(g[3])) for g in groups)
 res([g[1] for g in groups] == sorted((g[1] for g in groups), reverse=True)
     and all(g[1] == len(g[3]) for g in groups), "groups largest first, sizes match")
 for num, size, key, members, fix in groups:
-    res(all(trows[m][7] == num for m in members), f"group {num} ({key}): rows say CAUSE {num}")
+    res(all(trows[m][8] == num for m in members), f"group {num} ({key}): rows say CAUSE {num}")
     res(all(expect[m][13] == fix for m in members), f"group {num}: fix is its nodes' fix")
-res(all(trows[n][7] == "-" for n in nodes if expect[n][1] == "READY"), "READY rows: CAUSE -")
+res(all(trows[n][8] == "-" for n in nodes if expect[n][1] in WORKS), "READY rows: CAUSE -")
 res(len(groups) >= 5 and any(len(g[3]) > 1 for g in groups),
     "fixture mix: several causes, one shared by several nodes")
-labels = {"nodes": "nodes", "READY (overall)": "ready", "READY by dmabuf": "ready_dmabuf",
-          "READY by peermem": "ready_peermem", "READY by both": "ready_both",
+labels = {"nodes": "nodes", "READY (overall)": "ready", "READY-UNPROVEN": "ready_unproven",
+          "READY by dmabuf": "ready_dmabuf", "READY by peermem": "ready_peermem",
+          "READY by both": "ready_both", "READY by nccl": "ready_nccl",
           "BLOCKED": "blocked", "UNKNOWN": "unknown", "NO-REPORT": "no_report"}
 for l in t:
     if ":" in l:
@@ -436,14 +464,15 @@ PY
 
 	# Every node READY: exit 0. No report at all: exit 2.
 	mkdir -p "$work/allready" "$work/empty"
-	for n in reg-ok healthy-dmabuf peermem-proprietary; do
+	for n in reg-ok healthy-dmabuf peermem-proprietary zz-unproven; do
 		cp "$fleet/$n.json" "$work/allready/"
 	done
 	examples/slurm/summary.sh "$work/allready" >"$work/allready.txt"
 	rc=$?
-	check "summary: all READY exits 0, got $rc" [ $rc -eq 0 ]
-	check "summary: READY by dmabuf 2, by peermem 1 (all-READY fleet)" \
-		sh -c 'grep -q "^READY by dmabuf:  2$" "$1" && grep -q "^READY by peermem: 1$" "$1"' \
+	check "summary: all READY (one READY-UNPROVEN) exits 0, got $rc" [ $rc -eq 0 ]
+	check "summary: READY by dmabuf 2, by peermem 1, READY-UNPROVEN 1 (all-READY fleet)" \
+		sh -c 'grep -q "^READY by dmabuf:  2$" "$1" && grep -q "^READY by peermem: 1$" "$1" &&
+			grep -q "^READY-UNPROVEN:   1$" "$1"' \
 		sh "$work/allready.txt"
 	examples/slurm/summary.sh "$work/empty" >/dev/null 2>&1
 	rc=$?
@@ -459,6 +488,12 @@ sweep_ok=1
 for n in $sweep_nodes; do sysroot "$n" || sweep_ok=0; done
 if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
 	sd=$work/sweep/run1
+	# Links planted at the files' names: replaced, never written through.
+	mkdir -p "$sd"
+	echo victim >"$work/sweep-victim"
+	for f in reg-ok.json reg-ok.rc reg-ok.err .reg-ok.json.tmp.1 .reg-ok.rc.tmp.1; do
+		ln -s "$work/sweep-victim" "$sd/$f"
+	done
 	SRUN="$top/tests/examples/fake-srun.sh" FAKE_SRUN_LOG="$work/srun.log" \
 		FAKE_SRUN_NODES="$sweep_nodes" TOP="$top" SYSROOTS="$work/sysroots" \
 		GDRCHECK="$top/tests/examples/scenario-gdrcheck.sh" \
@@ -478,7 +513,11 @@ if [ $have_jq = 1 ] && [ $sweep_ok = 1 ]; then
 				[ "$(jq -r .require "$1/$2.json")" = dmabuf ] &&
 				[ "$(cat "$1/$2.rc")" = "$3" ]' sh "$sd" "$n" "$expect_rc"
 	done
-	check "sweep: no temporary file left" sh -c '! ls -A "$1" | grep -q tmp' sh "$sd"
+	check "sweep: no temporary file left (only the two planted at old names)" \
+		sh -c '[ "$(ls -A "$1" | grep -c "^[.]")" = 2 ]' sh "$sd"
+	check "sweep: the links planted at NODE.json/.rc/.err replaced, the victim untouched" \
+		sh -c '[ "$(cat "$1")" = victim ] && [ ! -L "$2/reg-ok.json" ] && [ ! -L "$2/reg-ok.rc" ] &&
+			[ ! -e "$2/reg-ok.err" ]' sh "$work/sweep-victim" "$sd"
 	check "sweep: table has the 4 nodes; READY 1, by dmabuf 1, by peermem 1" \
 		sh -c 'for n in reg-ok h200 reg-no-alloc peermem-proprietary; do
 			grep -q "^$n " "$1" || exit 1; done
@@ -671,6 +710,7 @@ if sysroot reg-ok; then
 		sh -c 'grep -q "^gdrcheck_path_ready{path=\"dmabuf\"} 1$" "$1" &&
 			grep -q "^gdrcheck_exit_code{require=\"any\"} 0$" "$1" &&
 			grep -q "^gdrcheck_textfile_exit_code 0$" "$1" &&
+			grep -q "^gdrcheck_textfile_run_ok 1$" "$1" &&
 			grep -qE "^gdrcheck_textfile_last_run_timestamp_seconds [0-9]+$" "$1"' \
 		sh "$td/gdrcheck.prom"
 	check "textfile: only gdrcheck.prom left in the directory" \
@@ -681,12 +721,40 @@ if sysroot reg-ok; then
 	check "textfile: log line names the node and the verdicts" \
 		grep -q "node-a: gdrcheck exit 0; dmabuf READY; peermem BLOCKED; nccl READY$" "$work/tf.out"
 	# A crash replaces the metrics: no stale READY.
-	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td GDRCHECK="$work/bin/segv" "$tf" >/dev/null 2>&1
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$work/tf-segv"
+	chmod +x "$work/tf-segv"
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td GDRCHECK="$work/tf-segv" "$tf" >/dev/null 2>&1
 	rc=$?
 	check "textfile: a crash is exit 139, got $rc" [ $rc = 139 ]
-	check "textfile: after a crash only the wrapper's metrics, exit code 139" \
+	check "textfile: after a crash only the wrapper's metrics, exit code 139, run_ok 0" \
 		sh -c '! grep -q "^gdrcheck_path_ready" "$1" && grep -q "^gdrcheck_textfile_exit_code 139$" "$1" &&
+			grep -q "^gdrcheck_textfile_run_ok 0$" "$1" &&
 			[ "$(ls -A "$2")" = gdrcheck.prom ]' sh "$td/gdrcheck.prom" "$td"
+	# A hung run: killed at TEXTFILE_BUDGET, the last READY replaced by the
+	# wrapper's metrics (exit 124, run_ok 0); --deadline BUDGET-5 passed
+	# where --help lists it.
+	GDRCHECK_ONCE=1 TEXTFILE_DIR=$td NODE_NAME=node-a GDRCHECK="$top/gdrcheck" \
+		GDRCHECK_ARGS="--sysroot $work/sysroots/reg-ok" \
+		FAKE_CUDA_SCENARIO=tests/scenarios/reg-ok/cuda.conf \
+		FAKE_VERBS_SCENARIO=tests/scenarios/reg-ok/verbs.conf \
+		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
+		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \
+		"$tf" >/dev/null 2>&1
+	printf '#!/bin/sh\nif [ "$1" = --help ]; then echo "  --deadline SECONDS"; exit 0; fi\necho "$*" >"$ARGS_LOG"\necho "gdrcheck_ready 1"\nexec sleep 300\n' >"$work/tf-hang"
+	chmod +x "$work/tf-hang"
+	t0=$(date +%s)
+	ARGS_LOG=$work/tf-hang.args GDRCHECK_ONCE=1 TEXTFILE_DIR=$td TEXTFILE_BUDGET=10 \
+		GDRCHECK="$work/tf-hang" "$tf" >/dev/null 2>&1
+	rc=$?
+	t1=$(date +%s)
+	check "textfile: a hang ends at TEXTFILE_BUDGET=10 (+kill): exit 124, took $((t1 - t0)) s" \
+		sh -c '[ "$1" = 124 ] && [ "$2" -le 16 ]' sh "$rc" "$((t1 - t0))"
+	check "textfile: after a hang no stale READY: wrapper metrics only, exit 124, run_ok 0" \
+		sh -c '! grep -q "^gdrcheck_ready\|^gdrcheck_path" "$1" &&
+			grep -q "^gdrcheck_textfile_exit_code 124$" "$1" && grep -q "^gdrcheck_textfile_run_ok 0$" "$1" &&
+			[ "$(ls -A "$2")" = gdrcheck.prom ]' sh "$td/gdrcheck.prom" "$td"
+	check "textfile: the hang got --deadline 5 and --no-alloc (the default GDRCHECK_ARGS)" \
+		grep -qx -- "--format prometheus --deadline 5 --no-alloc" "$work/tf-hang.args"
 	# The loop: TERM ends it promptly, no temporary file left.
 	GDRCHECK_INTERVAL=100 TEXTFILE_DIR=$td GDRCHECK="$work/bin/exit5" "$tf" >/dev/null 2>&1 &
 	pid=$!
@@ -712,6 +780,8 @@ if ! command -v promtool >/dev/null 2>&1; then
 	bad "prometheus: promtool is not installed (Debian package prometheus)"
 else
 	check "promtool check rules $rules" promtool check rules "$rules"
+	check "promtool test rules examples/prometheus/gdrcheck.rules.test.yml (synthetic: each alert fires and stays quiet)" \
+		sh -c 'cd examples/prometheus && promtool test rules gdrcheck.rules.test.yml'
 	check "examples/prometheus/README.md shows $rules verbatim" \
 		python3 -c 'import sys; r = open(sys.argv[1]).read(); d = open(sys.argv[2]).read()
 sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus/README.md
@@ -762,23 +832,48 @@ sys.exit(0 if "```yaml\n" + r + "```" in d else 1)' "$rules" examples/prometheus
 	# ignores (no .prom suffix), renamed onto gdrcheck.prom when complete.
 	cat >"$work/prom-spy" <<-'EOF'
 		#!/bin/sh
-		while [ "$1" != --output ]; do shift; done
-		echo "$2" >"$SPY_LOG"
-		ls -A "$(dirname "$2")" >>"$SPY_LOG"
-		echo "gdrcheck_exit_code{require=\"any\"} 0" >"$2"
+		[ "$1" = --help ] && exit 0
+		out=$(readlink "/proc/$$/fd/1")
+		echo "$out" >>"$SPY_LOG"
+		ls -A "$(dirname "$out")" >>"$SPY_LOG"
+		echo "gdrcheck_exit_code{require=\"any\"} 0"
 	EOF
 	chmod +x "$work/prom-spy"
-	mkdir -p "$work/prom/atomic"
-	echo 'gdrcheck_exit_code{require="any"} 1' >"$work/prom/atomic/gdrcheck.prom"
-	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$work/prom/atomic \
+	ad=$work/prom/atomic
+	mkdir -p "$ad"
+	echo 'gdrcheck_exit_code{require="any"} 1' >"$ad/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$ad \
 		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
-	check "textfile: gdrcheck writes into TEXTFILE_DIR under a name without .prom, the old file still in place" \
+	check "textfile: gdrcheck writes into TEXTFILE_DIR under a dot name without .prom, the old file still in place" \
 		sh -c 'out=$(head -n 1 "$1"); [ "$(dirname "$out")" = "$2" ] &&
-			case $out in *.prom) exit 1 ;; esac &&
-			grep -qx gdrcheck.prom "$1"' sh "$work/spy.log" "$work/prom/atomic"
+			case ${out##*/} in *.prom | [!.]*) exit 1 ;; esac &&
+			grep -qx gdrcheck.prom "$1"' sh "$work/spy.log" "$ad"
 	check "textfile: then renamed onto gdrcheck.prom (new content, nothing else left)" \
 		sh -c 'grep -qx "gdrcheck_exit_code{require=\"any\"} 0" "$1/gdrcheck.prom" &&
-			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$work/prom/atomic"
+			[ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$ad"
+	# The binary's file rules: a fresh temporary name each run, links planted
+	# at the old fixed name and at the target not followed, the mode kept.
+	echo victim >"$work/victim"
+	for pid in $(seq $$ $(($$ + 200))); do
+		ln -s "$work/victim" "$ad/.gdrcheck.prom.tmp.$pid"
+	done
+	chmod 600 "$ad/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$ad \
+		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
+	check "textfile: a fresh temporary name per run (mktemp), never the old fixed one" \
+		sh -c 'a=$(grep "^/" "$1" | sed -n 1p); b=$(grep "^/" "$1" | sed -n 2p);
+			[ -n "$b" ] && [ "$a" != "$b" ] && case ${b##*/} in .gdrcheck.prom.tmp.*) exit 1 ;; esac' \
+		sh "$work/spy.log"
+	check "textfile: the target's mode kept (600), the victim behind the planted links untouched" \
+		sh -c '[ "$(stat -c %a "$1/gdrcheck.prom")" = 600 ] && [ "$(cat "$2")" = victim ] &&
+			[ ! -L "$1/gdrcheck.prom" ]' sh "$ad" "$work/victim"
+	rm -f "$ad"/.gdrcheck.prom.tmp.* "$ad/gdrcheck.prom"
+	ln -s "$work/victim" "$ad/gdrcheck.prom"
+	SPY_LOG=$work/spy.log GDRCHECK_ONCE=1 TEXTFILE_DIR=$ad \
+		GDRCHECK="$work/prom-spy" "$tf" >/dev/null 2>&1
+	check "textfile: a link at gdrcheck.prom is replaced by a 0644 file, not written through" \
+		sh -c '[ ! -L "$1/gdrcheck.prom" ] && [ "$(stat -c %a "$1/gdrcheck.prom")" = 644 ] &&
+			[ "$(cat "$2")" = victim ] && [ "$(ls -A "$1")" = gdrcheck.prom ]' sh "$ad" "$work/victim"
 fi
 
 # ------------------------------------------------ 8. kubernetes node outputs
@@ -823,6 +918,36 @@ if [ $have_jq = 1 ]; then
 		sh -c '[ "$1" = 1 ] && grep -qx "gdrcheck.ready=false" "$2" &&
 			grep -qx "gdrcheck.gate=gpu.dmabuf_attr" "$2" &&
 			grep -qx "gdrcheck.require=dmabuf" "$2"' sh "$rc" "$work/nfd/req/gdrcheck"
+	# --no-alloc (the DaemonSet's default): READY-UNPROVEN is ready, and its
+	# paths are the mechanism.
+	ARGS="--no-alloc"
+	scen reg-ok env FEATURES_FILE="$work/nfd/noalloc/gdrcheck" "$nfd" >/dev/null 2>&1
+	rc=$?
+	scen reg-ok sh -c './gdrcheck --json $GDRCHECK_ARGS' >"$work/nfd/noalloc.json" 2>/dev/null
+	ARGS=
+	check "nfd --no-alloc (reg-ok): exit 0, ready=true, verdict READY-UNPROVEN, labels as the report says" \
+		sh -c '[ "$1" = 0 ] && grep -qx "gdrcheck.verdict=READY-UNPROVEN" "$2" &&
+			grep -qx "gdrcheck.ready=true" "$2" && ! grep -qx "gdrcheck.mechanism=none" "$2" &&
+			python3 tests/examples/k8s-node.py nfd "$2" "$3"' \
+		sh "$rc" "$work/nfd/noalloc/gdrcheck" "$work/nfd/noalloc.json"
+	# The binary's file rules: links at the old fixed temporary names and at
+	# the target are not written through; the target's mode is kept.
+	nd=$work/nfd/links
+	mkdir -p "$nd"
+	echo victim >"$work/nfd-victim"
+	for pid in $(seq $$ $(($$ + 200))); do
+		ln -s "$work/nfd-victim" "$nd/.gdrcheck.tmp.$pid"
+	done
+	ln -s "$work/nfd-victim" "$nd/gdrcheck"
+	FEATURES_FILE="$nd/gdrcheck" "$nfd" --from tests/scenarios/h200/expected.json >/dev/null 2>&1
+	check "nfd: links planted at the temporary names and the target: victim untouched, a 0644 file written" \
+		sh -c '[ "$(cat "$1")" = victim ] && [ ! -L "$2/gdrcheck" ] &&
+			[ "$(stat -c %a "$2/gdrcheck")" = 644 ] && grep -qx gdrcheck.ready=false "$2/gdrcheck" &&
+			[ "$(ls -A "$2" | grep -vc "^[.]gdrcheck[.]tmp[.]")" = 1 ]' sh "$work/nfd-victim" "$nd"
+	chmod 600 "$nd/gdrcheck"
+	FEATURES_FILE="$nd/gdrcheck" "$nfd" --from tests/scenarios/reg-ok/expected.json >/dev/null 2>&1
+	check "nfd: the feature file's mode kept (600, was widened to 644)" \
+		sh -c '[ "$(stat -c %a "$1")" = 600 ] && grep -qx gdrcheck.ready=true "$1"' sh "$nd/gdrcheck"
 	ff=$work/nfd/crash/gdrcheck
 	printf 'gdrcheck.ready=true\n' >"$work/nfd-stale" && mkdir -p "$work/nfd/crash" &&
 		cp "$work/nfd-stale" "$ff"
@@ -896,8 +1021,89 @@ rc=$?
 t1=$(date +%s)
 check "npd: a hang ends within NPD_BUDGET=10 (+kill), Unknown; took $((t1 - t0)) s, exit $rc" \
 	sh -c '[ "$1" = 2 ] && [ "$2" -le 14 ] && grep -q "did not finish within 10s" "$3" &&
-		grep -q -- "--quiet --timeout 1 --require any" "$4"' \
+		grep -q -- "--quiet --timeout 1 --no-alloc$" "$4"' \
 	sh "$rc" "$((t1 - t0))" "$work/npd.out" "$work/npd-hang.args"
+
+# ------------------------------------------------------------------------ 9. nhc
+# The NHC check under stand-ins of NHC's die/log/dbg, on the real gdrcheck
+# and the scenario fixtures, and on stand-ins (a synthetic lost rail, a
+# crash, a hang).
+nhc() {
+	bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc check_gdrcheck \
+		-L examples/slurm "$@" >"$work/nhc.out" 2>&1
+}
+if [ $have_jq = 1 ]; then
+	scen reg-ok sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc reg-ok: passes (0), no die, READY-UNPROVEN (--no-alloc by default), got $rc" \
+		sh -c '[ "$1" = 0 ] && ! grep -q "^DIE" "$2" && grep -qx "DBG check_gdrcheck:  READY-UNPROVEN" "$2"' \
+		sh "$rc" "$work/nhc.out"
+	scen reg-ok sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -F -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc reg-ok -F: the full proof, READY, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -qx "DBG check_gdrcheck:  READY" "$2"' sh "$rc" "$work/nhc.out"
+	want=$(jq -r '.paths.dmabuf | "DIE 1 check_gdrcheck:  BLOCKED dmabuf+peermem at \(.gate) (\(.subject)) \(.reason_code): \(.summary | sub("^BLOCKED at [^:]*: "; ""))"' tests/scenarios/h200/expected.json)
+	scen h200 sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc h200: die 1 with the cause line, returns 1, got $rc" \
+		sh -c '[ "$1" = 1 ] && [ "$(cat "$2")" = "$3" ]' sh "$rc" "$work/nhc.out" "$want"
+	scen cuda-crash sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc cuda-crash (exit 3): logged, not a node failure, got $rc" \
+		sh -c '[ "$1" = 0 ] && ! grep -q "^DIE" "$2" &&
+			grep -q "^LOG check_gdrcheck:  not judged, node left as is: gdrcheck undecided (exit 3): " "$2"' \
+		sh "$rc" "$work/nhc.out"
+	scen cuda-crash sh -c 'bash tests/examples/nhc-run.bash examples/nhc/check_gdrcheck.nhc \
+		check_gdrcheck -U -L examples/slurm -a "$GDRCHECK_ARGS"' >"$work/nhc.out" 2>&1
+	rc=$?
+	check "nhc cuda-crash -U: die 1 'ERROR gdrcheck undecided', got $rc" \
+		sh -c '[ "$1" = 1 ] && grep -q "^DIE 1 check_gdrcheck:  ERROR gdrcheck undecided (exit 3)" "$2"' \
+		sh "$rc" "$work/nhc.out"
+	# A lost rail (synthetic report of the topo.rails gate): the port named.
+	jq '.require = "nccl" | .require_source = "auto" | .verdict = {status: "BLOCKED", exit_code: 1}
+		| .paths.nccl = {verdict: "BLOCKED", gate: "topo.rails", subject: "GPU3",
+			reason_code: "RAIL_LOST", ready: [],
+			summary: "BLOCKED at topo.rails (GPU3): GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead"}' \
+		tests/scenarios/reg-ok/expected.json >"$work/nhc-rail.json"
+	cat >"$work/nhc-synth" <<-'EOF'
+		#!/bin/sh
+		[ "$1" = --help ] && exit 0
+		echo "$*" >"$ARGS_LOG"
+		while [ "$1" != --output ]; do shift; done
+		cp "$SYNTH" "$2"
+		exit "$(jq .verdict.exit_code "$SYNTH")"
+	EOF
+	chmod +x "$work/nhc-synth"
+	SYNTH=$work/nhc-rail.json ARGS_LOG=$work/nhc.args nhc -g "$work/nhc-synth" -a "--require nccl"
+	rc=$?
+	check "nhc lost rail: die 1 naming GPU3's port mlx5_6/1, got $rc" \
+		sh -c '[ "$1" = 1 ] && [ "$(cat "$2")" = "DIE 1 check_gdrcheck:  BLOCKED nccl at topo.rails (GPU3) RAIL_LOST: GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead" ]' \
+		sh "$rc" "$work/nhc.out"
+	check "nhc: gdrcheck got --json --no-alloc, -a's options and --timeout (25-5)/4 (no --deadline in --help)" \
+		grep -qx -- "--json --no-alloc --require nccl --timeout 5 --output .*/report.json" "$work/nhc.args"
+	nhc -g "$work/nfd-segv"
+	rc=$?
+	check "nhc crash: logged with the signal, passes, got $rc" \
+		sh -c '[ "$1" = 0 ] && grep -q "^LOG .*gdrcheck died with signal 11" "$2"' sh "$rc" "$work/nhc.out"
+	printf '#!/bin/sh\n[ "$1" = --help ] && { echo "  --deadline SECONDS"; exit 0; }\necho "$*" >"$ARGS_LOG"\nexec sleep 300\n' >"$work/nhc-hang"
+	chmod +x "$work/nhc-hang"
+	t0=$(date +%s)
+	ARGS_LOG=$work/nhc.args nhc -g "$work/nhc-hang" -t 10
+	rc=$?
+	t1=$(date +%s)
+	check "nhc hang, -t 10: ends in $((t1 - t0)) s (<= 14), logged, --deadline 5 passed" \
+		sh -c '[ "$1" = 0 ] && [ "$2" -le 14 ] && grep -q "^LOG .*did not finish within 10s" "$3" &&
+			grep -q -- "--no-alloc --deadline 5 --output" "$4"' sh "$rc" "$((t1 - t0))" "$work/nhc.out" "$work/nhc.args"
+	nhc -t 3
+	rc=$?
+	check "nhc: -t below 10 is a check failure, got $rc" \
+		sh -c '[ "$1" = 1 ] && grep -q "^DIE 1 check_gdrcheck:  -t wants" "$2"' sh "$rc" "$work/nhc.out"
+	check "examples/nhc/README.md shows the nhc.conf line" grep -q "^\* || check_gdrcheck" examples/nhc/README.md
+fi
 
 echo "examples-ops: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -144,7 +144,37 @@ cat >"$work/bin/hang" <<-EOF
 	echo "\$*" >"$work/args.hang"
 	exec sleep 300
 EOF
-chmod +x "$work/bin/segv" "$work/bin/hang"
+# A stand-in that writes a synthetic report ($work/synth-NAME.json, NAME
+# from its own file name) and exits with its exit_code: reports of
+# gdrcheck's lost-rail gate (topo.rails), hand-made so that the drain reason
+# is tested whatever the fixtures know.
+cat >"$work/bin/synth" <<-EOF
+	#!/bin/sh
+	[ "\$1" = --help ] && exit 0
+	echo "\$*" >"$work/args.synth"
+	while [ "\$1" != --output ]; do shift; done
+	src=$work/\$(basename "\$0").json
+	cp "\$src" "\$2"
+	exit "\$(jq .verdict.exit_code "\$src")"
+EOF
+chmod +x "$work/bin/segv" "$work/bin/hang" "$work/bin/synth"
+ln -s synth "$work/bin/synth-rail"
+ln -s synth "$work/bin/synth-rail-any"
+# --require auto found NCCL (require nccl): GPU3's NCCL rail is down.
+jq '.require = "nccl" | .require_source = "auto"
+	| .verdict = {status: "BLOCKED", exit_code: 1}
+	| .paths.nccl = {verdict: "BLOCKED", gate: "topo.rails", subject: "GPU3",
+		reason_code: "RAIL_LOST", ready: [],
+		summary: "BLOCKED at topo.rails (GPU3): GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead"}
+	| .policy.violations = ["GPU3 lost rail mlx5_6/1: port DOWN (Polling)"]' \
+	tests/scenarios/reg-ok/expected.json >"$work/synth-rail.json"
+# No NCCL (require any), --no-alloc: dmabuf works, the lost rail is a
+# policy violation.
+jq '.require = "any" | .require_source = "auto"
+	| .verdict = {status: "BLOCKED", exit_code: 1}
+	| .paths.dmabuf.verdict = "READY-UNPROVEN"
+	| .policy.violations = ["GPU3 lost rail mlx5_6/1: port DOWN (Polling)"]' \
+	tests/scenarios/reg-ok/expected.json >"$work/synth-rail-any.json"
 
 # ------------------------------------------------------------ munge and slurm
 # Three free TCP ports on localhost (slurmctld, slurmd, and one spare).
@@ -259,8 +289,9 @@ health() {
 drained() { node_field State | grep -q DRAIN; }
 
 # The reason the test expects: from the fixture's golden JSON, not from the
-# wrapper's code.
-h200_reason="gdrcheck: BLOCKED dmabuf+peermem at $(jq -r '.paths.dmabuf | "\(.gate) (\(.subject)) \(.reason_code)"' tests/scenarios/h200/expected.json)"
+# wrapper's code (the decisive gate, subject and code, then the reason part
+# of the path's summary).
+h200_reason=$(jq -r '.paths.dmabuf | "gdrcheck: BLOCKED dmabuf+peermem at \(.gate) (\(.subject)) \(.reason_code): \(.summary | sub("^BLOCKED at [^:]*: "; ""))"' tests/scenarios/h200/expected.json | cut -c 1-240)
 check "fixture h200: both paths BLOCKED at the same gate (the reason merges them)" \
 	sh -c '[ "$(jq -c "[.paths[] | [.gate, .subject]] | unique | length" "$1")" = 1 ]' \
 	sh tests/scenarios/h200/expected.json
@@ -298,7 +329,7 @@ wait_state '^IDLE$' 15
 check "READY: node back to IDLE (state '$(node_field State)')" wait_state '^IDLE$' 1
 
 # --require dmabuf on a node READY only by peermem: a GPU subject.
-pm_reason="gdrcheck: BLOCKED dmabuf at $(jq -r '.paths.dmabuf | "\(.gate) (\(.subject)) \(.reason_code)"' tests/scenarios/peermem-proprietary/expected.json)"
+pm_reason=$(jq -r '.paths.dmabuf | "gdrcheck: BLOCKED dmabuf at \(.gate) (\(.subject)) \(.reason_code): \(.summary | sub("^BLOCKED at [^:]*: "; ""))"' tests/scenarios/peermem-proprietary/expected.json | cut -c 1-240)
 health gd-peermem-proprietary "GDRCHECK_ARGS='--require dmabuf'"
 check "BLOCKED --require dmabuf (peermem-proprietary): exit 1, reason '$pm_reason'" \
 	sh -c '[ "$1" = 1 ] && [ "$2" = "$3" ]' sh "$hrc" "$(node_reason)" "$pm_reason"
@@ -306,6 +337,71 @@ health gd-peermem-proprietary "GDRCHECK_ARGS='--require peermem'"
 check "READY --require peermem: exit 0, resumed" \
 	sh -c '[ "$1" = 0 ] && ! timeout 10 scontrol show node "$2" | grep -q "State=[^ ]*DRAIN"' \
 	sh "$hrc" "$node"
+
+# A lost rail: the drain reason names the port, through the nccl path's
+# decisive result or through the policy violation.
+health synth-rail
+check "lost rail (require nccl): exit 1, reason names GPU3's port mlx5_6/1" \
+	sh -c '[ "$1" = 1 ] && [ "$2" = "gdrcheck: BLOCKED nccl at topo.rails (GPU3) RAIL_LOST: GPU3 lost rail mlx5_6/1: port DOWN (Polling); NCCL uses mlx5_7/1 instead" ]' \
+	sh "$hrc" "$(node_reason)"
+health synth-rail-any
+check "lost rail (require any, dmabuf READY-UNPROVEN): reason is the violation, with the port" \
+	sh -c '[ "$1" = 1 ] && [ "$2" = "gdrcheck: BLOCKED policy: GPU3 lost rail mlx5_6/1: port DOWN (Polling)" ]' \
+	sh "$hrc" "$(node_reason)"
+check "sinfo -R shows the lost port" \
+	sh -c 'timeout 10 sinfo -R -h -o "%E" | grep -qF "mlx5_6/1"'
+health gd-reg-ok
+check "READY (--no-alloc by default: READY-UNPROVEN) after a lost rail: resumed" \
+	sh -c '[ "$1" = 0 ] && [ -z "$2" ] && grep -q "resumed" "$3" &&
+		tail -n 1 "$4" | grep -q -- "--no-alloc$"' sh "$hrc" "$(node_reason)" "$work/out" "$work/args.reg-ok"
+health gd-reg-ok
+check "READY-UNPROVEN on an undrained node: exit 0, the word logged" \
+	sh -c '[ "$1" = 0 ] && grep -q ": READY-UNPROVEN$" "$2"' sh "$hrc" "$work/out"
+
+# HEALTH_IDLE_PROOF=1: the full proof (no --no-alloc) when the node runs no
+# job; the node here is IDLE.
+health gd-reg-ok HEALTH_IDLE_PROOF=1
+check "HEALTH_IDLE_PROOF=1 on an IDLE node: full proof, READY (not UNPROVEN)" \
+	sh -c '[ "$1" = 0 ] && ! tail -n 1 "$2" | grep -q -- --no-alloc &&
+		grep -q "idle: the full proof" "$3" && grep -q ": READY$" "$3"' \
+	sh "$hrc" "$work/args.reg-ok" "$work/out"
+# A job on the node: ALLOCATED, so --no-alloc stays.
+jobid=$(timeout 10 sbatch --parsable -N 1 -w "$node" -o /dev/null --wrap "sleep 60" 2>"$work/sbatch.err")
+if wait_state 'ALLOC|MIXED' 20; then
+	health gd-reg-ok HEALTH_IDLE_PROOF=1
+	check "HEALTH_IDLE_PROOF=1 on a node running a job ($(node_field State)): --no-alloc kept" \
+		sh -c '[ "$1" = 0 ] && tail -n 1 "$2" | grep -q -- "--no-alloc$" && ! grep -q "idle:" "$3"' \
+		sh "$hrc" "$work/args.reg-ok" "$work/out"
+else
+	bad "sbatch: node not ALLOCATED within 20 s (state '$(node_field State)', $(cat "$work/sbatch.err"))"
+fi
+[ -n "$jobid" ] && timeout 10 scancel "$jobid"
+wait_state '^IDLE$' 20
+health gd-reg-ok HEALTH_IDLE_PROOF=maybe
+check "a bad HEALTH_IDLE_PROOF: exit 3" [ "$hrc" = 3 ]
+
+# HEALTH_REPORT_DIR: links planted at the old fixed temporary names and at
+# the targets are replaced, never written through; a file's mode is kept.
+rd=$work/reports
+rm -f "$rd"/* "$rd"/.[!.]*
+echo victim >"$work/victim"
+for n in ".$node.json.tmp" ".$node.rc.tmp" "$node.json" "$node.rc"; do
+	ln -s "$work/victim" "$rd/$n"
+done
+health gd-h200
+check "report dir with planted links: the victim untouched, NODE.json and NODE.rc regular files" \
+	sh -c '[ "$(cat "$1/victim")" = victim ] && [ -f "$2/$3.json" ] && [ ! -L "$2/$3.json" ] &&
+		[ ! -L "$2/$3.rc" ] && [ "$(cat "$2/$3.rc")" = 1 ] &&
+		[ "$(jq -r .verdict.status "$2/$3.json")" = BLOCKED ]' sh "$work" "$rd" "$node"
+check "report dir: no temporary file left (only the targets and the planted links)" \
+	sh -c '[ "$(ls -A "$1" | sort | tr "\n" " ")" = "$(printf "%s\n" ".$2.json.tmp" ".$2.rc.tmp" "$2.json" "$2.rc" | sort | tr "\n" " ")" ]' \
+	sh "$rd" "$node"
+chmod 600 "$rd/$node.json"
+chmod 640 "$rd/$node.rc"
+health gd-h200
+check "report dir: the targets' modes kept (600, 640)" \
+	sh -c '[ "$(stat -c %a "$1/$2.json")" = 600 ] && [ "$(stat -c %a "$1/$2.rc")" = 640 ]' sh "$rd" "$node"
+health gd-reg-ok
 
 # ERROR on a healthy node: never a silent drain.
 for t in "gd-cuda-crash undecided (exit 3)" "segv died with signal 11"; do
@@ -353,22 +449,22 @@ check "hang, HEALTH_BUDGET=10: ends in $((t1 - t0)) s (<= 14), exit 3, not drain
 	sh -c '[ "$1" -le 14 ] && [ "$2" = 3 ] && ! timeout 10 scontrol show node "$3" | grep -q "State=[^ ]*DRAIN" &&
 		grep -q "did not finish within HEALTH_BUDGET=10s" "$4"' \
 	sh "$((t1 - t0))" "$hrc" "$node" "$work/out"
-check "no --deadline in gdrcheck --help: --timeout (10-5)/4 = 1 passed" \
-	grep -q -- "--json --output .* --timeout 1 --require any" "$work/args.hang"
+check "no --deadline in gdrcheck --help: --timeout (10-5)/4 = 1 passed, --no-alloc by default" \
+	grep -q -- "--json --output .* --timeout 1 --no-alloc$" "$work/args.hang"
 HANG_DEADLINE=1
 export HANG_DEADLINE
 { echo "GDRCHECK=$work/bin/hang"; echo HEALTH_BUDGET=10; } >"$work/health.conf"
 env -i SLURMD_NODENAME=$node SLURM_CONF="$conf" HANG_DEADLINE=1 \
 	GDRCHECK_HEALTH_CONF="$work/health.conf" "$health" >"$work/out" 2>&1
 check "--deadline in gdrcheck --help: --deadline 5 passed, no --timeout" \
-	sh -c 'grep -q -- "--deadline 5 --require any" "$1" && ! grep -q -- --timeout "$1"' sh "$work/args.hang"
+	sh -c 'grep -q -- "--deadline 5 --no-alloc$" "$1" && ! grep -q -- --timeout "$1"' sh "$work/args.hang"
 unset HANG_DEADLINE
 # Default HEALTH_BUDGET 45: --deadline 40 if this gdrcheck has it, else
 # --timeout (45-5)/4 = 10.
 want_bound="--timeout 10"
 ./gdrcheck --help 2>/dev/null | grep -q -- --deadline && want_bound="--deadline 40"
 check "the real gdrcheck got '$want_bound' (default HEALTH_BUDGET 45)" \
-	grep -q -- "--json --output .* $want_bound --require any" "$work/args.reg-ok"
+	grep -q -- "--json --output .* $want_bound --no-alloc$" "$work/args.reg-ok"
 
 # ------------------------------------------------- 2. slurmd runs it itself
 # slurmd runs HealthCheckProgram with an empty environment: the launcher
