@@ -2581,6 +2581,10 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		}
 	}
 	ev_str(r, "rails", "%s", on);
+	/* The result it stands on: its fix is the root fix (failing.c). */
+	if (worst_why && worst == PR_FAILED)
+		ev_str(r, "caused_by", "%s %s", worst_why->gate->id,
+		       ctx->rep->subj[worst_why->subject].id);
 	ev_str(r, "mechanism", "%s", mech);
 	ev_str(r, "buffers", "%s", kind_name(kind));
 	ev_str(r, "buffers_why", "%s", bufwhy);

@@ -105,6 +105,30 @@ static void rail_cause(const struct report *r, size_t i, bool *fails)
 			fails[k] = true;
 }
 
+/*
+ * A failing result that stands on another (evidence caused_by "gate
+ * subject", data.nccl on the registration that failed) fails with it: the
+ * root fix of a path the policy needs belongs under "to fix", not
+ * "optional" (nccl-installed-dmabuf-fails listed reg.dmabuf's there).
+ */
+static void root_cause(const struct report *r, size_t i, bool *fails)
+{
+	const char *by = ev_find_str(&r->res[i], "caused_by");
+	size_t glen;
+
+	if (!by)
+		return;
+	glen = strcspn(by, " ");
+	if (!by[glen])
+		return;
+	for (size_t k = 0; k < r->nres; k++)
+		if (!fails[k] && r->res[k].status == ST_BLOCKED &&
+		    strlen(r->res[k].gate->id) == glen &&
+		    !strncmp(r->res[k].gate->id, by, glen) &&
+		    !strcmp(r->subj[r->res[k].subject].id, by + glen + 1))
+			fails[k] = true;
+}
+
 bool *report_failing(const struct report *r)
 {
 	bool *fails = xcalloc(r->nres ? r->nres : 1, sizeof(*fails));
@@ -135,5 +159,8 @@ bool *report_failing(const struct report *r)
 	for (size_t i = 0; i < r->nres; i++)
 		if (report_rail_failure(r, i))
 			rail_cause(r, i, fails);
+	for (size_t i = 0; i < r->nres; i++)
+		if (fails[i])
+			root_cause(r, i, fails);
 	return fails;
 }

@@ -11,6 +11,11 @@
 # three must then say SKIP NOT_REPLAYED, and nothing else may differ. An
 # archive that holds them must replay every result.
 #
+# Gates added after the recording (NEWER_GATES) have no result in the node's
+# report: their replayed results are listed, each must be one per subject,
+# and nothing else may differ. Re-record examples/h200 on the H200
+# (tests/h200/record-examples.sh) and empty the list.
+#
 #   tests/check-h200-replay.sh   ends with "h200-replay: N passed, N failed"
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,11 +34,21 @@ rc=0
 env -i PATH="$PATH" HOME=/nonexistent NO_COLOR=1 ./gdrcheck \
 	--sysroot "$work" --json >"$work/replay.json" 2>"$work/replay.err" ||
 	rc=$?
-if python3 - "$ex/h200-report.json" "$work/replay.json" "$rc" "$old" <<'PY'
+# topo.rails (issue 23): recorded before it existed; the device was not lent.
+NEWER_GATES="topo.rails"
+if python3 - "$ex/h200-report.json" "$work/replay.json" "$rc" "$old" "$NEWER_GATES" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 rc, old = int(sys.argv[3]), sys.argv[4].split()
+newer = sys.argv[5].split()
 bad = []
+for r in b["results"]:
+    if r["gate"] in newer and not any(x["gate"] == r["gate"] for x in a["results"]):
+        print(f"new since the recording: {r['gate']} {r['subject']}: "
+              f"{r['status']} {r['reason']}")
+b["results"] = [r for r in b["results"]
+                if r["gate"] not in newer or
+                any(x["gate"] == r["gate"] for x in a["results"])]
 def row(r):
     ev = {k: v for k, v in r["evidence"].items() if k != "replayed_from"}
     return (r["status"], r["reason_code"], r["reason"], json.dumps(ev, sort_keys=True))

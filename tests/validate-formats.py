@@ -84,6 +84,14 @@ def failing(doc):
         out.update((x["gate"], x["subject"]) for x in doc["results"]
                    if x["gate"] == "nic.port" and x["status"] == "BLOCKED"
                    and x["subject"] == port)
+    # A failing result fails with the BLOCKED result it stands on.
+    for r in doc["results"]:
+        by = r.get("evidence", {}).get("caused_by")
+        if (r["gate"], r["subject"]) in out and by and " " in by:
+            gate, subject = by.split(" ", 1)
+            out.update((x["gate"], x["subject"]) for x in doc["results"]
+                       if x["gate"] == gate and x["subject"] == subject
+                       and x["status"] == "BLOCKED")
     return out
 
 
