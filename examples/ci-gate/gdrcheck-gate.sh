@@ -55,7 +55,9 @@ say() {
 }
 
 # The verdict line, as gdrcheck --quiet prints it (report/text.c).
-VERDICT_JQ='"gdrcheck: \(.verdict.status) (--require \(.require))"
+VERDICT_JQ='"gdrcheck: \(.verdict.status) (--require "
+	+ (if .require_source == "auto" then "auto: " else "" end)
+	+ "\(.require))"
 	+ ([.paths | to_entries[]
 	    | "; \(.key) \(.value.verdict)"
 	      + (if .value.gate then " at \(.value.gate) (\(.value.subject))"
