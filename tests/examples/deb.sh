@@ -147,7 +147,7 @@ if [ -f tests/doubles/libcuda-fake.so ] && [ -f tests/doubles/libibverbs-fake.so
 		"$bin" --sysroot "$work/sysroot" --quiet >"$work/quiet" 2>&1
 	rc=$?
 	check "packaged binary on $sc: exit $(cat $sc/expected.rc), got $rc" [ "$rc" = "$(cat $sc/expected.rc)" ]
-	check "packaged binary on $sc: READY by dmabuf" grep -q "^gdrcheck: READY (--require any); dmabuf READY;" "$work/quiet"
+	check "packaged binary on $sc: READY by dmabuf" grep -q "^gdrcheck: READY (--require auto: any); dmabuf READY;" "$work/quiet"
 else
 	bad "scenario run: test doubles not built (make doubles) or sysroot failed"
 fi
