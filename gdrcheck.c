@@ -893,6 +893,7 @@ static void run_gates(struct gdr_ctx *ctx, struct report *rep,
 	gates_run(ctx);
 	stage_output_evidence(ctx);
 	replay_evidence(rep, ctx->vf);
+	fixes_in_context(rep);
 	req = policy_resolve(rep, opt->require);
 	verdict_fold(rep, req);
 	policy_apply(rep, opt);

@@ -42,6 +42,13 @@ void gates_list(FILE *out);
  */
 void proof_outranks_inference(struct report *r);
 
+/*
+ * Fixes in the context gdrcheck runs in (engine/fixes.c): a result whose
+ * cause a container, an RDMA namespace or another gate owns takes that
+ * fix, so one line lists them. After the gates, before the verdict.
+ */
+void fixes_in_context(struct report *r);
+
 /* Fold results into the per-path verdicts and the overall verdict. */
 void verdict_fold(struct report *r, enum require_policy req);
 

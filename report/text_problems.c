@@ -120,8 +120,11 @@ void text_problems(const struct text_ctx *t)
 struct fix {
 	const char *text;
 	enum gdr_status status;	/* the worst of its results */
-	struct {
+	int rank;		/* cause order of its earliest gate */
+	struct fix_by {
 		const char *gate;
+		enum gdr_status status;	/* the worst of this gate's results */
+		int rank;
 		int *subj;
 		size_t n;
 	} *by;
@@ -131,6 +134,25 @@ struct fix {
 static int severity(enum gdr_status st)
 {
 	return st == ST_BLOCKED ? 3 : st == ST_ERROR ? 2 : st == ST_WARN ? 1 : 0;
+}
+
+/*
+ * The one ordering rule for fixes: by cause, from the gate chain, with the
+ * platform (firmware, boot parameters) before the mechanisms that sit on
+ * it. A hung driver (gpu.cuinit) comes before `modprobe nvidia_peermem`,
+ * whatever their statuses; within a layer, chain order.
+ */
+static int cause_rank(const struct gate_desc *g)
+{
+	static const int layer_rank[] = {
+		[L_HOST] = 0, [L_GPU] = 1, [L_NIC] = 2, [L_PLATFORM] = 3,
+		[L_MECHANISM] = 4, [L_TOPOLOGY] = 5, [L_REGISTRATION] = 6,
+		[L_DATAPATH] = 7,
+	};
+	int l = (unsigned int)g->layer < sizeof(layer_rank) / sizeof(int) ?
+		layer_rank[g->layer] : 8;
+
+	return l * G_COUNT + g->index;
 }
 
 /*
@@ -171,19 +193,26 @@ static size_t collect(const struct text_ctx *t, bool required, struct fix **out)
 		if (!m) {
 			v = xrealloc(v, (n + 1) * sizeof(*v));
 			m = &v[n++];
-			*m = (struct fix){ res->remediation, res->status, NULL, 0 };
+			*m = (struct fix){ res->remediation, res->status,
+					   cause_rank(res->gate), NULL, 0 };
 		}
 		if (severity(res->status) > severity(m->status))
 			m->status = res->status;
+		if (cause_rank(res->gate) < m->rank)
+			m->rank = cause_rank(res->gate);
 		for (b = 0; b < m->nby && strcmp(m->by[b].gate, res->gate->id); b++)
 			;
 		if (b == m->nby) {
 			m->by = xrealloc(m->by, (m->nby + 1) * sizeof(*m->by));
 			m->by[b].gate = res->gate->id;
+			m->by[b].status = res->status;
+			m->by[b].rank = cause_rank(res->gate);
 			m->by[b].subj = NULL;
 			m->by[b].n = 0;
 			m->nby++;
 		}
+		if (severity(res->status) > severity(m->by[b].status))
+			m->by[b].status = res->status;
 		m->by[b].subj = xrealloc(m->by[b].subj,
 					 (m->by[b].n + 1) * sizeof(int));
 		m->by[b].subj[m->by[b].n++] = res->subject;
@@ -192,31 +221,51 @@ static size_t collect(const struct text_ctx *t, bool required, struct fix **out)
 	return n;
 }
 
+/* Cause order (stable: equal ranks keep collection order). */
+static int fix_cmp(const void *pa, const void *pb)
+{
+	const struct fix *a = pa, *b = pb;
+
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* A fix's results: worst status first, then cause order. */
+static int by_cmp(const void *pa, const void *pb)
+{
+	const struct fix_by *a = pa, *b = pb;
+	int d = severity(b->status) - severity(a->status);
+
+	return d ? d : (a->rank > b->rank) - (a->rank < b->rank);
+}
+
 static void print_fixes(const struct text_ctx *t, const char *title,
 			struct fix *v, size_t n)
 {
 	char list[1024];
-	int k = 0;
 
 	if (n)
 		fprintf(t->out, "\n%s%s%s\n", text_bold(t), title,
 			text_reset(t));
-	/* Worst first, chain order within. */
-	for (int sev = 3; sev >= 0; sev--)
-		for (size_t i = 0; i < n; i++) {
-			if (severity(v[i].status) != sev)
-				continue;
-			fprintf(t->out, "  %d. [%s] ", ++k, status_name(v[i].status));
-			for (size_t b = 0; b < v[i].nby; b++) {
-				text_subject_list(t->r, v[i].by[b].subj, v[i].by[b].n,
-						  list, sizeof(list));
-				fprintf(t->out, "%s%s (", b ? "; " : "",
-					v[i].by[b].gate);
-				text_put_clean(list, t->out);
-				fputc(')', t->out);
-			}
-			fprintf(t->out, ": %s\n", v[i].text);
+	/* Ranks are distinct per gate, so qsort's instability is moot. */
+	qsort(v, n, sizeof(*v), fix_cmp);
+	for (size_t i = 0; i < n; i++) {
+		qsort(v[i].by, v[i].nby, sizeof(*v[i].by), by_cmp);
+		fprintf(t->out, "  %zu. ", i + 1);
+		/* Each result's own status: a tag where it changes. */
+		for (size_t b = 0; b < v[i].nby; b++) {
+			text_subject_list(t->r, v[i].by[b].subj, v[i].by[b].n,
+					  list, sizeof(list));
+			if (!b || v[i].by[b].status != v[i].by[b - 1].status)
+				fprintf(t->out, "%s[%s] ", b ? "; " : "",
+					status_name(v[i].by[b].status));
+			else
+				fputs("; ", t->out);
+			fprintf(t->out, "%s (", v[i].by[b].gate);
+			text_put_clean(list, t->out);
+			fputc(')', t->out);
 		}
+		fprintf(t->out, ": %s\n", v[i].text);
+	}
 	for (size_t i = 0; i < n; i++) {
 		for (size_t b = 0; b < v[i].nby; b++)
 			free(v[i].by[b].subj);

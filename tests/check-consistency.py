@@ -135,7 +135,115 @@ def dangling_fixes(doc):
     return bad
 
 
-def check(doc):
+LAYER_RANK = {"host": 0, "gpu": 1, "nic": 2, "platform": 3, "mech": 4,
+              "topo": 5, "reg": 6, "data": 7}
+SECTIONS = ("to fix", "optional (not needed for the verdict)",
+            "skipped checks (not needed for the verdict)")
+SEVERITY = {"BLOCKED": 3, "ERROR": 2, "WARN": 1, "SKIP": 0, "PASS": 0}
+
+
+def fix_lines(text):
+    """{section: [(tags [(status, gate)], fix text)]} of a text report."""
+    out, sec = {}, None
+    for line in text.splitlines():
+        if line in SECTIONS:
+            sec = line
+            out[sec] = []
+            continue
+        if not line.startswith("  ") or sec is None:
+            sec = None if not line.startswith("  ") else sec
+            continue
+        m = re.match(r"^  \d+\. (.*)$", line)
+        if not m:
+            continue
+        rest, tags, status = m.group(1), [], None
+        while True:
+            t = re.match(r"^\[([A-Z]+)\] ", rest)
+            if t:
+                status, rest = t.group(1), rest[t.end():]
+            g = re.match(r"^([a-z_]+\.[a-z0-9_]+) \(", rest)
+            if not g:
+                break
+            depth, i = 1, g.end()
+            while i < len(rest) and depth:
+                depth += {"(": 1, ")": -1}.get(rest[i], 0)
+                i += 1
+            tags.append((status, g.group(1)))
+            rest = rest[i:]
+            if rest.startswith("; "):
+                rest = rest[2:]
+                continue
+            if rest.startswith(": "):
+                rest = rest[2:]
+            break
+        out[sec].append((tags, rest))
+    return out
+
+
+def fix_list_rules(doc, text):
+    """The fix list's rules (issue 23 item 4): a fix's tag is its results'
+    status; a fix appears once; fixes go by cause (gate chain, platform
+    before mechanism); the root fix of a path the policy needs, and of what
+    a failing result stands on (caused_by), is under "to fix"."""
+    bad = []
+    res = doc.get("results", [])
+    order = {}
+    for r in res:
+        order.setdefault(r["gate"], len(order))
+    layer = {r["gate"]: r.get("layer") for r in res}
+
+    def rank(g):
+        return LAYER_RANK.get(layer.get(g), 8) * 1000 + order.get(g, 999)
+
+    lines = fix_lines(text)
+    seen = {}
+    for sec, fixes in lines.items():
+        last = -1
+        for tags, fix in fixes:
+            if fix in seen:
+                bad.append(f"fix listed twice ({seen[fix]}, {sec}): {fix[:60]}")
+            seen[fix] = sec
+            with_fix = [r for r in res if r.get("remediation") == fix]
+            if not with_fix:
+                continue
+            for status, gate in tags:
+                st = [r["status"] for r in with_fix if r["gate"] == gate]
+                if st and status != max(st, key=lambda x: SEVERITY[x]):
+                    bad.append(f"{gate}: tagged [{status}], its results "
+                               f"with that fix are {sorted(set(st))}")
+            k = min(rank(g) for _, g in tags) if tags else last
+            if k < last:
+                bad.append(f"{sec}: {tags[0][1]}'s fix after a later "
+                           f"cause's: fixes go by cause")
+            last = max(last, k)
+    tofix = {f for _, f in lines.get("to fix", [])}
+    # Under "any", a path whose blockers hold another's is not needed
+    # (report/failing.c): the rule is for the one path a policy names.
+    req = doc.get("require", "any")
+    paths = [] if req == "any" else [req]
+    if doc.get("verdict", {}).get("exit_code") == 1:
+        key = {(r["gate"], r["subject"]): r for r in res}
+        for p in paths:
+            pv = doc.get("paths", {}).get(p, {})
+            d = key.get((pv.get("gate"), pv.get("subject")))
+            if pv.get("verdict") == "BLOCKED" and d and \
+                    d.get("remediation") and d["remediation"] not in tofix and \
+                    not any(doc["paths"][q]["verdict"] == "READY" for q in paths):
+                bad.append(f"{p}: the fix of its decisive {d['gate']} is not "
+                           f"under 'to fix'")
+        for r in res:
+            by = (r.get("evidence") or {}).get("caused_by")
+            if r.get("remediation") in tofix and by and " " in by:
+                g, subj = by.split(" ", 1)
+                c = key.get((g, subj))
+                if c and c["status"] == "BLOCKED" and c.get("remediation") \
+                        and c["remediation"] not in tofix:
+                    bad.append(f"{r['gate']} ({r['subject']}) stands on {by}, "
+                               f"whose fix is not under 'to fix'")
+    return bad
+
+
+def check(doc, text=None):
     """The contradictions of one report, as strings."""
     facts = {}
     for r in doc.get("results", []):
@@ -148,6 +256,8 @@ def check(doc):
             k = (fact, key(r))
             facts.setdefault(k, {}).setdefault(v, []).append(r)
     bad = dangling_fixes(doc)
+    if text is not None:
+        bad += fix_list_rules(doc, text)
     for (fact, subj), by in sorted(facts.items(), key=lambda x: x[0]):
         if len(by) < 2:
             continue
@@ -204,6 +314,26 @@ def self_test():
         res("topo.nccl", "GPU3~mlx5_6", "PASS", "NCCL_NET_NOT_IB"),
     ]}
     assert not check(other), check(other)
+    # The fix list's rules can fail: a wrong tag, a fix twice, a
+    # mechanism fix before the driver's.
+    fixdoc = {"require": "any", "verdict": {"exit_code": 3}, "results": [
+        dict(res("gpu.cuinit", "host", "ERROR", "CUINIT_HANG"),
+             layer="gpu", remediation="reset the GPU"),
+        dict(res("mech.peermem", "host", "BLOCKED", "PEERMEM_NOT_LOADED"),
+             layer="mech", remediation="modprobe nvidia_peermem"),
+        dict(res("topo.nccl", "GPU0~mlx5_0", "WARN", "NCCL_RAIL_NO_GDR"),
+             layer="topo", remediation="make a mechanism work"),
+    ]}
+    text = ("to fix\n  1. [BLOCKED] mech.peermem (host): modprobe nvidia_peermem\n"
+            "  2. [ERROR] gpu.cuinit (host): reset the GPU\n"
+            "  3. [BLOCKED] topo.nccl (GPU0 x mlx5_0): make a mechanism work\n"
+            "\noptional (not needed for the verdict)\n"
+            "  1. [ERROR] gpu.cuinit (host): reset the GPU\n")
+    assert len(fix_list_rules(fixdoc, text)) == 3, fix_list_rules(fixdoc, text)
+    good = ("to fix\n  1. [ERROR] gpu.cuinit (host): reset the GPU\n"
+            "  2. [BLOCKED] mech.peermem (host): modprobe nvidia_peermem\n"
+            "  3. [WARN] topo.nccl (GPU0 x mlx5_0): make a mechanism work\n")
+    assert not fix_list_rules(fixdoc, good), fix_list_rules(fixdoc, good)
 
 
 def main(argv):
@@ -228,7 +358,12 @@ def main(argv):
             print(f"FAIL {name}: no report ({e}); run tests/run-scenarios.sh first")
             failed += 1
             continue
-        bad = check(doc)
+        text = None
+        txt = os.path.join(os.path.dirname(path), "out.txt")
+        if argv and argv[0] == "--scenarios" and os.path.isfile(txt):
+            with open(txt) as f:
+                text = f.read()
+        bad = check(doc, text)
         if bad:
             failed += 1
             print(f"FAIL {name}: {len(bad)} contradiction(s)")
