@@ -2740,6 +2740,100 @@ static void rail_evidence(struct result *r, const char *nic, int port,
 }
 
 /*
+ * A NIC of the node as built whose RDMA device is missing: a network
+ * function of an RDMA vendor bound to its RDMA-capable driver (mlx5_core)
+ * that no /sys/class/infiniband device names (mlx5_ib not bound, a probe
+ * failure). Physical functions only: an SR-IOV VF without RDMA is usually
+ * meant for a VM. Returns its tree index, or -1; from *next on.
+ */
+static int missing_rdma_fn(const struct gdr_ctx *ctx,
+			   const struct nccl_state *s, size_t *next)
+{
+	for (size_t i = *next; i < ctx->tree.count; i++) {
+		const struct pcinode *n = &ctx->tree.n[i];
+		char t[64], p[128];
+		bool named = false;
+
+		if (n->bridge || n->class_bad || (n->class_code >> 16) != 0x02)
+			continue;
+		pci_attr(s, n->bdf, "vendor", t, sizeof(t));
+		if (strtoul(t, NULL, 0) != 0x15b3)
+			continue;
+		snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/driver", n->bdf);
+		if (sysroot_link_name(s->sr, p, t, sizeof(t)) < 0 ||
+		    strcmp(t, "mlx5_core"))
+			continue;
+		snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/physfn", n->bdf);
+		if (sysroot_exists(s->sr, p))
+			continue;
+		for (size_t k = 0; k < ctx->inv.nnic && !named; k++)
+			named = !strcmp(ctx->inv.nic[k].pci, n->bdf);
+		if (!named) {
+			*next = i + 1;
+			return (int)i;
+		}
+	}
+	*next = ctx->tree.count;
+	return -1;
+}
+
+/*
+ * GPU g's rails lost to NICs without an RDMA device: such a NIC nearer or
+ * as near (nvidia-smi class) as the GPU's nearest rail now would be one of
+ * its rails as built (NCCL takes the nearest path type). One result each
+ * (BLOCKED, or SKIP when exempted); returns how many.
+ */
+static int rails_without_rdma(struct gdr_ctx *ctx, const struct nccl_state *s,
+			      int gpu, const char *now)
+{
+	int subject = ctx->inv.gpu[gpu].subject, node, nbad = 0;
+	int gnode = pcitree_find(&ctx->tree, ctx->inv.gpu[gpu].pci);
+	enum topo_class best = TOPO_UNKNOWN;
+	size_t next = 0;
+
+	if (gnode < 0)
+		return 0;
+	for (size_t n = 0; n < ctx->inv.nnic; n++) {
+		int pi = pair_index(ctx, gpu, (int)n);
+
+		if (pi >= 0 && s->pm[pi].used && s->pm[pi].rail &&
+		    ctx->inv.pair[pi].path.cls < best)
+			best = ctx->inv.pair[pi].path.cls;
+	}
+	while ((node = missing_rdma_fn(ctx, s, &next)) >= 0) {
+		const char *bdf = ctx->tree.n[node].bdf, *why;
+		struct pcipath path;
+		struct result *r;
+
+		pcitree_path(&ctx->tree, gnode, node, &path);
+		if (!path.known || path.cls == TOPO_UNKNOWN || path.cls > best)
+			continue;
+		why = exempted(ctx, bdf, 0);
+		if (why) {
+			r = emit(ctx, subject, ST_SKIP, C_RAIL_EXEMPTED,
+				 "%s lost rail %s (%s): no RDMA device, "
+				 "exempted (%s); NCCL uses %s",
+				 ctx->rep->subj[subject].id, bdf,
+				 topo_class_name(path.cls), why, now);
+			ev_str(r, "exempted_by", "%s", why);
+		} else {
+			r = emit(ctx, subject, ST_BLOCKED, C_RAIL_NO_RDMA_DEVICE,
+				 "%s lost rail %s (%s): the NIC has no RDMA "
+				 "device (mlx5_core bound, nothing in "
+				 "/sys/class/infiniband); NCCL uses %s now",
+				 ctx->rep->subj[subject].id, bdf,
+				 topo_class_name(path.cls), now);
+			remedy_RAIL_NO_RDMA_DEVICE(r, bdf);
+		}
+		nbad++;
+		rail_evidence(r, bdf, 0, "rdma_device_missing");
+		ev_str(r, "distance", "%s", topo_class_name(path.cls));
+		ev_str(r, "rails_now", "%s", now);
+	}
+	return nbad;
+}
+
+/*
  * The rails NCCL would use with every present port ACTIVE (the node as
  * built) against those it uses now: a rail lost to a port that is not
  * ACTIVE, or one whose NIC's PCIe link trained down, fails the node (a
@@ -2752,6 +2846,19 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 	int gpu = t->gpu, subject = ctx->inv.gpu[gpu].subject, nbad = 0;
 	char now[256], built[256] = "";
 	size_t bused = 0;
+	const struct result *ns = ctx_result_of(ctx, "nic.netns", ctx->host);
+	const struct result *kv = ctx_result_of(ctx, "nic.kernel_verbs",
+						ctx->host);
+
+	/* This process cannot see the node's RDMA devices: nothing to judge. */
+	if ((ns && ns->code_index == C_NETNS_EXCLUSIVE_HIDDEN) ||
+	    (kv && kv->code_index == C_KERNEL_VERBS_HIDDEN)) {
+		emit(ctx, subject, ST_SKIP, C_RAILS_UNJUDGED, "the node's RDMA "
+		     "devices are hidden from this process (%s): its rails as "
+		     "built cannot be judged here", ns && ns->code_index ==
+		     C_NETNS_EXCLUSIVE_HIDDEN ? "nic.netns" : "nic.kernel_verbs");
+		return;
+	}
 
 	rails_now(ctx, s, gpu, now, sizeof(now));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
@@ -2822,6 +2929,7 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 			ev_str(r, "exempted_by", "%s", why);
 		ev_str(r, "rails_now", "%s", now);
 	}
+	nbad += rails_without_rdma(ctx, s, gpu, now);
 	if (!nbad) {
 		struct result *r;
 
