@@ -962,10 +962,38 @@ int nccl_local_nets(int ver, const struct nccl_net_path *paths, int n,
 			min_code = c;
 			count = 0;
 		}
-		if (paths[i].bw == max_bw && c == min_code)
-			locals[count++] = i;
+		if (paths[i].bw == max_bw && c == min_code) {
+			if (locals)
+				locals[count] = i;
+			count++;
+		}
 	}
 	return count;
+}
+
+/*
+ * paths.cc ncclTopoComputePaths:
+ *   P2C    gpuNode->paths[NET] and netNode->paths[GPU] both set
+ *          (2.27.3-2.30.7; v2.30.7-1 :806-807)
+ *   PXN    addInterStep(GPU, relay, GPU, g, NET, n): GPU->NET only,
+ *          "Only enabling it in the GPU->NIC direction" (2.12.7-2.30.7;
+ *          v2.30.7-1 :840)
+ *   no GDR addInterStep(CPU, .., NET, n, GPU, g) then (CPU, .., GPU, g,
+ *          NET, n): both (2.12.7-2.30.7; v2.30.7-1 :852-853)
+ */
+bool nccl_rewrite_net_side(int ver, enum nccl_rewrite rw)
+{
+	return rw != NCCL_RW_PXN;
+}
+
+/*
+ * topo.cc ncclTopoGetLocalNet, ncclTopoGetLocal(NET, localNets[0], GPU)
+ * (2.18.5-2.28.9; ncclTopoGetLocalNetType 2.30.7): the same comparison as
+ * nccl_local_nets, seen from the NIC.
+ */
+int nccl_net_local_gpus(int ver, const struct nccl_net_path *net_gpu, int n)
+{
+	return nccl_local_nets(ver, net_gpu, n, NULL);
 }
 
 /*

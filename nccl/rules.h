@@ -322,10 +322,26 @@ struct nccl_net_path {
 
 /*
  * ncclTopoGetLocal: the NICs with the best bandwidth, then the best type.
- * Writes their indices to locals (room for n), returns their count.
+ * Writes their indices to locals (room for n; NULL: count only), returns
+ * their count.
  */
 int nccl_local_nets(int ver, const struct nccl_net_path *paths, int n,
 		    int *locals);
+
+/* ncclTopoComputePaths' rewrites of a GPU->NIC path. */
+enum nccl_rewrite { NCCL_RW_P2C, NCCL_RW_PXN, NCCL_RW_NOGDR };
+/*
+ * Does the rewrite change the NIC's path to the GPU (netNode->paths[GPU],
+ * what ncclTopoGetLocal(NET, ..., GPU) reads) as well?
+ */
+bool nccl_rewrite_net_side(int ver, enum nccl_rewrite rw);
+
+/*
+ * ncclTopoGetLocalNet's localGpuCount (2.18.5+): ncclTopoGetLocal from the
+ * first of the GPU's local NICs to every GPU; net_gpu holds that NIC's
+ * paths to the n GPUs (the NIC's side: nccl_rewrite_net_side).
+ */
+int nccl_net_local_gpus(int ver, const struct nccl_net_path *net_gpu, int n);
 
 enum nccl_netdevs { NCCL_NETDEVS_AUTO, NCCL_NETDEVS_ALL, NCCL_NETDEVS_MAX };
 /* NCCL_NETDEVS_POLICY (2.28.3+); unknown values are AUTO. */
@@ -336,7 +352,7 @@ struct nccl_rail_in {
 	int gpu_dev;		/* CUDA device index of the GPU */
 	int channel;
 	int local_nets;		/* count from nccl_local_nets */
-	int local_gpus;		/* GPUs local to the first local NIC */
+	int local_gpus;		/* nccl_net_local_gpus */
 	/* 2.18.1-2.18.3: position among GPUs with the same local set */
 	int same_set_index, same_set_count;
 	enum nccl_netdevs policy;

@@ -1077,6 +1077,75 @@ static void test_local_nets(void **state)
 	assert_int_equal(locals[1], 2);
 }
 
+static void test_net_local_gpus(void **state)
+{
+	/*
+	 * nccl-pxn-hgx's mlx5_0 seen from the NIC: GPU0 PIX, GPU2 PXB, the
+	 * socket's NIC-less GPUs PHB, the other socket SYS. GPU1's own path
+	 * to it is PXN through GPU0, on the GPU's side only.
+	 */
+	static const struct nccl_net_path p[] = {
+		{ NPT_PIX, 24 }, { NPT_PHB, 24 }, { NPT_PXB, 24 }, { NPT_PHB, 24 },
+		{ NPT_SYS, 24 }, { NPT_SYS, 24 }, { NPT_SYS, 24 }, { NPT_SYS, 24 },
+	};
+	/* Two GPUs under one switch with the NIC. */
+	static const struct nccl_net_path q[] = {
+		{ NPT_PIX, 24 }, { NPT_PIX, 24 }, { NPT_SYS, 24 },
+	};
+	static const struct {
+		int ver;
+		const struct nccl_net_path *p;
+		int n, out;
+		const char *src;
+	} rows[] = {
+		{ V(2, 18, 5), p, 8, 1, "v2.18.5-1 src/graph/topo.cc:709" },
+		{ V(2, 21, 5), p, 8, 1, "v2.21.5-1 src/graph/topo.cc:829" },
+		{ V(2, 23, 4), p, 8, 1, "v2.23.4-1 src/graph/topo.cc:918" },
+		{ V(2, 27, 5), p, 8, 1, "v2.27.5-1 src/graph/topo.cc:1508" },
+		{ V(2, 28, 9), p, 8, 1, "v2.28.9-1 src/graph/topo.cc:1654" },
+		{ V(2, 30, 7), p, 8, 1, "v2.30.7-1 src/graph/topo.cc:2056" },
+		{ V(2, 30, 7), q, 3, 2, "v2.30.7-1 src/graph/topo.cc:2056" },
+	};
+
+	for (size_t i = 0; i < N(rows); i++) {
+		int got = nccl_net_local_gpus(rows[i].ver, rows[i].p, rows[i].n);
+
+		if (got != rows[i].out)
+			ROW_FAIL(i, rows[i].src);
+		assert_int_equal(got, rows[i].out);
+	}
+}
+
+static void test_rewrite_net_side(void **state)
+{
+	static const struct {
+		int ver;
+		enum nccl_rewrite rw;
+		bool out;
+		const char *src;
+	} rows[] = {
+		{ V(2, 18, 5), NCCL_RW_PXN, false, "v2.18.5-1 src/graph/paths.cc:599 GPU->NET only" },
+		{ V(2, 21, 5), NCCL_RW_PXN, false, "v2.21.5-1 src/graph/paths.cc:622" },
+		{ V(2, 28, 9), NCCL_RW_PXN, false, "v2.28.9-1 src/graph/paths.cc:740" },
+		{ V(2, 30, 7), NCCL_RW_PXN, false, "v2.30.7-1 src/graph/paths.cc:840" },
+		{ V(2, 27, 5), NCCL_RW_P2C, true, "v2.27.5-1 src/graph/paths.cc:686 netNode->paths[GPU]" },
+		{ V(2, 28, 9), NCCL_RW_P2C, true, "v2.28.9-1 src/graph/paths.cc:709" },
+		{ V(2, 30, 7), NCCL_RW_P2C, true, "v2.30.7-1 src/graph/paths.cc:807" },
+		{ V(2, 12, 7), NCCL_RW_NOGDR, true, "v2.12.7-1 src/graph/paths.cc:551 NET->CPU->GPU" },
+		{ V(2, 21, 5), NCCL_RW_NOGDR, true, "v2.21.5-1 src/graph/paths.cc:633" },
+		{ V(2, 28, 9), NCCL_RW_NOGDR, true, "v2.28.9-1 src/graph/paths.cc:751" },
+		{ V(2, 30, 7), NCCL_RW_NOGDR, true, "v2.30.7-1 src/graph/paths.cc:852" },
+	};
+
+	for (size_t i = 0; i < N(rows); i++) {
+		bool got = nccl_rewrite_net_side(rows[i].ver, rows[i].rw);
+
+		if (got != rows[i].out)
+			ROW_FAIL(i, rows[i].src);
+		assert_int_equal(got, rows[i].out);
+	}
+}
+
 static void test_rail_pick(void **state)
 {
 	static const struct {
@@ -1103,6 +1172,21 @@ static void test_rail_pick(void **state)
 		{ V(2, 30, 7), 2, 0, 3, 3, 0, 0, NCCL_NETDEVS_AUTO, 0, 2, "v2.30.7-1 src/graph/topo.cc:2071 not pow2" },
 		{ V(2, 30, 7), 4, 0, 3, 2, 0, 0, NCCL_NETDEVS_AUTO, 0, 0, "v2.30.7-1 src/graph/topo.cc:2070 4 % 2" },
 		{ V(2, 29, 7), 4, 0, 3, 2, 0, 0, NCCL_NETDEVS_AUTO, 0, 1, "v2.29.7-1 src/graph/topo.cc:1720 4 % 3 at the end" },
+		/*
+		 * nccl-pxn-hgx GPU1 (dev 1): 4 PXN NICs, one GPU nearest the
+		 * first of them from the NIC: all 4, one per channel.
+		 */
+		{ V(2, 21, 5), 1, 0, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 2, "v2.21.5-1 src/graph/topo.cc:830-831 mirrorBits(1,4)=2" },
+		{ V(2, 21, 5), 1, 3, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 1, "v2.21.5-1 src/graph/topo.cc:832 DIVUP(4,1)" },
+		{ V(2, 23, 4), 1, 2, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 0, "v2.23.4-1 src/graph/topo.cc:921 DIVUP(4,1)" },
+		{ V(2, 27, 5), 1, 1, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 3, "v2.27.5-1 src/graph/topo.cc:1512 DIVUP(4,1)" },
+		{ V(2, 28, 9), 1, 3, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 1, "v2.28.9-1 src/graph/topo.cc:1655 DIVUP(4,1)" },
+		{ V(2, 28, 9), 1, 1, 4, 1, 0, 0, NCCL_NETDEVS_MAX, 1, 2, "v2.28.9-1 src/graph/topo.cc:1659 MAX:1" },
+		/* 2.30.7: dev 1 % 1 = 0, so it starts at the first NIC */
+		{ V(2, 30, 7), 1, 0, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 0, "v2.30.7-1 src/graph/topo.cc:2070 1 % 1" },
+		{ V(2, 30, 7), 1, 3, 4, 1, 0, 0, NCCL_NETDEVS_AUTO, 0, 3, "v2.30.7-1 src/graph/topo.cc:2058 DIVUP(4,1)" },
+		/* the old count (5 GPUs list mlx5_0) gave one NIC, and moved the start */
+		{ V(2, 30, 7), 1, 3, 4, 5, 0, 0, NCCL_NETDEVS_AUTO, 0, 2, "v2.30.7-1 src/graph/topo.cc:2070 1 % 5 mirrored" },
 	};
 
 	for (size_t i = 0; i < N(rows); i++) {
@@ -1354,6 +1438,8 @@ int main(void)
 		cmocka_unit_test(test_ib_speed),
 		cmocka_unit_test(test_cpu_path),
 		cmocka_unit_test(test_local_nets),
+		cmocka_unit_test(test_net_local_gpus),
+		cmocka_unit_test(test_rewrite_net_side),
 		cmocka_unit_test(test_rail_pick),
 		cmocka_unit_test(test_netdevs_policy),
 		CONF_TEST(test_conf_precedence),
