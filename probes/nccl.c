@@ -70,6 +70,13 @@ struct pair_model {
 	bool vlink;		/* over a Broadcom virtual switch link */
 	enum nccl_ptype pci_type;	/* the type before flattening */
 	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
+	/*
+	 * The NIC's path to the GPU (netNode->paths[GPU]): type and bw of
+	 * the same walk, then only the rewrites nccl_rewrite_net_side says
+	 * reach it (P2C, no GDR; never PXN).
+	 */
+	enum nccl_ptype net_type;
+	double net_bw;
 	/* the same path through the CPU (nccl_nogdr_path): its two halves */
 	double bw_gpu_cpu;	/* GPU -> CPU over PCI: GPU link, uplinks */
 	double bw_cpu_net;	/* CPU -> NET: uplinks, NIC link, port */
@@ -1070,8 +1077,37 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
  * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
  * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
  * ncclTopoComputePaths, so after the PXN rewrite and the no-GDR re-route
- * (paths.cc; topo.cc; apply_nogdr).
+ * (paths.cc; topo.cc; apply_nogdr). The GPU count it divides by is seen
+ * from the first local NIC (net_type/net_bw), where PXN is not: a GPU
+ * reaching its NICs by PXN usually shares them with one GPU only.
  */
+/*
+ * ncclTopoGetLocalNet's localGpuCount for a GPU whose first local NIC is
+ * nic: the GPUs nearest that NIC by its own paths. paths: room for ngpu.
+ */
+static int net_local_gpus(struct gdr_ctx *ctx, const struct nccl_state *s,
+			  int nic, struct nccl_net_path *paths)
+{
+	int nc = 0;
+	bool bw_known = true;
+
+	for (size_t h = 0; h < ctx->inv.ngpu; h++) {
+		int pi = pair_index(ctx, (int)h, nic);
+
+		/* NCCL's system holds the GPUs whose path it knows. */
+		if (pi < 0 || !s->pm[pi].used)
+			continue;
+		paths[nc].type = s->pm[pi].net_type;
+		paths[nc].bw = s->pm[pi].net_bw;
+		bw_known &= paths[nc].bw > 0;
+		nc++;
+	}
+	/* As for the GPU's side: a width unread compares the types alone. */
+	for (int k = 0; k < nc && !bw_known; k++)
+		paths[k].bw = 1.0;
+	return nc ? nccl_net_local_gpus(s->ver, paths, nc) : 0;
+}
+
 static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	const struct inventory *inv = &ctx->inv;
@@ -1079,13 +1115,15 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	int *locals = xcalloc(ng * nn + 1, sizeof(int));
 	int *nlocal = xcalloc(ng + 1, sizeof(int));
 	int *cand = xcalloc(nn + 1, sizeof(int));
-	struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
+	int *loc = xcalloc(nn + 1, sizeof(int));
+	struct nccl_net_path *paths = xcalloc((nn > ng ? nn : ng) + 1,
+					      sizeof(*paths));
 
 	for (size_t i = 0; i < inv->npair; i++)
 		s->pm[i].rail = false;
 
 	for (size_t g = 0; g < ng; g++) {
-		int nc = 0, loc[64];
+		int nc = 0;
 		bool bw_known = true;
 
 		for (size_t n = 0; n < nn; n++) {
@@ -1102,30 +1140,24 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 		/* A port rate unread: compare the types alone (equal widths). */
 		for (int k = 0; k < nc && !bw_known; k++)
 			paths[k].bw = 1.0;
-		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
-						 nc <= 64 ? loc : loc) : 0;
-		if (nlocal[g] > 64)
-			nlocal[g] = 64;
+		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc, loc) : 0;
 		for (int k = 0; k < nlocal[g]; k++)
 			locals[g * nn + (size_t)k] = cand[loc[k]];
 	}
 	for (size_t g = 0; g < ng; g++) {
 		const struct cuda_gpu *cg = ctx_cuda_gpu(ctx, (int)g);
 		struct nccl_rail_in ri;
-		int lg = 0, same = 0, same_idx = 0;
+		int lg, same = 0, same_idx = 0;
 
 		if (!nlocal[g])
 			continue;
+		lg = net_local_gpus(ctx, s, locals[g * nn], paths);
 		for (size_t h = 0; h < ng; h++) {
-			bool has = false, eq = nlocal[h] == nlocal[g];
+			bool eq = nlocal[h] == nlocal[g];
 
-			for (int k = 0; k < nlocal[h]; k++) {
-				has |= locals[h * nn + (size_t)k] ==
-				       locals[g * nn];
+			for (int k = 0; k < nlocal[h]; k++)
 				eq &= locals[h * nn + (size_t)k] ==
 				      locals[g * nn + (size_t)k];
-			}
-			lg += has;
 			if (eq) {
 				if (h < g)
 					same_idx++;
@@ -1154,6 +1186,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	free(locals);
 	free(nlocal);
 	free(cand);
+	free(loc);
 	free(paths);
 }
 
@@ -1287,6 +1320,8 @@ static void apply_p2c(struct gdr_ctx *ctx, struct nccl_state *s)
 			m->type = nccl_p2c_path(s->ver, m->type, gc,
 						m->type == NPT_SYS ? NPT_SYS :
 						NPT_PHB, local[n]);
+			if (nccl_rewrite_net_side(s->ver, NCCL_RW_P2C))
+				m->net_type = m->type;
 		}
 	}
 	free(paths);
@@ -1340,6 +1375,12 @@ static bool apply_nogdr(struct gdr_ctx *ctx, struct nccl_state *s)
 		m->nogdr_from = m->type;
 		m->type = t;
 		m->bw = bw;
+		/* addInterStep merges both halves alike either way. */
+		if (nccl_rewrite_net_side(s->ver, NCCL_RW_NOGDR)) {
+			changed |= t != m->net_type || bw != m->net_bw;
+			m->net_type = t;
+			m->net_bw = bw;
+		}
 		m->relay = -1;
 		m->relay_dist = NPT_DIS;
 	}
@@ -1373,6 +1414,9 @@ static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 		m->port = hca_port(s, &inv->nic[pr->nic]);
 		m->used = s->ib_used && m->known && m->port >= 0;
 		pci_view(ctx, s, pr, m);
+		/* ncclTopoSetPaths: every link has the same width both ways. */
+		m->net_type = m->type;
+		m->net_bw = m->bw;
 	}
 
 	apply_p2c(ctx, s);
@@ -1427,6 +1471,10 @@ static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 				m->type = NPT_PXN;
 				/* min(NVLink, relay->NIC): the relay's path. */
 				m->bw = s->pm[pi].bw;
+				if (nccl_rewrite_net_side(s->ver, NCCL_RW_PXN)) {
+					m->net_type = m->type;
+					m->net_bw = m->bw;
+				}
 				any_pxn = true;
 			}
 		}
