@@ -1079,13 +1079,15 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	int *locals = xcalloc(ng * nn + 1, sizeof(int));
 	int *nlocal = xcalloc(ng + 1, sizeof(int));
 	int *cand = xcalloc(nn + 1, sizeof(int));
+	/* As many equally near NICs as the node has (an SR-IOV host: 256). */
+	int *loc = xcalloc(nn + 1, sizeof(int));
 	struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
 
 	for (size_t i = 0; i < inv->npair; i++)
 		s->pm[i].rail = false;
 
 	for (size_t g = 0; g < ng; g++) {
-		int nc = 0, loc[64];
+		int nc = 0;
 		bool bw_known = true;
 
 		for (size_t n = 0; n < nn; n++) {
@@ -1102,10 +1104,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 		/* A port rate unread: compare the types alone (equal widths). */
 		for (int k = 0; k < nc && !bw_known; k++)
 			paths[k].bw = 1.0;
-		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc,
-						 nc <= 64 ? loc : loc) : 0;
-		if (nlocal[g] > 64)
-			nlocal[g] = 64;
+		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc, loc) : 0;
 		for (int k = 0; k < nlocal[g]; k++)
 			locals[g * nn + (size_t)k] = cand[loc[k]];
 	}
@@ -1154,6 +1153,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	free(locals);
 	free(nlocal);
 	free(cand);
+	free(loc);
 	free(paths);
 }
 

@@ -123,6 +123,16 @@ usage "'2.28'" $S --nccl-version 2.28
 usage "'2.28.9x'" $S --nccl-version 2.28.9x
 usage "'nccls'" $S --require nccls
 usage "--exempt-port needs a port" $S --exempt-port ,
+# A bad letter in a bundle is named, not the argument before it.
+usage "unknown option '-Z'" $S --quiet -Zj
+# --output and --capture naming one file (directly or through a link)
+# would lose the archive: refused before anything is written.
+usage "name the same file" $S -o "$work/same" --capture "$work/same"
+ln -s same "$work/same.lnk"
+usage "name the same file" $S -o "$work/same.lnk" --capture "$work/same"
+if [ -e "$work/same" ]; then
+	bad "--output/--capture collision" "wrote $work/same"
+fi
 usage "'foo'" $S foo bar
 usage "'sometimes'" $S --color=sometimes
 usage "--libcuda" $S --libcuda=
