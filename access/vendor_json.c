@@ -617,7 +617,7 @@ int vendor_json_replay(struct sysroot *sr, struct vendor_facts *vf, char *err,
 	ssize_t n = 0;
 	int fd, ret = -1;
 
-	fd = sysroot_open(sr, VENDOR_FACTS_PATH, O_RDONLY | O_CLOEXEC);
+	fd = sysroot_open_regular(sr, VENDOR_FACTS_PATH);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0) {

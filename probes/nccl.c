@@ -372,7 +372,9 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 		if (!realpath(path, real))
 			snprintf(real, sizeof(real), "%s", path);
 	} else if (find_libnccl(ctx->sr, path, sizeof(path), &how)) {
-		fd = regular_fd(sysroot_open(ctx->sr, path, LIB_OPEN_FLAGS));
+		fd = sysroot_open_regular(ctx->sr, path);
+		if (fd < 0)
+			fd = -1;
 		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
 			snprintf(real, sizeof(real), "%s", path);
 	} else {
