@@ -989,6 +989,14 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	sr = sysroot_new(opt.sysroot);
+	if (sr && opt.sysroot && !sysroot_is_dir(sr, "/") &&
+	    (errno == EMFILE || errno == ENFILE)) {
+		/* Starved of descriptors: the run cannot decide, say so. */
+		fprintf(stderr, "gdrcheck: cannot open --sysroot '%s': %s\n",
+			opt.sysroot, strerror(errno));
+		sysroot_free(sr);
+		return EXIT_UNDECIDED;
+	}
 	if (sr && opt.sysroot && !sysroot_is_dir(sr, "/")) {
 		sysroot_free(sr);
 		return usage_error("--sysroot '%s' is not a directory",

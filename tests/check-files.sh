@@ -4,8 +4,8 @@
 # at each such path never block the run, never crash it, and the report is
 # complete (exit 0, 1 or 3; the JSON parses). The paths: /proc/kallsyms,
 # /proc/config.gz, /boot/config-RELEASE, /etc/nccl.conf, /etc/ld.so.cache,
-# a capture's gdrcheck/vendor-facts.json and gdrcheck/libnccl, --libnccl,
-# --pci-dump.
+# a capture's gdrcheck/vendor-facts.json, gdrcheck/libnccl and
+# gdrcheck/kallsyms, --libnccl; and a run with 4 to 6 file descriptors.
 #
 #   tests/check-files.sh   ends with "files: N passed, N failed"
 set -u
@@ -85,6 +85,25 @@ for kind in fifo dir zero unreadable; do
 	plant $kind "$work/lib.$kind"
 	one "$kind at --libnccl" --sysroot "$work/s" --only topo \
 		--libnccl "$work/lib.$kind"
+done
+# Starved of descriptors: a complete report or one line on stderr, exit 3.
+for n in 4 5 6; do
+	SOURCE_DATE_EPOCH=0 timeout -k 5 40 prlimit --nofile=$n:$n "$bin" \
+		--sysroot "$work/base" --json >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ $rc -ne 3 ]; then
+		echo "FAIL RLIMIT_NOFILE=$n: exit $rc, expected 3"
+		fail=$((fail + 1))
+	elif python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
+		"$work/out" 2>/dev/null ||
+		{ [ ! -s "$work/out" ] && [ "$(wc -l <"$work/err")" -eq 1 ]; }; then
+		echo "PASS RLIMIT_NOFILE=$n: exit 3, $( [ -s "$work/out" ] &&
+			echo report || echo one-line error)"
+		pass=$((pass + 1))
+	else
+		echo "FAIL RLIMIT_NOFILE=$n: neither a report nor one line"
+		fail=$((fail + 1))
+	fi
 done
 echo "files: $pass passed, $fail failed"
 [ $fail -eq 0 ]
