@@ -96,6 +96,7 @@ suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite files tests/check-files.sh
+suite redact tests/check-redact.sh
 suite examples-ops tests/examples/run.sh
 # The real H200 capture replays to the node's own results (expected
 # differences of an old archive stated in the script).
