@@ -56,7 +56,7 @@ UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_repor
 	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps \
 	     tests/unit/test_nccl_libfind
 
-.PHONY: all clean check test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
+.PHONY: all clean check check-quick test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 
 all: gdrcheck
 
@@ -123,6 +123,11 @@ scenarios: gdrcheck doubles
 # One command runs every test layer and ends with "N passed, N failed".
 check test: gdrcheck doubles unit
 	./tests/run-all.sh
+
+# The edit-test loop: unit tests, scenarios and consistency (~4 min on 2
+# cores); `make check` runs every layer (~25 min: VMs, Slurm, ASan).
+check-quick: gdrcheck doubles unit
+	GDRCHECK_QUICK=1 ./tests/run-all.sh
 
 # ASan + UBSan build in build/asan/ (the main build stays as it is).
 sanitize: sanitize-check

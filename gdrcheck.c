@@ -14,6 +14,7 @@
  * report/ (the renderers).
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -55,8 +56,8 @@ static void usage(FILE *out)
 	      "      --format FORMAT      text (default), json, junit (JUnit XML for CI)\n"
 	      "                           or prometheus (node_exporter textfile)\n"
 	      "  -q, --quiet              print only the verdict line\n"
-	      "      --redact             mask the hostname, GIDs, GUIDs and MACs (for\n"
-	      "                           bug tickets)\n"
+	      "      --redact             mask the hostname, GPU UUIDs, GIDs, GUIDs and\n"
+	      "                           MACs (for bug tickets)\n"
 	      "      --only LIST          run only these gates or layers (comma list)\n"
 	      "      --skip LIST          do not run these gates or layers\n"
 	      "  -o, --output FILE        write the report to FILE\n"
@@ -139,13 +140,20 @@ usage_error(const char *fmt, ...)
  * (0 when unknown), so a word starting "--" is named as written, up to
  * any "=value".
  */
+static bool long_is(const char *name, int opt);
+
 static int bad_option(int c, const char *word)
 {
 	/* glibc's optopt is a plain char: 0xff comes as -1. */
 	int opt = optopt < 0 ? optopt & 0xff : optopt;
 	char name[64];
 
-	if (!strncmp(word, "--", 2))
+	/*
+	 * In a bundle (`--quiet -Zj`) getopt has not moved on: word is the
+	 * argument before the bundle. It names the error only when the
+	 * failing option is that long option (--require with no value).
+	 */
+	if (!strncmp(word, "--", 2) && long_is(word + 2, opt))
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(word, "="),
 			 word);
 	else if (opt > 0 && opt < 256 && opt != '-')
@@ -481,6 +489,21 @@ static const struct opt_desc opt_table[] = {
 /* getopt's value for a row: its short letter, else 256 + its index. */
 #define OPT_LONG_BASE 256
 
+/* Is long option `name` (up to '=') the one getopt reports as opt? */
+static bool long_is(const char *name, int opt)
+{
+	size_t n = strcspn(name, "=");
+
+	if (opt <= 0)
+		return true;		/* an unknown long option */
+	for (size_t i = 0; i < NOPTS; i++)
+		if (strlen(opt_table[i].name) == n &&
+		    !strncmp(opt_table[i].name, name, n))
+			return opt_table[i].short_name == opt ||
+			       opt == OPT_LONG_BASE + (int)i;
+	return false;
+}
+
 /* getopt_long's view of the table: long options and the short string. */
 static void getopt_tables(struct option *lo, char *shorts)
 {
@@ -530,6 +553,53 @@ static void options_defaults(struct options *o)
 }
 
 /* What is checked once every option is in: the whole command line. */
+/*
+ * path as the file it names: realpath when it exists, else its directory's
+ * realpath and its own name (a file --output would create).
+ */
+static void target_of(const char *path, char *buf, size_t len, int depth)
+{
+	char dir[2 * PATH_MAX + 2], rd[PATH_MAX], lnk[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	struct stat st;
+	ssize_t n;
+
+	if (realpath(path, rd)) {
+		snprintf(buf, len, "%s", rd);
+		return;
+	}
+	/* A dangling link: the file --output would write through it. */
+	if (depth < 8 && !lstat(path, &st) && S_ISLNK(st.st_mode) &&
+	    (n = readlink(path, lnk, sizeof(lnk) - 1)) > 0) {
+		lnk[n] = '\0';
+		if (lnk[0] != '/' && base)
+			snprintf(dir, sizeof(dir), "%.*s/%s",
+				 (int)(base - path), path, lnk);
+		else
+			snprintf(dir, sizeof(dir), "%s", lnk);
+		target_of(dir, buf, len, depth + 1);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - path) : 1,
+		 base ? (base == path ? "/" : path) : ".");
+	if (!realpath(dir, rd))
+		snprintf(rd, sizeof(rd), "%.4000s", dir);
+	snprintf(buf, len, "%s/%s", rd, base ? base + 1 : path);
+}
+
+/* Do --output and --capture name one file (directly or through a link)? */
+static bool same_output(const char *a, const char *b)
+{
+	char ta[PATH_MAX + 256], tb[PATH_MAX + 256];
+	struct stat sa, sb;
+
+	if (!stat(a, &sa) && !stat(b, &sb))
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	target_of(a, ta, sizeof(ta), 0);
+	target_of(b, tb, sizeof(tb), 0);
+	return !strcmp(ta, tb);
+}
+
 static int options_finish(struct parsing *p, int argc, char **argv)
 {
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
@@ -544,6 +614,10 @@ static int options_finish(struct parsing *p, int argc, char **argv)
 				   EPOCH_MAX);
 	if (o->sysroot && !o->sysroot[0])
 		return usage_error("empty --sysroot");
+	/* One would overwrite the other: the archive was silently lost. */
+	if (o->output && o->capture && same_output(o->output, o->capture))
+		return usage_error("--output '%s' and --capture '%s' name the "
+				   "same file", o->output, o->capture);
 	o->gates = (p->only_given ? p->only : GATE_ALL) & ~p->skip;
 	return 0;
 }
@@ -915,6 +989,14 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	sr = sysroot_new(opt.sysroot);
+	if (sr && opt.sysroot && !sysroot_is_dir(sr, "/") &&
+	    (errno == EMFILE || errno == ENFILE)) {
+		/* Starved of descriptors: the run cannot decide, say so. */
+		fprintf(stderr, "gdrcheck: cannot open --sysroot '%s': %s\n",
+			opt.sysroot, strerror(errno));
+		sysroot_free(sr);
+		return EXIT_UNDECIDED;
+	}
 	if (sr && opt.sysroot && !sysroot_is_dir(sr, "/")) {
 		sysroot_free(sr);
 		return usage_error("--sysroot '%s' is not a directory",

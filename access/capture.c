@@ -129,6 +129,47 @@ static bool canonical(const char *path, enum entry_type type, char *out,
 			base) < (int)len;
 }
 
+/*
+ * path without "." and ".." components (in place), so that no archive
+ * member name climbs out of the directory it is unpacked into; false when
+ * it would climb above the root.
+ */
+static bool lexical(char *path)
+{
+	char *out = path, *in = path;
+
+	if (*in != '/')
+		return false;
+	while (*in) {
+		size_t n;
+
+		in += strspn(in, "/");
+		n = strcspn(in, "/");
+		if (!n)
+			break;
+		if (n == 1 && in[0] == '.') {
+			in += n;
+			continue;
+		}
+		if (n == 2 && in[0] == '.' && in[1] == '.') {
+			if (out == path)
+				return false;
+			while (out > path && *--out != '/')
+				;
+			in += n;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, in, n);
+		out += n;
+		in += n;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+	return true;
+}
+
 static void add(const char *in, enum entry_type type, const char *data,
 		size_t len)
 {
@@ -145,7 +186,8 @@ static void add(const char *in, enum entry_type type, const char *data,
 	depth--;
 	if (!ok)
 		snprintf(path, sizeof(path), "%s", in);
-	if (!strcmp(path, "/") || find(path))
+	/* /proc/self/.. and the like: never a member name with "..". */
+	if (!lexical(path) || !strcmp(path, "/") || find(path))
 		return;
 	if (cap.n == cap.cap) {
 		size_t ncap = cap.cap ? cap.cap * 2 : 256;
@@ -207,6 +249,49 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
+/* The keys environ_kept leaves out, as "NAME=" (what they identify). */
+static bool identity_key(const char *line)
+{
+	line += strspn(line, " \t");
+	return !strncmp(line, "NCCL_COMM_ID", 12) ||
+	       !strncmp(line, "NCCL_HOSTID", 11);
+}
+
+/*
+ * An NCCL configuration file (/etc/nccl.conf, ~/.nccl.conf, whatever
+ * NCCL_CONF_FILE names) keeps its settings but not the rendezvous address
+ * or host id the environment's copy is scrubbed of: those lines go.
+ */
+static void scrub_identity_lines(struct entry *e)
+{
+	size_t used = 0;
+	char *out;
+
+	if (!e->data || (!memmem(e->data, e->len, "NCCL_COMM_ID", 12) &&
+			 !memmem(e->data, e->len, "NCCL_HOSTID", 11)))
+		return;
+	out = malloc(e->len + 1);
+	if (!out)
+		return;
+	for (size_t at = 0; at < e->len;) {
+		const char *nl = memchr(e->data + at, '\n', e->len - at);
+		size_t n = nl ? (size_t)(nl - (e->data + at)) + 1 : e->len - at;
+		char line[64];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(n < 63 ? n : 63),
+			 e->data + at);
+		if (!identity_key(line)) {
+			memcpy(out + used, e->data + at, n);
+			used += n;
+		}
+		at += n;
+	}
+	out[used] = '\0';
+	free(e->data);
+	e->data = out;
+	e->len = used;
+}
+
 /* Replace what identifies the machine; the meaning stays for a replay. */
 static void scrub(struct entry *e)
 {
@@ -214,6 +299,8 @@ static void scrub(struct entry *e)
 
 	if (e->type != E_FILE)
 		return;
+	if (strncmp(e->path, "/sys/", 5) && strncmp(e->path, "/proc/", 6))
+		scrub_identity_lines(e);
 	if (!strcmp(e->path, "/proc/sys/kernel/hostname")) {
 		free(e->data);
 		e->data = strdup("captured-node\n");

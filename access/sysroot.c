@@ -527,7 +527,7 @@ int sysroot_access(struct sysroot *sr, const char *path)
  * with O_PATH first: opening a FIFO can block and opening a device can act
  * on the device, so neither is opened for reading at all.
  */
-static int open_regular(struct sysroot *sr, const char *path)
+int sysroot_open_regular(struct sysroot *sr, const char *path)
 {
 	struct stat st, st2;
 	int pfd, fd;
@@ -628,7 +628,7 @@ static ssize_t read_text(struct sysroot *sr, const char *path, char *buf,
 			memcpy(buf, e->data, (size_t)e->ret + 1);
 		return e->ret;
 	}
-	fd = open_regular(sr, path);
+	fd = sysroot_open_regular(sr, path);
 	if (fd < 0) {
 		if (!head_only)
 			memo_put(sr, path, MEMO_TEXT, len, fd, NULL, 0);
@@ -697,7 +697,7 @@ ssize_t sysroot_read_bin(struct sysroot *sr, const char *path, void *buf,
 {
 	size_t used = 0;
 	ssize_t ret = 0;
-	int fd = open_regular(sr, path);
+	int fd = sysroot_open_regular(sr, path);
 
 	if (fd < 0)
 		return fd;

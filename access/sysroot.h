@@ -87,6 +87,16 @@ const char *sysroot_strerror(int err);
 /* open(2) of path inside the sysroot, confined: an fd or -errno. */
 int sysroot_open(struct sysroot *sr, const char *path, int flags);
 
+/*
+ * The one rule for a file read whole or streamed (kallsyms, a kernel
+ * config, a capture member, a library): looked at with O_PATH first and
+ * opened (read-only, non-blocking) only when it is a regular file, so a
+ * FIFO never blocks and a device is never opened; an fd, or -EISDIR,
+ * -SYSROOT_ENOTREG, -errno. Not recorded by --capture: the caller says
+ * what it read.
+ */
+int sysroot_open_regular(struct sysroot *sr, const char *path);
+
 /* stat(2) (following links, inside the sysroot); 0 or -errno. */
 int sysroot_stat(struct sysroot *sr, const char *path, struct stat *st);
 

@@ -501,6 +501,38 @@ static int dec_field(struct dec *d, const struct field *f, json_t *v, char *base
 	return fail(d, "unknown field type");
 }
 
+/*
+ * Replay trusts no count: an array's count member must agree with the
+ * elements decoded. A recorded count (gpus_recorded, npairs, nnics: what
+ * the array holds) equals them; a total (verbs.count, all the devices)
+ * may exceed them only where the array is full. A capture that said
+ * npairs 100000 beside two pairs sent the gates past the array.
+ */
+static int check_counts(struct dec *d, const struct field *tab, json_t *o,
+			const char *base)
+{
+	for (const struct field *f = tab; f->name; f++) {
+		const struct field *c = NULL;
+		size_t n;
+		int count;
+
+		if (f->type != T_ARR || f->count_off < 0)
+			continue;
+		for (const struct field *g = tab; g->name && !c; g++)
+			if ((long)g->off == f->count_off && g->type == T_INT)
+				c = g;
+		if (!c)
+			continue;
+		n = json_array_size(json_object_get(o, f->name));
+		memcpy(&count, base + f->count_off, sizeof(count));
+		if (count < 0 || (size_t)count < n ||
+		    ((size_t)count > n && (n < f->cap || strcmp(c->name, "count"))))
+			return fail(d, "%s is %d but %s holds %zu", c->name, count,
+				    f->name, n);
+	}
+	return 0;
+}
+
 static int dec_obj(struct dec *d, const struct field *tab, json_t *o, char *base)
 {
 	size_t at = strlen(d->path);
@@ -519,7 +551,7 @@ static int dec_obj(struct dec *d, const struct field *tab, json_t *o, char *base
 			return -1;
 	}
 	d->path[at] = '\0';
-	return 0;
+	return check_counts(d, tab, o, base);
 }
 
 /*
@@ -617,7 +649,7 @@ int vendor_json_replay(struct sysroot *sr, struct vendor_facts *vf, char *err,
 	ssize_t n = 0;
 	int fd, ret = -1;
 
-	fd = sysroot_open(sr, VENDOR_FACTS_PATH, O_RDONLY | O_CLOEXEC);
+	fd = sysroot_open_regular(sr, VENDOR_FACTS_PATH);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0) {

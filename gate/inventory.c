@@ -192,9 +192,12 @@ static bool realpath_bdf(struct sysroot *sr, const char *link, char *out,
 	char tail;
 	int ret = sysroot_realpath(sr, link, real, sizeof(real));
 
-	/* A loop is an unreadable entry, not an absent one. */
-	if (ret == -ELOOP && err)
-		*err = ELOOP;
+	/*
+	 * A loop or a refusal (EACCES) is an unreadable entry, not an absent
+	 * one: only ENOENT means there is no link (a software device).
+	 */
+	if (ret && ret != -ENOENT && ret != -ENOTDIR && err)
+		*err = -ret;
 	if (ret)
 		return false;
 	for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
@@ -223,6 +226,8 @@ static void nic_pci(struct sysroot *sr, struct inv_nic *nic)
 		snprintf(nic->pci_via, sizeof(nic->pci_via), "device");
 		return;
 	}
+	if (nic->pci_err)
+		return;		/* there, but unreadable: not a soft device */
 	snprintf(p, sizeof(p), IB_CLASS "/%s/parent", nic->name);
 	if (sysroot_read_line(sr, p, ndev, sizeof(ndev)) || !ndev[0] ||
 	    strchr(ndev, '/'))

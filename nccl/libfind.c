@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nccl/libfind.h"
@@ -68,12 +69,19 @@ bool nccl_version_from_fd(int fd, int *ver)
 	char *buf = malloc(size);
 	size_t keep = 0;
 	bool found = false;
+	struct stat st;
+	/* No further than the file's size, at most 2 GiB (a libnccl is
+	 * a few hundred MiB): a file that grows under us ends there. */
+	off_t left = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		     st.st_size < ((off_t)2 << 30) ? st.st_size : ((off_t)2 << 30);
 	ssize_t n;
 
 	if (!buf)
 		return false;
-	while ((n = read(fd, buf + keep, size - keep)) > 0) {
+	while (left > 0 && (n = read(fd, buf + keep, size - keep)) > 0) {
 		size_t len = keep + (size_t)n;
+
+		left -= n;
 
 		if (nccl_version_scan(buf, len, ver, &keep)) {
 			found = true;

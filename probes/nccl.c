@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/mlx5.h"
@@ -315,6 +316,26 @@ static bool replay_libnccl(struct nccl_state *s, char *path, size_t plen,
 	return true;
 }
 
+/*
+ * A library is read for its version string only when it is a regular
+ * file: opened non-blocking (a FIFO at --libnccl or on the loader path
+ * would block the run past every deadline), anything else refused
+ * (/dev/zero never ends). Returns fd, or -1 with fd closed.
+ */
+#define LIB_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+static int regular_fd(int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	const struct options *o = ctx->opt;
@@ -354,11 +375,13 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 	}
 	if (o->libnccl) {
 		snprintf(path, sizeof(path), "%s", o->libnccl);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || !realpath(path, real))
+		fd = regular_fd(open(path, LIB_OPEN_FLAGS));
+		if (!realpath(path, real))
 			snprintf(real, sizeof(real), "%s", path);
 	} else if (find_libnccl(ctx->sr, path, sizeof(path), &how)) {
-		fd = sysroot_open(ctx->sr, path, O_RDONLY | O_CLOEXEC);
+		fd = sysroot_open_regular(ctx->sr, path);
+		if (fd < 0)
+			fd = -1;
 		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
 			snprintf(real, sizeof(real), "%s", path);
 	} else {
@@ -1115,6 +1138,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 	int *locals = xcalloc(ng * nn + 1, sizeof(int));
 	int *nlocal = xcalloc(ng + 1, sizeof(int));
 	int *cand = xcalloc(nn + 1, sizeof(int));
+	/* As many equally near NICs as the node has (an SR-IOV host: 256). */
 	int *loc = xcalloc(nn + 1, sizeof(int));
 	struct nccl_net_path *paths = xcalloc((nn > ng ? nn : ng) + 1,
 					      sizeof(*paths));

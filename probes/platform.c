@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Layer 5: the platform — BAR1, IOMMU, ACS on the path, link health. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,21 @@ static int resource_line_len(const char *text, int n)
 	const char *l = resource_line(text, n);
 
 	return (int)strcspn(l, "\n") < 200 ? (int)strcspn(l, "\n") : 200;
+}
+
+/*
+ * A byte count as JSON's signed integer: a BAR spanning 2^63 or more
+ * (a corrupt resource file) saturates and says so, never negative.
+ */
+static void ev_bytes(struct result *r, const char *key, unsigned long long v)
+{
+	char sat[64];
+
+	ev_int(r, key, v > LLONG_MAX ? LLONG_MAX : (long long)v);
+	if (v > LLONG_MAX) {
+		snprintf(sat, sizeof(sat), "%s_saturated", key);
+		ev_bool(r, sat, true);
+	}
 }
 
 void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
@@ -92,9 +108,9 @@ void gate_platform_bar1(struct gdr_ctx *ctx, const struct target *t)
 				 "can be pinned for GDR at once", bar, mem);
 			remedy_BAR1_SMALL(r);
 		}
-		ev_int(r, "total_mem_bytes", (long long)g->total_mem);
+		ev_bytes(r, "total_mem_bytes", g->total_mem);
 	}
-	ev_int(r, "bar1_bytes", (long long)size);
+	ev_bytes(r, "bar1_bytes", size);
 	ev_str(r, "bar1_start", "0x%llx", start);
 	ev_int(r, "bar1_register", reg);
 }

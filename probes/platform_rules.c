@@ -74,7 +74,7 @@ static int ksym_scan(struct sysroot *sr, const char *sym, struct ksym_find *f)
 {
 	char buf[65536];
 	size_t have = 0;
-	int fd = sysroot_open(sr, KALLSYMS, O_RDONLY | O_CLOEXEC), ret = 0;
+	int fd = sysroot_open_regular(sr, KALLSYMS), ret = 0;
 
 	memset(f, 0, sizeof(*f));
 	if (fd < 0)
@@ -388,7 +388,7 @@ static int kconfig_read(struct sysroot *sr, const char *path,
 			char val[K_COUNT][16])
 {
 	char line[512];
-	int fd = sysroot_open(sr, path, O_RDONLY | O_CLOEXEC);
+	int fd = sysroot_open_regular(sr, path);
 	gzFile gz;
 	struct stat sb;
 

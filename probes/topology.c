@@ -178,8 +178,9 @@ void gate_topo_path(struct gdr_ctx *ctx, const struct target *t)
 
 	if (nic->pci_err) {
 		emit(ctx, pr->subject, ST_ERROR, C_NIC_PCI_UNRESOLVABLE,
-		     "cannot follow %s's sysfs device link: %s", nic->name,
-		     strerror(nic->pci_err));
+		     "cannot follow %s's sysfs device link "
+		     "(/sys/class/infiniband/%s/device): %s", nic->name,
+		     nic->name, strerror(nic->pci_err));
 		return;
 	}
 	if (!nic->pci[0]) {

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * JUnit XML for CI systems: one testcase per gate and subject (classname
- * gdrcheck.<layer>, name "<gate> <subject>"), then one per path verdict
- * and an "overall" one carrying the node's verdict. Only what makes the
- * policy fail is a <failure> (an <error> when it left the verdict
- * undecided): a run that exits 0 has none. A SKIP is <skipped>; any other
- * result that is not PASS tells its status in <system-out>.
+ * JUnit XML for CI systems: one testcase per gate (classname
+ * gdrcheck.<layer>, name the gate id), its subjects folded by status and
+ * reason as the text report folds them, then one per path verdict and an
+ * "overall" one carrying the node's verdict. Only what makes the policy
+ * fail is a <failure> (an <error> when it left the verdict undecided): a
+ * run that exits 0 has none. A gate with a BLOCKED or ERROR result on a
+ * path the policy does not need, or with only SKIPs, is <skipped> with its
+ * reason (not green); its results are in <system-out>.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/result.h"
+#include "report/text.h"
 
 /*
  * Text and attribute values: markup characters as entities; anything the
@@ -82,38 +85,152 @@ static enum outcome result_outcome(const struct result *res, bool fails)
 	       res->status == ST_PASS ? OUTCOME_FAILURE : OUTCOME_ERROR;
 }
 
-static void result_case(FILE *out, const struct report *r,
-			const struct result *res, bool fails)
-{
-	enum outcome outcome = result_outcome(res, fails);
+/*
+ * What a gate's testcase holds: a failure (or error) when one of its
+ * results makes the policy fail; "skipped" when it has a BLOCKED or ERROR
+ * result the policy does not need, or when every result is a SKIP (not
+ * green: it was not shown to work); else it passes. *first is the result
+ * that decides it.
+ */
+enum gate_kind { GK_PASS, GK_SKIPPED, GK_FAILURE, GK_ERROR };
 
-	fprintf(out, "    <testcase classname=\"gdrcheck.%s\" name=\"",
-		layer_name(res->layer));
-	xml_text(out, res->gate->id);
-	fputc(' ', out);
-	xml_text(out, r->subj[res->subject].id);
-	fprintf(out, "\" time=\"%.6f\">", res->duration_ms / 1e3);
-	if (outcome != OUTCOME_NONE) {
-		fprintf(out, "<%s type=\"", outcome_name(outcome));
+static enum gate_kind gate_outcome(const struct report *r, const bool *fails,
+				   const struct gate_desc *g, int *first)
+{
+	enum gate_kind k = GK_PASS;
+	bool all_skip = true;
+	int skip_first = -1;
+
+	*first = -1;
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		enum outcome o;
+
+		if (res->gate != g)
+			continue;
+		o = result_outcome(res, fails[i]);
+		if (o == OUTCOME_FAILURE && k < GK_FAILURE) {
+			k = GK_FAILURE;
+			*first = (int)i;
+		} else if (o == OUTCOME_ERROR && k < GK_FAILURE) {
+			k = GK_ERROR;
+			*first = (int)i;
+		} else if (o == OUTCOME_NONE && k == GK_PASS &&
+			   (res->status == ST_BLOCKED || res->status == ST_ERROR)) {
+			k = GK_SKIPPED;
+			*first = (int)i;
+		}
+		if (res->status != ST_SKIP)
+			all_skip = false;
+		else if (skip_first < 0)
+			skip_first = (int)i;
+	}
+	if (k == GK_PASS && all_skip && skip_first >= 0) {
+		k = GK_SKIPPED;
+		*first = skip_first;
+	}
+	return k;
+}
+
+/*
+ * The gate's results folded as the text report folds them: one line per
+ * (status, reason code) with its subjects, "BLOCKED PORT_NOT_ACTIVE on
+ * mlx5_6/1: port DOWN (physical Polling)", then the fix.
+ */
+static void gate_body(FILE *out, const struct report *r,
+		      const struct gate_desc *g)
+{
+	bool *done = calloc(r->nres ? r->nres : 1, sizeof(*done));
+	int *subj = calloc(r->nres ? r->nres : 1, sizeof(*subj));
+	char list[1024];
+
+	if (!done || !subj) {
+		free(done);
+		free(subj);
+		return;
+	}
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		size_t n = 0;
+
+		if (res->gate != g || done[i] || res->status == ST_PASS)
+			continue;
+		for (size_t k = i; k < r->nres; k++)
+			if (r->res[k].gate == g && !done[k] &&
+			    r->res[k].status == res->status &&
+			    r->res[k].code_index == res->code_index &&
+			    r->res[k].code == res->code) {
+				done[k] = true;
+				subj[n++] = r->res[k].subject;
+			}
+		text_subject_list(r, subj, n, list, sizeof(list));
+		fprintf(out, "%s ", status_name(res->status));
 		xml_text(out, res->code);
-		fputs("\" message=\"", out);
-		xml_text(out, status_name(res->status));
+		fputs(" on ", out);
+		xml_text(out, list);
 		fputs(": ", out);
 		xml_text(out, res->reason);
-		fputs("\">", out);
-		if (res->remediation)
+		if (res->remediation) {
+			fputs(" -- fix: ", out);
 			xml_text(out, res->remediation);
-		fprintf(out, "</%s>", outcome_name(outcome));
-	} else if (res->status == ST_SKIP) {
-		fputs("<skipped message=\"", out);
-		xml_text(out, res->reason);
-		fputs("\"/>", out);
-	} else if (res->status != ST_PASS) {
-		fprintf(out, "<system-out>%s ", status_name(res->status));
-		xml_text(out, res->code);
+		}
+		fputc('\n', out);
+	}
+	free(done);
+	free(subj);
+}
+
+static void gate_case(FILE *out, const struct report *r, const bool *fails,
+		      const struct gate_desc *g)
+{
+	static const char *const tag[] = {
+		[GK_SKIPPED] = "skipped", [GK_FAILURE] = "failure",
+		[GK_ERROR] = "error",
+	};
+	double ms = 0;
+	int first;
+	enum gate_kind k = gate_outcome(r, fails, g, &first);
+	const struct result *f = first >= 0 ? &r->res[first] : NULL;
+
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].gate == g)
+			ms += r->res[i].duration_ms;
+	fprintf(out, "    <testcase classname=\"gdrcheck.%s\" name=\"",
+		layer_name(g->layer));
+	xml_text(out, g->id);
+	fprintf(out, "\" time=\"%.6f\">", ms / 1e3);
+	if (k != GK_PASS && f) {
+		fprintf(out, "<%s", tag[k]);
+		if (k != GK_SKIPPED) {
+			fputs(" type=\"", out);
+			xml_text(out, f->code);
+			fputc('"', out);
+		}
+		fputs(" message=\"", out);
+		if (k == GK_SKIPPED && f->status != ST_SKIP)
+			fputs("not needed by the policy: ", out);
+		xml_text(out, status_name(f->status));
+		fputs(" on ", out);
+		xml_text(out, r->subj[f->subject].id);
 		fputs(": ", out);
-		xml_text(out, res->reason);
-		fputs("</system-out>", out);
+		xml_text(out, f->reason);
+		fprintf(out, "\"%s", k == GK_SKIPPED ? "/>" : ">");
+		if (k != GK_SKIPPED) {
+			gate_body(out, r, g);
+			fprintf(out, "</%s>", tag[k]);
+		}
+	}
+	if (k == GK_PASS || k == GK_SKIPPED) {
+		/* WARNs and what the policy does not need, still shown. */
+		bool any = false;
+
+		for (size_t i = 0; i < r->nres && !any; i++)
+			any = r->res[i].gate == g && r->res[i].status != ST_PASS;
+		if (any) {
+			fputs("<system-out>", out);
+			gate_body(out, r, g);
+			fputs("</system-out>", out);
+		}
 	}
 	fputs("</testcase>\n", out);
 }
@@ -162,18 +279,32 @@ static void overall_case(FILE *out, const struct report *r)
 	fputs("</testcase>\n", out);
 }
 
+/* Does gate g have a result, and is it the first of its gate? */
+static bool first_of_gate(const struct report *r, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (r->res[k].gate == r->res[i].gate)
+			return false;
+	return true;
+}
+
 int render_junit(const struct report *r, FILE *out)
 {
 	bool *fails = report_failing(r);
-	size_t tests = r->nres + PATH_COUNT + 1;
+	size_t tests = PATH_COUNT + 1;
 	size_t failures = 0, errors = 0, skipped = 0;
 
 	for (size_t i = 0; i < r->nres; i++) {
-		enum outcome o = result_outcome(&r->res[i], fails[i]);
+		int first;
+		enum gate_kind k;
 
-		failures += o == OUTCOME_FAILURE;
-		errors += o == OUTCOME_ERROR;
-		skipped += o == OUTCOME_NONE && r->res[i].status == ST_SKIP;
+		if (!first_of_gate(r, i))
+			continue;
+		k = gate_outcome(r, fails, r->res[i].gate, &first);
+		tests++;
+		failures += k == GK_FAILURE;
+		errors += k == GK_ERROR;
+		skipped += k == GK_SKIPPED;
 	}
 	for (int p = 0; p < PATH_COUNT; p++) {
 		enum outcome o = path_outcome(r, p);
@@ -198,9 +329,13 @@ int render_junit(const struct report *r, FILE *out)
 		skipped);
 	xml_text(out, r->meta.generated_at);
 	fprintf(out, "\" time=\"%.3f\">\n", r->meta.total_ms / 1e3);
-	/* Format 2: failures follow the policy (validate-formats.py). */
+	/*
+	 * Format 3: one testcase per gate, its subjects folded as the text
+	 * report folds them (an 8 x 12 node had 1,536 testcases); failures
+	 * follow the policy (validate-formats.py).
+	 */
 	fputs("    <properties>\n"
-	      "      <property name=\"gdrcheck.junit_format\" value=\"2\"/>\n"
+	      "      <property name=\"gdrcheck.junit_format\" value=\"3\"/>\n"
 	      "      <property name=\"gdrcheck.version\" value=\"", out);
 	xml_text(out, r->meta.tool_version);
 	fputs("\"/>\n      <property name=\"gdrcheck.require\" value=\"", out);
@@ -210,7 +345,8 @@ int render_junit(const struct report *r, FILE *out)
 		"value=\"%d\"/>\n    </properties>\n",
 		verdict_name(r->overall), r->exit_code);
 	for (size_t i = 0; i < r->nres; i++)
-		result_case(out, r, &r->res[i], fails[i]);
+		if (first_of_gate(r, i))
+			gate_case(out, r, fails, r->res[i].gate);
 	for (int p = 0; p < PATH_COUNT; p++)
 		path_case(out, r, p);
 	overall_case(out, r);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * --redact: make a report safe to attach to a bug ticket. The hostname is
- * replaced wherever it appears, and GIDs, GUIDs and MAC addresses in any
- * reason, remediation, label or evidence string are masked. Everything else
+ * replaced where it is a whole token, GPU and MIG UUIDs become numbered
+ * placeholders (equal UUIDs, equal placeholders), and GIDs, GUIDs and MAC
+ * addresses in any reason, remediation, label or evidence string are
+ * masked. Everything else
  * (gate ids, reason codes, PCI addresses, versions) stays: it is what makes
  * the report useful.
  */
@@ -58,22 +60,40 @@ static void mask_ids(char *s)
 	}
 }
 
-/* s with every occurrence of host masked: s itself when there is none. */
+/* A byte that continues a hostname-like word ("mlx5" in "mlx5_0"). */
+static bool word_byte(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-';
+}
+
+/* Does host occur at p as a whole token of s? */
+static bool host_at(const char *s, const char *p, const char *host, size_t hl)
+{
+	return !strncmp(p, host, hl) && (p == s || !word_byte(p[-1])) &&
+	       !word_byte(p[hl]);
+}
+
+/*
+ * s with the hostname masked where it is a whole token (never inside
+ * another word or a device name: a host named mlx5 leaves mlx5_0 alone);
+ * s itself when there is none.
+ */
 static char *mask_host(struct report *r, char *s, const char *host)
 {
 	size_t hl = strlen(host), ml = strlen(HOST_MASK), count = 0;
 	char *out, *w;
 	const char *p;
 
+	/* One letter identifies nothing, and " x " joins pair lists. */
 	if (hl < 2)
 		return s;
-	for (p = s; (p = strstr(p, host)); p += hl)
-		count++;
+	for (p = s; (p = strstr(p, host)); p++)
+		count += host_at(s, p, host, hl);
 	if (!count)
 		return s;
 	out = report_alloc(r, strlen(s) + count * (ml > hl ? ml - hl : 0) + 1);
 	for (w = out, p = s; *p;) {
-		if (!strncmp(p, host, hl)) {
+		if (host_at(s, p, host, hl)) {
 			memcpy(w, HOST_MASK, ml);
 			w += ml;
 			p += hl;
@@ -85,19 +105,88 @@ static char *mask_host(struct report *r, char *s, const char *host)
 	return out;
 }
 
-static void scrub(struct report *r, char **s, const char *host)
+/*
+ * GPU and MIG UUIDs ("GPU-" or "MIG-" and 36 characters of 8-4-4-4-12
+ * hex) become "GPU-<uuidN>" (N in order of first sight), so equal UUIDs
+ * read equal and a report still says which GPU is which.
+ */
+#define UUID_LEN 36
+struct uuid_map {
+	char seen[64][UUID_LEN + 1];
+	int n;
+};
+
+static bool is_uuid(const char *p)
+{
+	static const int dash[] = { 8, 13, 18, 23 };
+
+	for (int i = 0, d = 0; i < UUID_LEN; i++) {
+		if (d < 4 && i == dash[d]) {
+			if (p[i] != '-')
+				return false;
+			d++;
+		} else if (!isalnum((unsigned char)p[i])) {
+			return false;	/* hex on real GPUs; any letter masks */
+		}
+	}
+	return !isalnum((unsigned char)p[UUID_LEN]);
+}
+
+static char *mask_uuids(struct report *r, char *s, struct uuid_map *m)
+{
+	size_t len = strlen(s);
+	char *out = NULL, *w = NULL;
+
+	for (size_t i = 0; i < len;) {
+		char tag[32];
+		int k;
+
+		if (i + 4 + UUID_LEN > len ||
+		    (strncmp(s + i, "GPU-", 4) && strncmp(s + i, "MIG-", 4)) ||
+		    (i && word_byte(s[i - 1])) || !is_uuid(s + i + 4)) {
+			if (w)
+				*w++ = s[i];
+			i++;
+			continue;
+		}
+		for (k = 0; k < m->n && strncmp(m->seen[k], s + i + 4,
+						  UUID_LEN); k++)
+			;
+		if (k == m->n && m->n < 64) {
+			memcpy(m->seen[m->n], s + i + 4, UUID_LEN);
+			m->seen[m->n++][UUID_LEN] = '\0';
+		}
+		if (!out) {
+			/* A placeholder is never longer than a UUID. */
+			out = report_alloc(r, len + 1);
+			memcpy(out, s, i);
+			w = out + i;
+		}
+		snprintf(tag, sizeof(tag), "%.4s<uuid%d>", s + i, k);
+		memcpy(w, tag, strlen(tag));
+		w += strlen(tag);
+		i += 4 + UUID_LEN;
+	}
+	if (!out)
+		return s;
+	*w = '\0';
+	return out;
+}
+
+static void scrub(struct report *r, char **s, const char *host,
+		  struct uuid_map *m)
 {
 	if (!*s)
 		return;
-	*s = mask_host(r, *s, host);
+	*s = mask_uuids(r, mask_host(r, *s, host), m);
 	mask_ids(*s);
 }
 
 /* Fixed-size strings: masked into the report's memory, copied back. */
 static void scrub_buf(struct report *r, char *buf, size_t len,
-		      const char *host)
+		      const char *host, struct uuid_map *m)
 {
-	char *s = mask_host(r, buf, host);
+	char *s = mask_uuids(r, mask_host(r, buf, host), m);
 
 	/* Cut between whole UTF-8 sequences when the mask made it longer. */
 	if (s != buf)
@@ -108,23 +197,29 @@ static void scrub_buf(struct report *r, char *buf, size_t len,
 void report_redact(struct report *r)
 {
 	char host[sizeof(r->meta.hostname)];
+	struct uuid_map *m = report_alloc(r, sizeof(*m));
 
+	m->n = 0;
 	snprintf(host, sizeof(host), "%s", r->meta.hostname);
+	/* The GPUs' own UUIDs first: <uuid0> is GPU0's. */
+	for (size_t i = 0; i < r->nsubj; i++)
+		scrub_buf(r, r->subj[i].uuid, sizeof(r->subj[i].uuid), host, m);
 	for (size_t i = 0; i < r->nres; i++) {
 		struct result *res = &r->res[i];
 
-		scrub(r, &res->reason, host);
-		scrub(r, &res->remediation, host);
+		scrub(r, &res->reason, host, m);
+		scrub(r, &res->remediation, host, m);
 		for (size_t e = 0; e < res->nev; e++)
 			if (res->ev[e].type == EV_STR)
-				scrub(r, &res->ev[e].s, host);
+				scrub(r, &res->ev[e].s, host, m);
 	}
 	for (size_t i = 0; i < r->nsubj; i++)
-		scrub_buf(r, r->subj[i].label, sizeof(r->subj[i].label), host);
+		scrub_buf(r, r->subj[i].label, sizeof(r->subj[i].label), host,
+			  m);
 	for (int p = 0; p < PATH_COUNT; p++)
 		scrub_buf(r, r->path[p].summary, sizeof(r->path[p].summary),
-			  host);
-	scrub_buf(r, r->meta.sysroot, sizeof(r->meta.sysroot), host);
+			  host, m);
+	scrub_buf(r, r->meta.sysroot, sizeof(r->meta.sysroot), host, m);
 	snprintf(r->meta.hostname, sizeof(r->meta.hostname), HOST_MASK);
 	r->meta.redacted = true;
 }

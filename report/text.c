@@ -116,6 +116,24 @@ int render_quiet(const struct report *r, FILE *out)
 			fprintf(out, " at %s (%s)", r->res[pv->decisive].gate->id,
 				r->subj[r->res[pv->decisive].subject].id);
 	}
+	/* A lost rail fails every policy: name its port on the one line. */
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		const char *nic = ev_find_str(res, "nic");
+		const char *cause = ev_find_str(res, "cause");
+		long long port = 0;
+
+		if (!report_rail_failure(r, i))
+			continue;
+		for (size_t k = 0; k < res->nev; k++)
+			if (!strcmp(res->ev[k].key, "port"))
+				port = res->ev[k].i;
+		fprintf(out, "; lost rail %s %s", r->subj[res->subject].id,
+			nic ? nic : "?");
+		if (port > 0)
+			fprintf(out, "/%lld", port);
+		fprintf(out, " (%s)", cause ? cause : "?");
+	}
 	fprintf(out, "%s\n", r->meta.interrupted ? "; INTERRUPTED" : "");
 	return ferror(out) ? -1 : 0;
 }

@@ -247,9 +247,11 @@ static void print_fixes(const struct text_ctx *t, const char *title,
 		fprintf(t->out, "\n%s%s%s\n", text_bold(t), title,
 			text_reset(t));
 	/* Ranks are distinct per gate, so qsort's instability is moot. */
-	qsort(v, n, sizeof(*v), fix_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), fix_cmp);
 	for (size_t i = 0; i < n; i++) {
-		qsort(v[i].by, v[i].nby, sizeof(*v[i].by), by_cmp);
+		if (v[i].nby)
+			qsort(v[i].by, v[i].nby, sizeof(*v[i].by), by_cmp);
 		fprintf(t->out, "  %zu. ", i + 1);
 		/* Each result's own status: a tag where it changes. */
 		for (size_t b = 0; b < v[i].nby; b++) {

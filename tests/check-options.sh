@@ -123,6 +123,16 @@ usage "'2.28'" $S --nccl-version 2.28
 usage "'2.28.9x'" $S --nccl-version 2.28.9x
 usage "'nccls'" $S --require nccls
 usage "--exempt-port needs a port" $S --exempt-port ,
+# A bad letter in a bundle is named, not the argument before it.
+usage "unknown option '-Z'" $S --quiet -Zj
+# --output and --capture naming one file (directly or through a link)
+# would lose the archive: refused before anything is written.
+usage "name the same file" $S -o "$work/same" --capture "$work/same"
+ln -s same "$work/same.lnk"
+usage "name the same file" $S -o "$work/same.lnk" --capture "$work/same"
+if [ -e "$work/same" ]; then
+	bad "--output/--capture collision" "wrote $work/same"
+fi
 usage "'foo'" $S foo bar
 usage "'sometimes'" $S --color=sometimes
 usage "--libcuda" $S --libcuda=
@@ -201,6 +211,21 @@ if run --version && grep -qE '^gdrcheck [0-9]+\.[0-9]+\.[0-9]+$' "$work/out" &&
 else
 	bad "--version" "exit status or 'gdrcheck X.Y.Z' line wrong"
 fi
+# --libnccl is read for its version: a FIFO or an endless device there is
+# refused without blocking, and the run ends well inside its deadline.
+mkfifo "$work/libnccl.fifo"
+for lib in "$work/libnccl.fifo" /dev/zero "$work"; do
+	timeout -k 5 60 $wrap "$bin" --sysroot "$work/sysroot" --only topo \
+		--json --libnccl "$lib" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ $rc -ge 124 ]; then
+		bad "--libnccl $lib" "hung or killed (exit $rc)"
+	elif ! grep -q 'no version in its name or contents' "$work/out"; then
+		bad "--libnccl $lib" "version source does not say it was unreadable"
+	else
+		ok "--libnccl $lib: refused, exit $rc"
+	fi
+done
 # Every option --help shows is in the option parser: none is a usage error.
 run --help
 for o in $(grep -oE -- '--[a-z][a-z0-9-]+' "$work/out" | sort -u); do

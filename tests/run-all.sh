@@ -79,6 +79,14 @@ suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 # No two results of a scenario's report disagree on a shared fact.
 suite consistency python3 tests/check-consistency.py --scenarios
+# make check-quick: the edit-test loop (unit, scenarios, consistency) stops here.
+if [ "${GDRCHECK_QUICK:-0}" = 1 ]; then
+	echo
+	echo "== quick: the later layers (docs, matrices, examples, Slurm, VM, sanitize) not run"
+	echo "$total_pass passed, $total_fail failed"
+	[ "$total_fail" -eq 0 ]
+	exit
+fi
 # platform.direct_acs against rdma-core's rdma_topo, where one is named
 # (kernel-boot/rdma_topo; Debian's rdma-core 44 predates it).
 if [ -n "${RDMA_TOPO:-}" ]; then
@@ -95,6 +103,8 @@ suite fault-matrix tests/fault-matrix.sh
 suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
+suite files tests/check-files.sh
+suite redact tests/check-redact.sh
 suite examples-ops tests/examples/run.sh
 # The real H200 capture replays to the node's own results (expected
 # differences of an old archive stated in the script).

@@ -65,5 +65,6 @@ suite() {
 suite scenarios tests/run-scenarios.sh
 suite fault-matrix tests/fault-matrix.sh
 suite options tests/check-options.sh
+suite files tests/check-files.sh
 echo "sanitize: $pass passed, $fail failed"
 [ $fail -eq 0 ]

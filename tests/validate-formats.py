@@ -115,9 +115,12 @@ def check_junit(doc, path):
     suite = root.find("testsuite")
     props = {p.get("name"): p.get("value")
              for p in root.findall("./testsuite/properties/property")}
+    if props.get("gdrcheck.junit_format") == "3":
+        return check_junit_v3(doc, path, root, suite)
     if props.get("gdrcheck.junit_format") != "2":
         print(f"{path}: legacy JUnit format (before format 2): record it again")
         return check_junit_v1(doc, path, root)
+    print(f"{path}: legacy JUnit format 2 (one testcase per result): record it again")
     results = doc["results"]
     cases = root.findall("./testsuite/testcase")
     # One testcase per path (dmabuf, peermem and, since schema 1.1, nccl).
@@ -170,6 +173,80 @@ def check_junit(doc, path):
              f"(exit {exit_code})")
     if kind and overall.find(kind).get("type") != doc["verdict"]["status"]:
         fail(f"{path}: overall type is not {doc['verdict']['status']}")
+    if kind:
+        n[kind] += 1
+    if exit_code == 0 and (n["failure"] or n["error"]):
+        fail(f"{path}: an exit-0 run with {n['failure']} failures, {n['error']} errors")
+    for el in (root, suite):
+        for attr, key in (("failures", "failure"), ("errors", "error"),
+                          ("skipped", "skipped")):
+            if int(el.get(attr)) != n[key]:
+                fail(f"{path}: <{el.tag}> {attr}={el.get(attr)}, counted {n[key]}")
+        if int(el.get("tests")) != len(cases):
+            fail(f"{path}: <{el.tag}> tests={el.get('tests')}, {len(cases)} testcases")
+
+
+def check_junit_v3(doc, path, root, suite):
+    """Format 3: one testcase per gate (results folded), the path verdicts,
+    overall. A gate fails where one of its results makes the policy fail;
+    it is skipped with a BLOCKED or ERROR result the policy does not need,
+    or when all its results are SKIP; else it passes."""
+    results = doc["results"]
+    cases = root.findall("./testsuite/testcase")
+    gates = list(dict.fromkeys(r["gate"] for r in results))
+    pnames = list(doc["paths"])
+    if len(cases) != len(gates) + len(pnames) + 1:
+        fail(f"{path}: {len(cases)} testcases for {len(gates)} gates + "
+             f"{len(pnames) + 1} verdicts")
+    if suite.get("hostname") != doc["host"]["hostname"]:
+        fail(f"{path}: hostname {suite.get('hostname')!r} is not the JSON's")
+    fails = failing(doc)
+    exit_code = doc["verdict"]["exit_code"]
+    n = {"failure": 0, "error": 0, "skipped": 0}
+    for case, gate in zip(cases, gates):
+        rs = [r for r in results if r["gate"] == gate]
+        if case.get("name") != gate:
+            fail(f"{path}: testcase {case.get('name')!r}, expected {gate!r}")
+        if case.get("classname") != f"gdrcheck.{rs[0]['layer']}":
+            fail(f"{path}: {gate} classname {case.get('classname')!r}")
+        failing_rs = [r for r in rs if (r["gate"], r["subject"]) in fails]
+        if any(r["status"] in ("BLOCKED", "WARN", "PASS") for r in failing_rs):
+            kind = "failure"
+        elif failing_rs:
+            kind = "error"
+        elif any(r["status"] in ("BLOCKED", "ERROR") for r in rs) or \
+                all(r["status"] == "SKIP" for r in rs):
+            kind = "skipped"
+        else:
+            kind = None
+        got = outcome(case)
+        if got != kind:
+            fail(f"{path}: {gate} ({sorted(set(r['status'] for r in rs))}, "
+                 f"exit {exit_code}) has {got}, expected {kind}")
+        if kind in ("failure", "error"):
+            codes = {r["reason_code"] for r in failing_rs}
+            if case.find(kind).get("type") not in codes:
+                fail(f"{path}: {gate} type {case.find(kind).get('type')} "
+                     f"is none of {sorted(codes)}")
+        if got:
+            n[got] += 1
+    acc = accepted(doc)
+    any_ready = any(doc["paths"][p]["verdict"] == "READY" for p in acc)
+    for case, name in zip(cases[-len(pnames) - 1:-1], pnames):
+        verdict = doc["paths"][name]["verdict"]
+        kind = None
+        if exit_code and name in acc and not any_ready and verdict != "READY":
+            kind = "failure" if verdict == "BLOCKED" else "error"
+        if case.get("name") != name or outcome(case) != kind:
+            fail(f"{path}: verdict testcase {name} ({verdict}) has "
+                 f"{outcome(case)}, expected {kind}")
+        if kind:
+            n[kind] += 1
+    overall = cases[-1]
+    kind = None if exit_code == 0 else "failure" if exit_code == 1 else "error"
+    if overall.get("name") != "overall" or outcome(overall) != kind:
+        fail(f"{path}: overall testcase has {outcome(overall)}, expected {kind} "
+             f"(exit {exit_code})")
     if kind:
         n[kind] += 1
     if exit_code == 0 and (n["failure"] or n["error"]):

@@ -62,6 +62,10 @@ VERDICT_JQ='"gdrcheck: \(.verdict.status) (--require "
 	    | "; \(.key) \(.value.verdict)"
 	      + (if .value.gate then " at \(.value.gate) (\(.value.subject))"
 		 else "" end)] | join(""))
+	+ ([.results[] | select(.gate == "topo.rails" and .status == "BLOCKED")
+	    | "; lost rail \(.subject) \(.evidence.nic)"
+	      + (if (.evidence.port // 0) > 0 then "/\(.evidence.port)" else "" end)
+	      + " (\(.evidence.cause))"] | join(""))
 	+ (if .interrupted then "; INTERRUPTED" else "" end)'
 
 # Why a run failed: the paths --require needs (any: dmabuf or peermem) that

@@ -117,6 +117,26 @@ fi
 
 # ------------------------------------------------------------------ 2. manifests
 if python3 -c 'import yaml' 2>/dev/null; then
+	# The image's packages follow what the binary links: each library ldd
+	# names (but the C library the base image has) comes from a package
+	# the runtime stage installs, and each pkg-config module of the
+	# Makefile from a -dev package the build stage installs.
+	for lib in $(ldd ./gdrcheck | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+		pkg=$({ dpkg -S "$lib" || dpkg -S "$(readlink -f "$lib")" ||
+			dpkg -S "/usr$lib"; } 2>/dev/null | head -n 1 | cut -d: -f1)
+		case $pkg in "" | libc6) continue ;; esac
+		check "Dockerfile runtime stage installs $pkg (for $(basename "$lib"))" \
+			sh -c 'sed -n "/^FROM .*slim/,\$p" examples/kubernetes/Dockerfile |
+				grep -qw -- "$1"' sh "$pkg"
+	done
+	mods=$(sed -n 's/^LIBS *= *$(shell $(PKG_CONFIG) --libs \(.*\)).*/\1/p' Makefile)
+	for mod in $mods; do
+		dev=$(dpkg -S "$(pkg-config --variable=pcfiledir "$mod")/$mod.pc" 2>/dev/null |
+			head -n 1 | cut -d: -f1)
+		check "Dockerfile build stage installs $dev (pkg-config $mod)" \
+			sh -c 'sed -n "/^FROM .*AS build/,/^FROM /p" examples/kubernetes/Dockerfile |
+				grep -qw -- "$1"' sh "${dev:-unknown}"
+	done
 	python3 - examples/kubernetes <<'PY' >"$work/manifests.log" 2>&1
 import glob, os, re, sys, yaml
 

@@ -755,6 +755,21 @@ static void assert_clean_lines(const char *text)
 }
 
 /* JUnit fails only what fails the policy. */
+/* Distinct gates among the results: format 3 has one testcase each. */
+static size_t gate_count(const struct report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nres; i++) {
+		size_t k;
+
+		for (k = 0; k < i && r->res[k].gate != r->res[i].gate; k++)
+			;
+		n += k == i;
+	}
+	return n;
+}
+
 static void test_junit_policy(void **state)
 {
 	struct fixture *f = *state;
@@ -767,22 +782,26 @@ static void test_junit_policy(void **state)
 	x = render_fmt(r, render_junit);
 	assert_int_equal(count(x, "<failure"), 0);
 	assert_int_equal(count(x, "<error"), 0);
-	assert_non_null(strstr(x, "failures=\"0\" errors=\"0\" skipped=\"1\""));
-	assert_non_null(strstr(x, "name=\"mech.peermem host\" time=\"0.000000\">"
-			       "<system-out>BLOCKED PEERMEM_NOT_LOADED: "));
+	/* A BLOCKED the policy does not need is skipped, not green. */
+	assert_non_null(strstr(x, "name=\"mech.peermem\" time=\"0.000000\">"
+			       "<skipped message=\"not needed by the policy: "
+			       "BLOCKED on host: "));
+	assert_non_null(strstr(x, "<system-out>BLOCKED PEERMEM_NOT_LOADED on "
+			       "host: "));
 	assert_non_null(strstr(x, "name=\"overall\"><system-out>READY"));
-	assert_non_null(strstr(x, "<skipped message=\"no /dev/gdrdrv\"/>"));
-	/* One testcase per result, three paths (dmabuf, peermem, nccl), overall. */
-	assert_int_equal(count(x, "<testcase "), r->nres + PATH_COUNT + 1);
+	assert_non_null(strstr(x, "no /dev/gdrdrv\"/>"));
+	assert_non_null(strstr(x, "failures=\"0\" errors=\"0\" skipped=\"2\""));
+	/* One testcase per gate, three paths (dmabuf, peermem, nccl), overall. */
+	assert_int_equal(count(x, "<testcase "), gate_count(r) + PATH_COUNT + 1);
 	free(x);
 
-	/* --require peermem: the peermem blocker and the verdict fail. */
+	/* --require peermem: the peermem gate and the verdict fail. */
 	r->meta.require = "peermem";
 	policy_overall(r, REQUIRE_PEERMEM, false);
 	assert_int_equal(r->exit_code, 1);
 	x = render_fmt(r, render_junit);
-	assert_int_equal(count(x, "<failure"), 3);	/* result, path, overall */
-	assert_non_null(strstr(x, "name=\"mech.peermem host\" time=\"0.000000\">"
+	assert_int_equal(count(x, "<failure"), 3);	/* gate, path, overall */
+	assert_non_null(strstr(x, "name=\"mech.peermem\" time=\"0.000000\">"
 			       "<failure type=\"PEERMEM_NOT_LOADED\""));
 	assert_non_null(strstr(x, "name=\"peermem\"><failure type=\"BLOCKED\""));
 	assert_non_null(strstr(x, "name=\"dmabuf\"><system-out>"));
@@ -819,7 +838,7 @@ static void test_junit_hostile(void **state)
 	assert_clean_lines(x);
 	assert_non_null(strstr(x, "hostname=\"h\\x01&lt;&quot;&apos;&amp;&gt;"
 			       "\\xFF\\xC2\\x9B]]&gt;\""));
-	assert_non_null(strstr(x, "<skipped message=\"&lt;![CDATA[\\x1B[2J"
+	assert_non_null(strstr(x, ": &lt;![CDATA[\\x1B[2J"
 			       "&quot;]]&gt; &amp;amp; \\xEF\\xBF\\xBF\"/>"));
 	free(x);
 }

@@ -146,6 +146,46 @@ static void test_compute_mode_compat(void **state)
 	free(vf);
 }
 
+/* A count member larger (or smaller) than its array is refused. */
+static void test_counts_checked(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "cuda", "gpus_recorded" }, { "verbs", "count" },
+		{ "reg", "npairs" }, { "reg", "nnics" },
+	};
+	struct vendor_facts *vf = sample(), *back = malloc(sizeof(*back));
+	char err[256], *text, *mod;
+
+	assert_non_null(back);
+	text = vendor_json_encode(vf);
+	assert_non_null(text);
+	assert_int_equal(vendor_json_decode(text, strlen(text), back, err,
+					    sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (int v = 0; v < 2; v++) {
+			json_t *doc = json_loads(text, 0, NULL);
+			json_t *o = json_object_get(json_object_get(doc,
+					"facts"), bad[i][0]);
+
+			assert_non_null(o);
+			json_object_set_new(o, bad[i][1],
+					    json_integer(v ? -1 : 100000));
+			mod = json_dumps(doc, 0);
+			assert_non_null(mod);
+			err[0] = '\0';
+			assert_int_equal(vendor_json_decode(mod, strlen(mod),
+							    back, err,
+							    sizeof(err)), -1);
+			assert_non_null(strstr(err, bad[i][1]));
+			free(mod);
+			json_decref(doc);
+		}
+	}
+	free(text);
+	free(back);
+	free(vf);
+}
+
 static void test_not_finite(void **state)
 {
 	struct vendor_facts *vf = calloc(1, sizeof(*vf)), *back = malloc(sizeof(*back));
@@ -303,6 +343,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_compute_mode_compat),
+		cmocka_unit_test(test_counts_checked),
 		cmocka_unit_test(test_not_finite),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_replay),

@@ -31,6 +31,13 @@ if ! grep -qx 'NCCL_IB_GID_INDEX=3' "$g/environ" ||
 	cat "$g/environ" "$g/libnccl"; exit 1
 fi
 
+# The same keys in an NCCL configuration file are scrubbed there too; the
+# settings stay.
+if grep -q 'NCCL_COMM_ID' "$WORK/replay/etc/nccl.conf" ||
+	! grep -qx 'NCCL_NET_GDR_READ=0' "$WORK/replay/etc/nccl.conf"; then
+	echo "capture kept NCCL_COMM_ID (or lost a setting) in /etc/nccl.conf:"
+	cat "$WORK/replay/etc/nccl.conf"; exit 1
+fi
 # The replay machine's own environment must not count.
 replay() {
 	rc=0
