@@ -537,6 +537,15 @@ const char *ev_find_str(const struct result *res, const char *key)
 	return NULL;
 }
 
+long long ev_find_int(const struct result *res, const char *key,
+		      long long deflt)
+{
+	for (size_t e = 0; res && e < res->nev; e++)
+		if (res->ev[e].type == EV_INT && !strcmp(res->ev[e].key, key))
+			return res->ev[e].i;
+	return deflt;
+}
+
 const struct pair_fact *report_pair_fact(const struct report *r, int subject)
 {
 	if (subject < 0 || (size_t)subject >= r->nsubj ||

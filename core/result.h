@@ -310,6 +310,9 @@ void ev_bool(struct result *res, const char *key, bool val);
 void ev_real(struct result *res, const char *key, double val);
 /* The string evidence key of res (which may be NULL), or NULL. */
 const char *ev_find_str(const struct result *res, const char *key);
+/* The integer evidence key of res (which may be NULL), or deflt. */
+long long ev_find_int(const struct result *res, const char *key,
+		      long long deflt);
 
 
 /*

@@ -92,12 +92,10 @@ static void rail_cause(const struct report *r, size_t i, bool *fails)
 	char port[96];
 
 	fails[i] = true;
-	for (size_t k = 0; k < r->res[i].nev; k++)
-		if (!strcmp(r->res[i].ev[k].key, "port") && nic)
-			snprintf(port, sizeof(port), "%s/%lld", nic,
-				 r->res[i].ev[k].i);
 	if (!nic)
 		return;
+	snprintf(port, sizeof(port), "%s/%lld", nic,
+		 ev_find_int(&r->res[i], "port", 0));
 	for (size_t k = 0; k < r->nres; k++)
 		if (r->res[k].gate == &gate_descs[G_NIC_PORT] &&
 		    r->res[k].status == ST_BLOCKED &&

@@ -86,19 +86,16 @@ static void render_rails(const struct report *r, FILE *out)
 	if (!n)
 		return;
 	family(out, "gdrcheck_rail_lost", "A lost or trained-down rail: the "
-	       "GPU, the RDMA device and port, the cause (port_down, "
-	       "link_degraded).");
+	       "GPU, the RDMA device (or PCI function) and port, the cause "
+	       "(port_down, link_degraded, rdma_device_missing).");
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 		const char *nic = ev_find_str(res, "nic");
 		const char *cause = ev_find_str(res, "cause");
-		long long port = 0;
+		long long port = ev_find_int(res, "port", 0);
 
 		if (!report_rail_failure(r, i))
 			continue;
-		for (size_t k = 0; k < res->nev; k++)
-			if (!strcmp(res->ev[k].key, "port"))
-				port = res->ev[k].i;
 		fputs("gdrcheck_rail_lost{gpu=\"", out);
 		label(out, r->subj[res->subject].id);
 		fputs("\",nic=\"", out);

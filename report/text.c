@@ -121,13 +121,10 @@ int render_quiet(const struct report *r, FILE *out)
 		const struct result *res = &r->res[i];
 		const char *nic = ev_find_str(res, "nic");
 		const char *cause = ev_find_str(res, "cause");
-		long long port = 0;
+		long long port = ev_find_int(res, "port", 0);
 
 		if (!report_rail_failure(r, i))
 			continue;
-		for (size_t k = 0; k < res->nev; k++)
-			if (!strcmp(res->ev[k].key, "port"))
-				port = res->ev[k].i;
 		fprintf(out, "; lost rail %s %s", r->subj[res->subject].id,
 			nic ? nic : "?");
 		if (port > 0)
