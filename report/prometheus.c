@@ -164,7 +164,8 @@ int render_prometheus(const struct report *r, FILE *out)
 			path_name((enum gdr_path)p), r->path[p].nready);
 	/* Per GPU: does any path have a working GPU x NIC pair for it? */
 	family(out, "gdrcheck_gpu_ready", "1 when the GPU works with some RDMA "
-	       "port through a READY path (its GDR rail), else 0.");
+	       "port through a READY path (its GDR rail), else 0; UUID and "
+	       "pci_bus_id as dcgm-exporter writes them, to join its series.");
 	for (size_t g = 0; g < r->nsubj; g++) {
 		bool ready = false;
 
@@ -175,6 +176,13 @@ int render_prometheus(const struct report *r, FILE *out)
 				ready = r->path[p].ready[i][0] == (int)g;
 		fputs("gdrcheck_gpu_ready{gpu=\"", out);
 		label(out, r->subj[g].id);
+		/* dcgm-exporter's join labels: UUID and the 8-digit domain. */
+		fputs("\",UUID=\"", out);
+		label(out, r->subj[g].uuid);
+		fputs("\",pci_bus_id=\"", out);
+		if (strlen(r->subj[g].pci) == 12 && r->subj[g].pci[4] == ':')
+			fputs("0000", out);
+		label(out, r->subj[g].pci);
 		fprintf(out, "\"} %d\n", ready);
 	}
 	family(out, "gdrcheck_policy_violations", "Policy rules the node "
