@@ -167,13 +167,14 @@ FUZZ_DIR      = build/fuzz
 FUZZ_SAN      = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 		$(WARNFLAGS) -D_GNU_SOURCE -DGDRCHECK_VERSION='"$(VERSION)"' -I.
-FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render
+FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render fuzz_vendor
 FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 # Production sources each harness exercises.
 FUZZ_SRCS_fuzz_parse   = decode/parse.c
 FUZZ_SRCS_fuzz_pcie    = decode/pcie.c core/names.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
+FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/sysroot.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
 			 report/text_summary.c report/text_table.c report/text_problems.c \
 			 report/text_list.c report/json.c report/json_out.c report/junit.c \

@@ -30,7 +30,8 @@ import tempfile
 
 top, out = sys.argv[1], sys.argv[2]
 scen = os.path.join(top, "tests", "scenarios")
-harnesses = ("fuzz_parse", "fuzz_pcie", "fuzz_sysroot", "fuzz_render")
+harnesses = ("fuzz_parse", "fuzz_pcie", "fuzz_sysroot", "fuzz_render",
+             "fuzz_vendor")
 for h in harnesses:
     os.makedirs(os.path.join(out, h), exist_ok=True)
 
@@ -153,6 +154,18 @@ put("fuzz_render", b"\0".join([b"n\x1b]0;x\x07<&>\"'\xff", b"GPU\xc2\x9b",
                                b"\xef\xbf\xbf", b"dup\x01", b"dup\\x01",
                                b"a\nb\\\"c", b"]]>&amp;", b"\x7f\xc0\xaf",
                                b"cut \xe2\x82"]))
+
+# fuzz_vendor: the vendor answers of the captures the project holds.
+import glob, tarfile
+for cap in sorted(glob.glob(os.path.join(top, "examples", "*", "*.tar.gz"))):
+    try:
+        with tarfile.open(cap) as t:
+            m = t.extractfile("gdrcheck/vendor-facts.json")
+            if m:
+                put("fuzz_vendor", m.read())
+    except (KeyError, tarfile.TarError, OSError):
+        pass
+put("fuzz_vendor", b'{"format": "gdrcheck-vendor-facts", "version": 1}')
 
 # Inputs that once crashed a harness stay seeds: tests/fuzz/regressions/HARNESS-*.
 reg = os.path.join(top, "tests", "fuzz", "regressions")

@@ -28,6 +28,8 @@ for h in "$@"; do
 	# fuzz_sysroot: files larger than sysroot_read_line's 4096-byte buffer.
 	maxlen=4096
 	[ "$h" = fuzz_sysroot ] && maxlen=8192
+	# fuzz_vendor: a capture's vendor-facts.json (the H200's is ~20 KiB).
+	[ "$h" = fuzz_vendor ] && maxlen=65536
 	start=$(date +%s)
 	# shellcheck disable=SC2086 # dict is empty or one word
 	"$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=10 \
