@@ -17,6 +17,7 @@
 #include "access/pci.h"
 #include "access/sysroot.h"
 #include "decode/parse.h"
+#include "core/xalloc.h"
 #include "decode/pcie.h"
 #include "probes/probes.h"
 
@@ -25,7 +26,8 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 	const struct pcitree *tr = &ctx->tree;
 	size_t bridges = 0, roots = 0, inferred = 0, rootless = 0, numa_bad = 0;
 	size_t first_rootless = 0, first_numa = 0;
-	char seen[64][24];
+	/* As many host bridges as functions at most: no fixed cap. */
+	const char **seen = xcalloc(tr->count + 1, sizeof(*seen));
 	/* A guest? The platform class says (cpuinfo flag, DMI names). */
 	int hv = ctx_platform(ctx)->vm;
 	struct result *r;
@@ -44,9 +46,10 @@ void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t)
 		}
 		for (k = 0; k < roots && strcmp(seen[k], tr->n[i].root); k++)
 			;
-		if (k == roots && roots < 64)
-			snprintf(seen[roots++], sizeof(seen[0]), "%s", tr->n[i].root);
+		if (k == roots)
+			seen[roots++] = tr->n[i].root;
 	}
+	free(seen);
 	if (!tr->count) {
 		r = emit(ctx, ctx->host, ST_ERROR, C_PCI_TREE_UNREADABLE,
 			 "no PCI function readable under /sys/bus/pci/devices%s%s",
