@@ -144,7 +144,11 @@ static void check_prom_labels(const char *s)
 		if (*p != '{')
 			continue;
 		for (p++; *p != '}';) {
-			while ((*p >= 'a' && *p <= 'z') || *p == '_')
+			/* Prometheus label names: [a-zA-Z_][a-zA-Z0-9_]*
+			 * (dcgm-exporter's UUID and pci_bus_id among them). */
+			while ((*p >= 'a' && *p <= 'z') ||
+			       (*p >= 'A' && *p <= 'Z') ||
+			       (*p >= '0' && *p <= '9') || *p == '_')
 				p++;
 			FUZZ_ASSERT(p[0] == '=' && p[1] == '"');
 			for (p += 2; *p != '"'; p++) {
