@@ -102,6 +102,42 @@ def outcome(case):
     return kinds[0] if kinds else None
 
 
+def check_verdict_cases(doc, path, root, suite, cases, pnames, n):
+    """The path verdicts' and the overall testcases (the last ones), then the
+    suite's counts against n, the outcomes counted so far (formats 2, 3)."""
+    exit_code = doc["verdict"]["exit_code"]
+    acc = accepted(doc)
+    any_ready = any(doc["paths"][p]["verdict"] == "READY" for p in acc)
+    for case, name in zip(cases[-len(pnames) - 1:-1], pnames):
+        verdict = doc["paths"][name]["verdict"]
+        kind = None
+        if exit_code and name in acc and not any_ready and verdict != "READY":
+            kind = "failure" if verdict == "BLOCKED" else "error"
+        if case.get("name") != name or outcome(case) != kind:
+            fail(f"{path}: verdict testcase {name} ({verdict}) has "
+                 f"{outcome(case)}, expected {kind}")
+        if kind:
+            n[kind] += 1
+    overall = cases[-1]
+    kind = None if exit_code == 0 else "failure" if exit_code == 1 else "error"
+    if overall.get("name") != "overall" or outcome(overall) != kind:
+        fail(f"{path}: overall testcase has {outcome(overall)}, expected {kind} "
+             f"(exit {exit_code})")
+    if kind and overall.find(kind).get("type") != doc["verdict"]["status"]:
+        fail(f"{path}: overall type is not {doc['verdict']['status']}")
+    if kind:
+        n[kind] += 1
+    if exit_code == 0 and (n["failure"] or n["error"]):
+        fail(f"{path}: an exit-0 run with {n['failure']} failures, {n['error']} errors")
+    for el in (root, suite):
+        for attr, key in (("failures", "failure"), ("errors", "error"),
+                          ("skipped", "skipped")):
+            if int(el.get(attr)) != n[key]:
+                fail(f"{path}: <{el.tag}> {attr}={el.get(attr)}, counted {n[key]}")
+        if int(el.get("tests")) != len(cases):
+            fail(f"{path}: <{el.tag}> tests={el.get('tests')}, {len(cases)} testcases")
+
+
 def check_junit(doc, path):
     text = read_utf8(path)
     if BAD_XML.search(text):
@@ -154,36 +190,7 @@ def check_junit(doc, path):
             fail(f"{path}: {want} type is not {res['reason_code']}")
         if got:
             n[got] += 1
-    acc = accepted(doc)
-    any_ready = any(doc["paths"][p]["verdict"] == "READY" for p in acc)
-    for case, name in zip(cases[-len(pnames) - 1:-1], pnames):
-        verdict = doc["paths"][name]["verdict"]
-        kind = None
-        if exit_code and name in acc and not any_ready and verdict != "READY":
-            kind = "failure" if verdict == "BLOCKED" else "error"
-        if case.get("name") != name or outcome(case) != kind:
-            fail(f"{path}: verdict testcase {name} ({verdict}) has "
-                 f"{outcome(case)}, expected {kind}")
-        if kind:
-            n[kind] += 1
-    overall = cases[-1]
-    kind = None if exit_code == 0 else "failure" if exit_code == 1 else "error"
-    if overall.get("name") != "overall" or outcome(overall) != kind:
-        fail(f"{path}: overall testcase has {outcome(overall)}, expected {kind} "
-             f"(exit {exit_code})")
-    if kind and overall.find(kind).get("type") != doc["verdict"]["status"]:
-        fail(f"{path}: overall type is not {doc['verdict']['status']}")
-    if kind:
-        n[kind] += 1
-    if exit_code == 0 and (n["failure"] or n["error"]):
-        fail(f"{path}: an exit-0 run with {n['failure']} failures, {n['error']} errors")
-    for el in (root, suite):
-        for attr, key in (("failures", "failure"), ("errors", "error"),
-                          ("skipped", "skipped")):
-            if int(el.get(attr)) != n[key]:
-                fail(f"{path}: <{el.tag}> {attr}={el.get(attr)}, counted {n[key]}")
-        if int(el.get("tests")) != len(cases):
-            fail(f"{path}: <{el.tag}> tests={el.get('tests')}, {len(cases)} testcases")
+    check_verdict_cases(doc, path, root, suite, cases, pnames, n)
 
 
 def check_junit_v3(doc, path, root, suite):
@@ -230,34 +237,7 @@ def check_junit_v3(doc, path, root, suite):
                      f"is none of {sorted(codes)}")
         if got:
             n[got] += 1
-    acc = accepted(doc)
-    any_ready = any(doc["paths"][p]["verdict"] == "READY" for p in acc)
-    for case, name in zip(cases[-len(pnames) - 1:-1], pnames):
-        verdict = doc["paths"][name]["verdict"]
-        kind = None
-        if exit_code and name in acc and not any_ready and verdict != "READY":
-            kind = "failure" if verdict == "BLOCKED" else "error"
-        if case.get("name") != name or outcome(case) != kind:
-            fail(f"{path}: verdict testcase {name} ({verdict}) has "
-                 f"{outcome(case)}, expected {kind}")
-        if kind:
-            n[kind] += 1
-    overall = cases[-1]
-    kind = None if exit_code == 0 else "failure" if exit_code == 1 else "error"
-    if overall.get("name") != "overall" or outcome(overall) != kind:
-        fail(f"{path}: overall testcase has {outcome(overall)}, expected {kind} "
-             f"(exit {exit_code})")
-    if kind:
-        n[kind] += 1
-    if exit_code == 0 and (n["failure"] or n["error"]):
-        fail(f"{path}: an exit-0 run with {n['failure']} failures, {n['error']} errors")
-    for el in (root, suite):
-        for attr, key in (("failures", "failure"), ("errors", "error"),
-                          ("skipped", "skipped")):
-            if int(el.get(attr)) != n[key]:
-                fail(f"{path}: <{el.tag}> {attr}={el.get(attr)}, counted {n[key]}")
-        if int(el.get("tests")) != len(cases):
-            fail(f"{path}: <{el.tag}> tests={el.get('tests')}, {len(cases)} testcases")
+    check_verdict_cases(doc, path, root, suite, cases, pnames, n)
 
 
 def check_junit_v1(doc, path, root):
