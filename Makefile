@@ -32,7 +32,7 @@ ALL_LDFLAGS = $(LDFLAGS)
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
-	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
 	    nccl/rules.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
@@ -174,7 +174,7 @@ FUZZ_SRCS_fuzz_parse   = decode/parse.c
 FUZZ_SRCS_fuzz_pcie    = decode/pcie.c core/names.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
-FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/sysroot.c
+FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/vfacts.c access/sysroot.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
 			 report/text_summary.c report/text_table.c report/text_problems.c \
 			 report/text_list.c report/json.c report/json_out.c report/junit.c \

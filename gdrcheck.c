@@ -1053,6 +1053,7 @@ int main(int argc, char **argv)
 	probe_caches_free(&ctx);
 	sysroot_free(sr);
 	report_free(&rep);
+	vendor_facts_free(vf);
 	free(vf);
 	return ret;
 }

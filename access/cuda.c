@@ -63,11 +63,30 @@ static bool cuda_init_ok;
  * export check and the registrations share them, instead of paying the
  * driver's context creation and teardown (~0.2 s on an H200) twice.
  */
-static struct {
+static struct primary_ctx {
 	bool held;
 	CUdevice dev;
 	CUcontext ctx;
-} primary[VF_MAX_GPUS];
+} *primary;
+static int nprimary;
+
+/* Room for @ordinal in primary[] (the worker's heap, left by _exit). */
+static bool primary_room(int ordinal)
+{
+	struct primary_ctx *p;
+	int n;
+
+	if (ordinal < nprimary)
+		return true;
+	n = ordinal + 1 > 2 * nprimary ? ordinal + 1 : 2 * nprimary;
+	p = realloc(primary, (size_t)n * sizeof(*p));
+	if (!p)
+		return false;
+	memset(p + nprimary, 0, (size_t)(n - nprimary) * sizeof(*p));
+	primary = p;
+	nprimary = n;
+	return true;
+}
 
 int cuda_primary_ctx(int ordinal, CUcontext *ctx, struct cu_call *rec,
 		     struct stage_status *st)
@@ -75,8 +94,10 @@ int cuda_primary_ctx(int ordinal, CUcontext *ctx, struct cu_call *rec,
 	double t0;
 	int rc;
 
-	if (ordinal < 0 || ordinal >= VF_MAX_GPUS)
+	if (ordinal < 0 || ordinal >= VF_CAPS_MAX_GPUS)
 		return CUDA_ERROR_INVALID_DEVICE;
+	if (!primary_room(ordinal))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!primary[ordinal].held) {
 		snprintf(st->call, sizeof(st->call), "cuDeviceGet");
 		rc = cu.device_get(&primary[ordinal].dev, ordinal);
@@ -101,7 +122,7 @@ void cuda_release_all(void)
 	if (!cuda_handle)
 		return;
 	cu.ctx_set_current(NULL);
-	for (int i = 0; i < VF_MAX_GPUS; i++)
+	for (int i = 0; i < nprimary; i++)
 		if (primary[i].held) {
 			cu.primary_ctx_release(primary[i].dev);
 			primary[i].held = false;
@@ -243,7 +264,7 @@ void cuda_stage_query(const struct vendor_options *opt,
 		cf->count = 0;
 		return;
 	}
-	n = cf->count < VF_MAX_GPUS ? cf->count : VF_MAX_GPUS;
+	n = cf->count < vf->cap.gpus ? cf->count : vf->cap.gpus;
 	for (int i = 0; i < n; i++) {
 		struct cuda_gpu *g = &cf->gpus[i];
 		char bus[64] = "";

@@ -252,9 +252,9 @@ void nvml_stage_query(const struct vendor_options *opt,
 	rc = nv.get_count(&count);
 	record(&nf->count_call, rc, t0);
 	if (rc == NVML_SUCCESS) {
-		nf->count = count > (unsigned int)VF_MAX_GPUS * 64 ?
-			    VF_MAX_GPUS * 64 : (int)count;
-		n = nf->count < VF_MAX_GPUS ? nf->count : VF_MAX_GPUS;
+		nf->count = count > (unsigned int)VF_CAPS_MAX_GPUS * 64 ?
+			    VF_CAPS_MAX_GPUS * 64 : (int)count;
+		n = nf->count < vf->cap.gpus ? nf->count : vf->cap.gpus;
 		for (int i = 0; i < n; i++)
 			query_gpu(nf, i, st);
 	}

@@ -1288,7 +1288,7 @@ static bool nic_data_direct(const struct reg_run *rr, const char *name)
 
 	if (!rr->dv || !rr->dv->reg_dmabuf_mr || rr->opt->no_data_direct)
 		return false;
-	for (int i = 0; i < v->count && i < VF_MAX_NICS; i++)
+	for (int i = 0; i < v->count && i < rr->vf->cap.nics; i++)
 		if (!strcmp(v->nics[i].name, name))
 			return mlx5_data_direct(&v->nics[i]);
 	return false;
@@ -1300,7 +1300,11 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 {
 	struct reg_facts *rf = rr->rf;
 
-	for (int d = 0; d < ndev && rf->nnics < VF_MAX_NICS; d++) {
+	/* More devices than the node showed before the worker started (the
+	 * capacities): the rest are untried, and the report says so. */
+	if (ndev > rr->vf->cap.nics)
+		rf->pairs_truncated = true;
+	for (int d = 0; d < ndev && rf->nnics < rr->vf->cap.nics; d++) {
 		struct reg_nic *rn = &rf->nics[rf->nnics++];
 		struct nic_res nr = { 0 };
 		struct ibv_mr *keep_mr[2] = { NULL, NULL };
@@ -1317,7 +1321,7 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 			struct reg_pair *pp;
 			struct ibv_mr *pmr = NULL, *dmr = NULL;
 
-			if (rf->npairs >= REG_MAX_PAIRS) {
+			if (rf->npairs >= rr->vf->cap.pairs) {
 				rf->pairs_truncated = true;
 				break;
 			}

@@ -5,16 +5,17 @@
 /*
  * Facts gathered from the vendor libraries (libcuda, libibverbs, NVML).
  *
- * The worker process writes them into a shared anonymous mapping, so the
- * structure holds no pointers: fixed arrays only. The parent reads them
- * after the worker finished, timed out or crashed.
+ * The worker process writes them into a shared anonymous mapping made before
+ * it forks (vendor_facts_alloc), so its pointers mean the same in both. The
+ * arrays whose length comes from the node (GPUs, RDMA devices, their pairs)
+ * are sized by struct vf_caps from what the node shows before the worker
+ * starts; the parent reads them after the worker finished, timed out or
+ * crashed, with the pointers and capacities it laid out itself.
  */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VF_MAX_GPUS	128
-#define VF_MAX_NICS	128
 #define VF_NAME		96
 #define VF_TEXT		256
 
@@ -131,7 +132,7 @@ struct cuda_facts {
 	struct cu_call count_call;
 	int count;			/* GPUs CUDA enumerated */
 	int gpus_recorded;		/* entries valid in gpus[] */
-	struct cuda_gpu gpus[VF_MAX_GPUS];
+	struct cuda_gpu *gpus;		/* vf_caps.gpus entries */
 };
 
 struct verbs_nic {
@@ -167,8 +168,9 @@ struct verbs_facts {
 	bool list_called;
 	int list_errno;			/* ibv_get_device_list NULL -> errno */
 	int name_errno;			/* ibv_get_device_name NULL -> errno */
-	int count;
-	struct verbs_nic nics[VF_MAX_NICS];
+	int count;			/* devices listed; > vf_caps.nics: the
+					 * rest not recorded */
+	struct verbs_nic *nics;		/* vf_caps.nics entries */
 };
 
 /* One memory registration: how it went and what it cost. */
@@ -222,7 +224,6 @@ struct dp_result {
 	unsigned long long bytes;
 };
 
-#define REG_MAX_PAIRS 256
 #define KMSG_MAX_LINES 8
 
 struct reg_pair {
@@ -297,12 +298,12 @@ struct reg_facts {
 	struct cu_call alloc_fail;	/* first failed GPU set-up call */
 	char alloc_fn[VF_NAME];		/* which call that was */
 	int npairs;
-	bool pairs_truncated;		/* more pairs than REG_MAX_PAIRS */
-	struct reg_pair pairs[REG_MAX_PAIRS];
+	bool pairs_truncated;		/* more pairs than vf_caps.pairs */
+	struct reg_pair *pairs;		/* vf_caps.pairs entries */
 	int nnics;
-	struct reg_nic nics[VF_MAX_NICS];
-	/* Per CUDA ordinal (< cuda.gpus_recorded). */
-	struct reg_vmm_gpu vmm[VF_MAX_GPUS];
+	struct reg_nic *nics;		/* vf_caps.nics entries */
+	/* Per CUDA ordinal (< cuda.gpus_recorded); vf_caps.gpus entries. */
+	struct reg_vmm_gpu *vmm;
 	bool kmsg_readable;
 	int kmsg_errno;
 	int kmsg_count;			/* new lines of interest */
@@ -347,7 +348,7 @@ struct nvml_facts {
 	int count;			/* GPUs NVML enumerated */
 	int gpus_recorded;		/* entries valid in gpus[] */
 	struct cu_call shutdown;	/* nvmlShutdown */
-	struct nvml_gpu gpus[VF_MAX_GPUS];
+	struct nvml_gpu *gpus;		/* vf_caps.gpus entries */
 };
 
 enum worker_stage {
@@ -362,7 +363,24 @@ enum worker_stage {
 	WSTAGE_COUNT,
 };
 
+/* Entries of the node-sized arrays of struct vendor_facts. */
+struct vf_caps {
+	int gpus;	/* cuda.gpus, nvml.gpus, reg.vmm */
+	int nics;	/* verbs.nics, reg.nics */
+	int pairs;	/* reg.pairs */
+};
+
+/* Largest capacities vendor_facts_alloc() accepts. */
+#define VF_CAPS_MAX_GPUS	4096
+#define VF_CAPS_MAX_NICS	65536
+#define VF_CAPS_MAX_PAIRS	(1 << 20)
+
 struct vendor_facts {
+	struct vf_caps cap;
+	/* The one block the arrays live in (vendor_facts_alloc). */
+	void *arena;
+	size_t arena_size;
+	bool arena_shared;
 	struct stage_status stage[WSTAGE_COUNT];
 	struct cuda_facts cuda;
 	struct verbs_facts verbs;
@@ -374,6 +392,28 @@ struct vendor_facts {
 	/* A capture's vendor facts that could not be replayed: why. */
 	char replay_error[VF_TEXT];
 };
+
+/*
+ * Give *vf (zeroed first) arrays of @caps entries, zero-filled, in one block:
+ * a MAP_SHARED anonymous mapping when @shared (for a worker forked after
+ * this), else heap memory. 0, or -errno (EINVAL: a capacity out of range).
+ */
+int vendor_facts_alloc(struct vendor_facts *vf, const struct vf_caps *caps,
+		       bool shared);
+
+/* Point the arrays of *vf into its arena again, from its cap, and bound
+ * the counts of what they hold by it (after the header was copied from
+ * memory a worker could write). */
+void vendor_facts_layout(struct vendor_facts *vf);
+
+/* Entries to read of a node-sized array: @count, within [0, @cap]. */
+static inline int vf_upto(int count, int cap)
+{
+	return count < 0 ? 0 : count > cap ? cap : count;
+}
+
+/* Release the arrays; *vf is zeroed. */
+void vendor_facts_free(struct vendor_facts *vf);
 
 /* What the worker needs to know (copied into the child before fork). */
 struct sysroot;

@@ -21,6 +21,9 @@
 
 enum ftype { T_BOOL, T_INT, T_UINT, T_LL, T_ULL, T_DBL, T_STR, T_OBJ, T_ARR, T_LINES };
 
+/* An array in place, or a pointer to one of the node-sized arrays. */
+enum node_sized { IN_PLACE, BY_GPUS, BY_NICS, BY_PAIRS };
+
 struct field {
 	const char *name;
 	enum ftype type;
@@ -29,10 +32,11 @@ struct field {
 	const struct field *sub;	/* T_OBJ, T_ARR */
 	size_t cap;		/* T_ARR, T_LINES: elements */
 	long count_off;		/* T_ARR: offset of its int count; -1: cap */
+	enum node_sized node;	/* T_ARR: a pointer to an array of vf_caps */
 };
 
 #define MEMBER(s, f) (((s *)0)->f)
-#define F(s, f, t) { #f, t, offsetof(s, f), sizeof(MEMBER(s, f)), NULL, 0, -1 }
+#define F(s, f, t) { #f, t, offsetof(s, f), sizeof(MEMBER(s, f)), NULL, 0, -1, IN_PLACE }
 #define B(s, f) F(s, f, T_BOOL)
 #define I(s, f) F(s, f, T_INT)
 #define U(s, f) F(s, f, T_UINT)
@@ -40,26 +44,31 @@ struct field {
 #define ULL(s, f) F(s, f, T_ULL)
 #define D(s, f) F(s, f, T_DBL)
 #define S(s, f) F(s, f, T_STR)
-#define O(s, f, tab) { #f, T_OBJ, offsetof(s, f), sizeof(MEMBER(s, f)), tab, 0, -1 }
+#define O(s, f, tab) { #f, T_OBJ, offsetof(s, f), sizeof(MEMBER(s, f)), tab, 0, -1, IN_PLACE }
 #define A(s, f, tab, n) { #f, T_ARR, offsetof(s, f), sizeof(MEMBER(s, f)[0]), tab, \
 			  sizeof(MEMBER(s, f)) / sizeof(MEMBER(s, f)[0]), \
-			  (long)offsetof(s, n) }
+			  (long)offsetof(s, n), IN_PLACE }
 #define AF(s, f, tab) { #f, T_ARR, offsetof(s, f), sizeof(MEMBER(s, f)[0]), tab, \
-			sizeof(MEMBER(s, f)) / sizeof(MEMBER(s, f)[0]), -1 }
+			sizeof(MEMBER(s, f)) / sizeof(MEMBER(s, f)[0]), -1, IN_PLACE }
+/* A node-sized array: its capacity is vf_caps' @by; @n counts, or -1: all. */
+#define NA(s, f, tab, n, by) { #f, T_ARR, offsetof(s, f), sizeof(*MEMBER(s, f)), \
+			       tab, 0, (long)offsetof(s, n), by }
+#define NAF(s, f, tab, by) { #f, T_ARR, offsetof(s, f), sizeof(*MEMBER(s, f)), \
+			     tab, 0, -1, by }
 #define LINES(s, f) { #f, T_LINES, offsetof(s, f), sizeof(MEMBER(s, f)[0]), NULL, \
-		      sizeof(MEMBER(s, f)) / sizeof(MEMBER(s, f)[0]), -1 }
-#define END { NULL, T_BOOL, 0, 0, NULL, 0, -1 }
+		      sizeof(MEMBER(s, f)) / sizeof(MEMBER(s, f)[0]), -1, IN_PLACE }
+#define END { NULL, T_BOOL, 0, 0, NULL, 0, -1, IN_PLACE }
 /*
  * A field added after captures of this format version were made (Data
  * Direct, libmlx5): a document without it decodes, the field left zero
  * (count_off -2 marks it; only arrays read count_off).
  */
-#define OPTF(s, f, t) { #f, t, offsetof(s, f), sizeof(MEMBER(s, f)), NULL, 0, -2 }
+#define OPTF(s, f, t) { #f, t, offsetof(s, f), sizeof(MEMBER(s, f)), NULL, 0, -2, IN_PLACE }
 #define BO(s, f) OPTF(s, f, T_BOOL)
 #define IO(s, f) OPTF(s, f, T_INT)
 #define UO(s, f) OPTF(s, f, T_UINT)
 #define SO(s, f) OPTF(s, f, T_STR)
-#define OO(s, f, tab) { #f, T_OBJ, offsetof(s, f), sizeof(MEMBER(s, f)), tab, 0, -2 }
+#define OO(s, f, tab) { #f, T_OBJ, offsetof(s, f), sizeof(MEMBER(s, f)), tab, 0, -2, IN_PLACE }
 
 static const struct field t_call[] = {
 	B(struct cu_call, called), I(struct cu_call, rc),
@@ -109,7 +118,7 @@ static const struct field t_cuda[] = {
 	I(struct cuda_facts, driver_version),
 	O(struct cuda_facts, count_call, t_call), I(struct cuda_facts, count),
 	I(struct cuda_facts, gpus_recorded),
-	A(struct cuda_facts, gpus, t_gpu, gpus_recorded), END
+	NA(struct cuda_facts, gpus, t_gpu, gpus_recorded, BY_GPUS), END
 };
 
 static const struct field t_vnic[] = {
@@ -134,7 +143,7 @@ static const struct field t_verbs[] = {
 	BO(struct verbs_facts, have_mlx5_reg_dmabuf_mr),
 	B(struct verbs_facts, list_called), I(struct verbs_facts, list_errno),
 	I(struct verbs_facts, name_errno), I(struct verbs_facts, count),
-	A(struct verbs_facts, nics, t_vnic, count), END
+	NA(struct verbs_facts, nics, t_vnic, count, BY_NICS), END
 };
 
 static const struct field t_mr[] = {
@@ -196,9 +205,10 @@ static const struct field t_reg[] = {
 	ULL(struct reg_facts, bytes), I(struct reg_facts, gpus_allocated),
 	O(struct reg_facts, alloc_fail, t_call), S(struct reg_facts, alloc_fn),
 	I(struct reg_facts, npairs), B(struct reg_facts, pairs_truncated),
-	A(struct reg_facts, pairs, t_pair, npairs), I(struct reg_facts, nnics),
-	A(struct reg_facts, nics, t_rnic, nnics),
-	AF(struct reg_facts, vmm, t_vmm),
+	NA(struct reg_facts, pairs, t_pair, npairs, BY_PAIRS),
+	I(struct reg_facts, nnics),
+	NA(struct reg_facts, nics, t_rnic, nnics, BY_NICS),
+	NAF(struct reg_facts, vmm, t_vmm, BY_GPUS),
 	B(struct reg_facts, kmsg_readable), I(struct reg_facts, kmsg_errno),
 	I(struct reg_facts, kmsg_count), LINES(struct reg_facts, kmsg), END
 };
@@ -226,7 +236,7 @@ static const struct field t_nvml[] = {
 	O(struct nvml_facts, count_call, t_call), I(struct nvml_facts, count),
 	I(struct nvml_facts, gpus_recorded),
 	O(struct nvml_facts, shutdown, t_call),
-	A(struct nvml_facts, gpus, t_nvgpu, gpus_recorded), END
+	NA(struct nvml_facts, gpus, t_nvgpu, gpus_recorded, BY_GPUS), END
 };
 
 static const struct field t_facts[] = {
@@ -239,7 +249,32 @@ static const struct field t_facts[] = {
 
 /* --- encoding ------------------------------------------------------------ */
 
-static json_t *enc_obj(const struct field *tab, const char *base);
+static json_t *enc_obj(const struct field *tab, const char *base,
+			const struct vf_caps *caps);
+
+/* Entries of a node-sized array of kind @by under @caps. */
+static size_t node_cap(enum node_sized by, const struct vf_caps *caps)
+{
+	int n = by == BY_GPUS ? caps->gpus : by == BY_NICS ? caps->nics :
+		caps->pairs;
+
+	return n < 0 ? 0 : (size_t)n;
+}
+
+/* Where an array field's elements are, and how many fit there. */
+static char *arr_store(const struct field *f, const char *base,
+		       const struct vf_caps *caps, size_t *cap)
+{
+	char *p;
+
+	if (f->node == IN_PLACE) {
+		*cap = f->cap;
+		return (char *)base + f->off;
+	}
+	memcpy(&p, base + f->off, sizeof(p));
+	*cap = p ? node_cap(f->node, caps) : 0;
+	return p;
+}
 
 /* Text as it is when UTF-8, else { "hex": "..." } (a library's raw bytes). */
 static json_t *enc_str(const char *s, size_t size)
@@ -265,19 +300,21 @@ static json_t *enc_str(const char *s, size_t size)
 }
 
 /* Elements of an array field: its count member, within [0, cap]. */
-static size_t arr_len(const struct field *f, const char *base)
+static size_t arr_len(const struct field *f, const char *base, size_t cap)
 {
 	int n;
 
 	if (f->count_off < 0)
-		return f->cap;
+		return cap;
 	memcpy(&n, base + f->count_off, sizeof(n));
-	return n < 0 ? 0 : (size_t)n > f->cap ? f->cap : (size_t)n;
+	return n < 0 ? 0 : (size_t)n > cap ? cap : (size_t)n;
 }
 
-static json_t *enc_field(const struct field *f, const char *base)
+static json_t *enc_field(const struct field *f, const char *base,
+			 const struct vf_caps *caps)
 {
 	const char *p = base + f->off;
+	size_t cap, len;
 	json_t *a;
 	int i;
 	unsigned int u;
@@ -306,15 +343,17 @@ static json_t *enc_field(const struct field *f, const char *base)
 	case T_STR:
 		return enc_str(p, f->size);
 	case T_OBJ:
-		return enc_obj(f->sub, p);
+		return enc_obj(f->sub, p, caps);
 	case T_ARR:
 	case T_LINES:
 		a = json_array();
-		for (size_t k = 0; a && k < (f->type == T_ARR ? arr_len(f, base) : f->cap); k++) {
+		p = arr_store(f, base, caps, &cap);
+		len = f->type == T_ARR ? arr_len(f, base, cap) : cap;
+		for (size_t k = 0; a && k < len; k++) {
 			const char *e = p + k * f->size;
 
 			if (json_array_append_new(a, f->type == T_ARR ?
-						  enc_obj(f->sub, e) :
+						  enc_obj(f->sub, e, caps) :
 						  enc_str(e, f->size))) {
 				json_decref(a);
 				return NULL;
@@ -325,12 +364,14 @@ static json_t *enc_field(const struct field *f, const char *base)
 	return NULL;
 }
 
-static json_t *enc_obj(const struct field *tab, const char *base)
+static json_t *enc_obj(const struct field *tab, const char *base,
+			const struct vf_caps *caps)
 {
 	json_t *o = json_object();
 
 	for (const struct field *f = tab; o && f->name; f++) {
-		if (json_object_set_new_nocheck(o, f->name, enc_field(f, base))) {
+		if (json_object_set_new_nocheck(o, f->name,
+						enc_field(f, base, caps))) {
 			json_decref(o);
 			return NULL;
 		}
@@ -340,9 +381,12 @@ static json_t *enc_obj(const struct field *tab, const char *base)
 
 char *vendor_json_encode(const struct vendor_facts *vf)
 {
-	json_t *doc = json_pack("{s:s,s:i,s:o?}", "format", VENDOR_FACTS_FORMAT,
-				"version", VENDOR_FACTS_VERSION, "facts",
-				enc_obj(t_facts, (const char *)vf));
+	json_t *doc = json_pack("{s:s,s:i,s:{s:i,s:i,s:i},s:o?}", "format",
+				VENDOR_FACTS_FORMAT, "version",
+				VENDOR_FACTS_VERSION, "caps",
+				"gpus", vf->cap.gpus, "nics", vf->cap.nics,
+				"pairs", vf->cap.pairs, "facts",
+				enc_obj(t_facts, (const char *)vf, &vf->cap));
 	char *text;
 
 	if (!doc || !json_object_get(doc, "facts")) {
@@ -361,6 +405,8 @@ struct dec {
 	char path[256];
 	char *err;
 	size_t errlen;
+	const struct vf_caps *caps;	/* of the arrays decoded into */
+	struct vf_caps recorded;	/* the recorder's (document "caps") */
 };
 
 static int fail(struct dec *d, const char *fmt, ...)
@@ -434,7 +480,7 @@ static int dec_int(struct dec *d, json_t *v, long long lo, long long hi,
 static int dec_field(struct dec *d, const struct field *f, json_t *v, char *base)
 {
 	char *p = base + f->off;
-	size_t n, at = strlen(d->path);
+	size_t n, cap, at = strlen(d->path);
 	long long ll = 0;
 	int i;
 	unsigned int u;
@@ -482,8 +528,9 @@ static int dec_field(struct dec *d, const struct field *f, json_t *v, char *base
 		if (!json_is_array(v))
 			return fail(d, "not an array");
 		n = json_array_size(v);
-		if (n > f->cap)
-			return fail(d, "%zu elements, at most %zu", n, f->cap);
+		p = arr_store(f, base, d->caps, &cap);
+		if (n > cap)
+			return fail(d, "%zu elements, at most %zu", n, cap);
 		for (size_t k = 0; k < n; k++) {
 			json_t *e = json_array_get(v, k);
 			int ret;
@@ -513,7 +560,7 @@ static int check_counts(struct dec *d, const struct field *tab, json_t *o,
 {
 	for (const struct field *f = tab; f->name; f++) {
 		const struct field *c = NULL;
-		size_t n;
+		size_t n, cap;
 		int count;
 
 		if (f->type != T_ARR || f->count_off < 0)
@@ -525,8 +572,9 @@ static int check_counts(struct dec *d, const struct field *tab, json_t *o,
 			continue;
 		n = json_array_size(json_object_get(o, f->name));
 		memcpy(&count, base + f->count_off, sizeof(count));
+		cap = f->node == IN_PLACE ? f->cap : node_cap(f->node, &d->recorded);
 		if (count < 0 || (size_t)count < n ||
-		    ((size_t)count > n && (n < f->cap || strcmp(c->name, "count"))))
+		    ((size_t)count > n && (n < cap || strcmp(c->name, "count"))))
 			return fail(d, "%s is %d but %s holds %zu", c->name, count,
 				    f->name, n);
 	}
@@ -564,7 +612,7 @@ static void compute_mode_compat(json_t *doc, struct vendor_facts *vf)
 				"facts"), "cuda"), "gpus");
 	size_t n = json_array_size(gpus);
 
-	for (size_t i = 0; i < n && i < VF_MAX_GPUS; i++) {
+	for (size_t i = 0; i < n && i < (size_t)vf->cap.gpus; i++) {
 		struct cuda_gpu *g = &vf->cuda.gpus[i];
 
 		if (json_object_get(json_array_get(gpus, i), "compute_mode"))
@@ -572,6 +620,127 @@ static void compute_mode_compat(json_t *doc, struct vendor_facts *vf)
 		g->compute_mode = CU_ATTR_UNKNOWN;
 		g->attr_unanswered |= CU_SLOT_BIT(CU_SLOT_COMPUTE_MODE);
 	}
+}
+
+/*
+ * The capacities the recorder had: the document's "caps", or those of the
+ * fixed arrays of the gdrcheck that wrote documents without them.
+ */
+#define LEGACY_CAPS { .gpus = 128, .nics = 128, .pairs = 256 }
+
+static int recorded_caps(struct dec *d, json_t *doc)
+{
+	static const struct vf_caps legacy = LEGACY_CAPS;
+	static const struct {
+		const char *name;
+		size_t off;
+		long long max;
+	} keys[] = {
+		{ "gpus", offsetof(struct vf_caps, gpus), VF_CAPS_MAX_GPUS },
+		{ "nics", offsetof(struct vf_caps, nics), VF_CAPS_MAX_NICS },
+		{ "pairs", offsetof(struct vf_caps, pairs), VF_CAPS_MAX_PAIRS },
+	};
+	json_t *caps = json_object_get(doc, "caps");
+	long long v = 0;
+
+	d->recorded = legacy;
+	if (!caps)
+		return 0;
+	if (!json_is_object(caps)) {
+		snprintf(d->path, sizeof(d->path), "caps");
+		return fail(d, "not an object");
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		int n;
+
+		snprintf(d->path, sizeof(d->path), "caps.%s", keys[i].name);
+		if (dec_int(d, json_object_get(caps, keys[i].name), 0,
+			    keys[i].max, &v))
+			return -1;
+		n = (int)v;
+		memcpy((char *)&d->recorded + keys[i].off, &n, sizeof(n));
+	}
+	return 0;
+}
+
+/* The fewest bytes an object of @tab encodes to: its required keys. */
+static size_t min_text(const struct field *tab)
+{
+	size_t n = 2;
+
+	for (const struct field *f = tab; f->name; f++)
+		if (f->count_off != -2)
+			n += strlen(f->name) + 4 +
+			     (f->type == T_OBJ ? min_text(f->sub) : 0);
+	return n;
+}
+
+static size_t array_at(json_t *facts, const char *obj, const char *arr)
+{
+	return json_array_size(json_object_get(json_object_get(facts, obj), arr));
+}
+
+static size_t larger(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Size the node-sized arrays from the document's own arrays. The caps of
+ * vendor_facts_alloc() bound them, and so does the text: an element is no
+ * shorter than its keys, so a small file cannot ask for a large block.
+ */
+static int caps_from_doc(struct dec *d, json_t *doc, size_t len,
+			 struct vendor_facts *vf)
+{
+	json_t *facts = json_object_get(doc, "facts");
+	static const struct {
+		const char *obj, *arr;
+		const struct field *tab;
+		size_t max;
+		enum node_sized by;
+	} arrays[] = {
+		{ "cuda", "gpus", t_gpu, VF_CAPS_MAX_GPUS, BY_GPUS },
+		{ "nvml", "gpus", t_nvgpu, VF_CAPS_MAX_GPUS, BY_GPUS },
+		{ "reg", "vmm", t_vmm, VF_CAPS_MAX_GPUS, BY_GPUS },
+		{ "verbs", "nics", t_vnic, VF_CAPS_MAX_NICS, BY_NICS },
+		{ "reg", "nics", t_rnic, VF_CAPS_MAX_NICS, BY_NICS },
+		{ "reg", "pairs", t_pair, VF_CAPS_MAX_PAIRS, BY_PAIRS },
+	};
+	struct vf_caps caps;
+	size_t bytes = 0;
+	int err;
+
+	if (recorded_caps(d, doc))
+		return -1;
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		size_t n = array_at(facts, arrays[i].obj, arrays[i].arr);
+
+		snprintf(d->path, sizeof(d->path), "facts.%s.%s",
+			 arrays[i].obj, arrays[i].arr);
+		if (n > arrays[i].max)
+			return fail(d, "%zu elements, at most %zu", n,
+				    arrays[i].max);
+		if (n > node_cap(arrays[i].by, &d->recorded))
+			return fail(d, "%zu elements, more than the capacity "
+				    "%zu it was recorded with", n,
+				    node_cap(arrays[i].by, &d->recorded));
+		bytes += n * min_text(arrays[i].tab);
+	}
+	snprintf(d->path, sizeof(d->path), "facts");
+	if (bytes > len)
+		return fail(d, "more elements than %zu bytes can hold", len);
+	caps.gpus = (int)larger(array_at(facts, "cuda", "gpus"),
+				larger(array_at(facts, "nvml", "gpus"),
+				       array_at(facts, "reg", "vmm")));
+	caps.nics = (int)larger(array_at(facts, "verbs", "nics"),
+				array_at(facts, "reg", "nics"));
+	caps.pairs = (int)array_at(facts, "reg", "pairs");
+	err = vendor_facts_alloc(vf, &caps, false);
+	if (err)
+		return fail(d, "%s", strerror(-err));
+	d->caps = &vf->cap;
+	return 0;
 }
 
 int vendor_json_decode(const char *text, size_t len, struct vendor_facts *vf,
@@ -605,7 +774,10 @@ int vendor_json_decode(const char *text, size_t len, struct vendor_facts *vf,
 				 VENDOR_FACTS_VERSION);
 		goto out;
 	}
-	ret = dec_obj(&d, t_facts, json_object_get(doc, "facts"), (char *)vf);
+	ret = caps_from_doc(&d, doc, len, vf);
+	if (!ret)
+		ret = dec_obj(&d, t_facts, json_object_get(doc, "facts"),
+			      (char *)vf);
 	if (!ret)
 		compute_mode_compat(doc, vf);
 	/* A stage caught "running" was never finished: not a state to replay. */
@@ -619,7 +791,7 @@ int vendor_json_decode(const char *text, size_t len, struct vendor_facts *vf,
 out:
 	json_decref(doc);
 	if (ret)
-		memset(vf, 0, sizeof(*vf));
+		vendor_facts_free(vf);
 	return ret;
 }
 

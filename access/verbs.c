@@ -131,7 +131,7 @@ void verbs_stage_probe(const struct vendor_options *opt,
 		return;
 	}
 	v->count = num;
-	for (int i = 0; i < num && i < VF_MAX_NICS; i++) {
+	for (int i = 0; i < num && i < vf->cap.nics; i++) {
 		struct verbs_nic *n = &v->nics[i];
 		struct ibv_device_attr attr;
 		struct ibv_context *ctx;

@@ -628,6 +628,8 @@ static bool uses_verbs(int s)
  * crashing library left in the mapping. */
 static void terminate_strings(struct vendor_facts *vf)
 {
+	int ngpu, n;
+
 	for (int s = 0; s < WSTAGE_COUNT; s++)
 		TERMINATE(vf->stage[s].call);
 	TERMINATE(vf->cuda.lib.path);
@@ -637,7 +639,8 @@ static void terminate_strings(struct vendor_facts *vf)
 	TERMINATE(vf->cuda.init.name);
 	TERMINATE(vf->cuda.version_call.name);
 	TERMINATE(vf->cuda.count_call.name);
-	for (int i = 0; i < VF_MAX_GPUS; i++) {
+	ngpu = vf_upto(vf->cuda.gpus_recorded, vf->cap.gpus);
+	for (int i = 0; i < ngpu; i++) {
 		struct cuda_gpu *g = &vf->cuda.gpus[i];
 
 		TERMINATE(g->name);
@@ -656,7 +659,8 @@ static void terminate_strings(struct vendor_facts *vf)
 	TERMINATE(vf->verbs.lib.error);
 	TERMINATE(vf->verbs.lib.missing_required);
 	TERMINATE(vf->verbs.lib.missing_optional);
-	for (int i = 0; i < VF_MAX_NICS; i++)
+	n = vf_upto(vf->verbs.count, vf->cap.nics);
+	for (int i = 0; i < n; i++)
 		TERMINATE(vf->verbs.nics[i].name);
 	TERMINATE(vf->nvml.lib.path);
 	TERMINATE(vf->nvml.lib.error);
@@ -666,7 +670,8 @@ static void terminate_strings(struct vendor_facts *vf)
 	TERMINATE(vf->nvml.count_call.name);
 	TERMINATE(vf->nvml.shutdown.name);
 	TERMINATE(vf->nvml.driver_version);
-	for (int i = 0; i < VF_MAX_GPUS; i++) {
+	n = vf_upto(vf->nvml.gpus_recorded, vf->cap.gpus);
+	for (int i = 0; i < n; i++) {
 		struct nvml_gpu *g = &vf->nvml.gpus[i];
 
 		TERMINATE(g->uuid);
@@ -678,7 +683,8 @@ static void terminate_strings(struct vendor_facts *vf)
 	}
 	TERMINATE(vf->reg.alloc_fail.name);
 	TERMINATE(vf->reg.alloc_fn);
-	for (int i = 0; i < REG_MAX_PAIRS; i++) {
+	n = vf_upto(vf->reg.npairs, vf->cap.pairs);
+	for (int i = 0; i < n; i++) {
 		struct reg_pair *p = &vf->reg.pairs[i];
 
 		TERMINATE(p->nic);
@@ -700,7 +706,7 @@ static void terminate_strings(struct vendor_facts *vf)
 		TERMINATE(p->dp_vmm_dmabuf.dtoh.name);
 		TERMINATE(p->dp_vmm_dmabuf.htod.name);
 	}
-	for (int i = 0; i < VF_MAX_GPUS; i++) {
+	for (int i = 0; i < ngpu; i++) {
 		struct reg_vmm_gpu *v = &vf->reg.vmm[i];
 
 		TERMINATE(v->missing);
@@ -708,7 +714,8 @@ static void terminate_strings(struct vendor_facts *vf)
 		TERMINATE(v->fail_fn);
 		TERMINATE(v->fail.name);
 	}
-	for (int i = 0; i < VF_MAX_NICS; i++) {
+	n = vf_upto(vf->reg.nnics, vf->cap.nics);
+	for (int i = 0; i < n; i++) {
 		TERMINATE(vf->reg.nics[i].nic);
 		TERMINATE(vf->reg.nics[i].host.call);
 		TERMINATE(vf->reg.nics[i].g2g_error);
@@ -717,24 +724,99 @@ static void terminate_strings(struct vendor_facts *vf)
 		TERMINATE(vf->reg.kmsg[i]);
 }
 
+/*
+ * Floors of the capacities: what the libraries may list beyond what the
+ * tree shows (a container's partial /sys, a test double).
+ */
+#define CAPS_FLOOR_GPUS 128
+#define CAPS_FLOOR_NICS 128
+
+/* NVIDIA display/3D controllers among the PCI functions of the tree. */
+static int count_pci_gpus(struct sysroot *sr)
+{
+	char **names = NULL, path[320], buf[16];
+	size_t n = 0;
+	int gpus = 0;
+
+	if (sysroot_list(sr, "/sys/bus/pci/devices", &names, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor",
+			 names[i]);
+		if (sysroot_read_line(sr, path, buf, sizeof(buf)) < 0 ||
+		    strcmp(buf, "0x10de"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class",
+			 names[i]);
+		if (sysroot_read_line(sr, path, buf, sizeof(buf)) >= 0 &&
+		    !strncmp(buf, "0x03", 4))
+			gpus++;
+	}
+	sysroot_free_list(names, n);
+	return gpus;
+}
+
+static int count_entries(struct sysroot *sr, const char *dir)
+{
+	char **names = NULL;
+	size_t n = 0;
+
+	if (sysroot_list(sr, dir, &names, &n) < 0)
+		return 0;
+	sysroot_free_list(names, n);
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+static int clamp_cap(long long want, int floor, int max)
+{
+	return want < floor ? floor : want > max ? max : (int)want;
+}
+
+/*
+ * Capacities from what the node shows before the worker starts: every
+ * GPU and RDMA device it lists, and every pair of them, fit (the
+ * libraries enumerate from the same sysfs).
+ */
+static void node_caps(struct sysroot *sr, struct vf_caps *caps)
+{
+	int ib = count_entries(sr, "/sys/class/infiniband"),
+	    uv = count_entries(sr, "/sys/class/infiniband_verbs");
+
+	caps->gpus = clamp_cap(count_pci_gpus(sr), CAPS_FLOOR_GPUS,
+			       VF_CAPS_MAX_GPUS);
+	caps->nics = clamp_cap(ib > uv ? ib : uv, CAPS_FLOOR_NICS,
+			       VF_CAPS_MAX_NICS);
+	caps->pairs = clamp_cap((long long)caps->gpus * caps->nics, 0,
+				VF_CAPS_MAX_PAIRS);
+}
+
 void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 {
 	/* Static, not heap: a worker leaves by _exit() with it allocated. */
 	static struct supervisor supervisor;
 	struct vendor_options copy = *in, *opt = &copy;
 	struct supervisor *sv = &supervisor;
-	struct vendor_facts *shared;
-	int next = 0;
+	struct vendor_facts *shared, own;
+	struct vf_caps caps;
+	int next = 0, err;
 
 	memset(vf, 0, sizeof(*vf));
 	memset(sv, 0, sizeof(*sv));
-	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	node_caps(opt->sysroot, &caps);
+	/* The arrays and the header the worker writes are both shared; the
+	 * parent keeps its own copy of where the arrays are. */
+	err = vendor_facts_alloc(&own, &caps, true);
+	shared = err ? MAP_FAILED : mmap(NULL, sizeof(*shared),
+					 PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED) {
-		mark_failed(opt, vf, 0, "mmap", errno);
+		if (!err)
+			err = -errno;
+		vendor_facts_free(&own);
+		mark_failed(opt, vf, 0, "mmap", -err);
 		return;
 	}
-	memset(shared, 0, sizeof(*shared));
+	*shared = own;
 	sv->opt = opt;
 	sv->vf = shared;
 	sv->progress = isatty(STDERR_FILENO) == 1;
@@ -787,6 +869,11 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 	}
 	memcpy(vf, shared, sizeof(*vf));
 	munmap(shared, sizeof(*shared));
+	vf->cap = own.cap;
+	vf->arena = own.arena;
+	vf->arena_size = own.arena_size;
+	vf->arena_shared = own.arena_shared;
+	vendor_facts_layout(vf);
 	terminate_strings(vf);
 	for (int s = 0; s < WSTAGE_COUNT; s++) {
 		memcpy(vf->stage[s].output, sv->out[s].text,

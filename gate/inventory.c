@@ -60,11 +60,13 @@ static bool is_nvidia_gpu(struct sysroot *sr, struct inventory *inv,
 }
 
 /* NVML's UUID of the GPU at this PCI address, or "". */
-static const char *nvml_uuid(const struct nvml_facts *nf, const char *pci)
+static const char *nvml_uuid(const struct vendor_facts *vfs, const char *pci)
 {
+	const struct nvml_facts *nf = &vfs->nvml;
+
 	if (!pci[0])
 		return "";
-	for (int i = 0; i < nf->gpus_recorded && i < VF_MAX_GPUS; i++)
+	for (int i = 0; i < vf_upto(nf->gpus_recorded, vfs->cap.gpus); i++)
 		if (!strcmp(nf->gpus[i].pci, pci))
 			return nf->gpus[i].uuid;
 	return "";
@@ -165,7 +167,7 @@ static void build_gpus(struct gdr_ctx *ctx)
 		struct inv_gpu *g = &inv->gpu[i];
 
 		snprintf(g->uuid, sizeof(g->uuid), "%s",
-			 nvml_uuid(&ctx->vf->nvml, g->pci));
+			 nvml_uuid(ctx->vf, g->pci));
 		add_gpu_subject(ctx, g, g->cuda >= 0 ? &cf->gpus[g->cuda] :
 				NULL, i);
 	}
@@ -255,7 +257,7 @@ static void build_nics(struct gdr_ctx *ctx)
 		snprintf(nic->name, sizeof(nic->name), "%s", names[i]);
 		nic_pci(ctx->sr, nic);
 		nic->verbs = -1;
-		for (int v = 0; v < vf->count && v < VF_MAX_NICS; v++)
+		for (int v = 0; v < vf_upto(vf->count, ctx->vf->cap.nics); v++)
 			if (!strcmp(vf->nics[v].name, nic->name))
 				nic->verbs = v;
 		if (!nic->pci[0])

@@ -208,7 +208,7 @@ const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
 {
 	int i = ctx->inv.nic[nic].verbs;
 
-	if (i < 0 || i >= ctx->vf->verbs.count || i >= VF_MAX_NICS)
+	if (i < 0 || i >= vf_upto(ctx->vf->verbs.count, ctx->vf->cap.nics))
 		return NULL;
 	return &ctx->vf->verbs.nics[i];
 }

@@ -49,7 +49,6 @@
 
 extern char **environ;
 
-#define MAX_PEERS 64
 #define MAX_GIDS 256
 
 struct pair_model {
@@ -1417,7 +1416,7 @@ static bool apply_nogdr(struct gdr_ctx *ctx, struct nccl_state *s)
  * with a port that is not ACTIVE: as built, then as it is now.
  */
 static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
-		       const int *npeers, int (*peers)[MAX_PEERS])
+		       const int *npeers, const int *peers)
 {
 	const struct inventory *inv = &ctx->inv;
 	bool any_pxn = false;
@@ -1469,7 +1468,7 @@ static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 		if (!m->used)
 			continue;
 		for (int k = 0; k < npeers[pr->gpu] && m->relay < 0; k++) {
-			int p = peers[pr->gpu][k], pi;
+			int p = peers[(size_t)pr->gpu * inv->ngpu + (size_t)k], pi;
 			struct nccl_pxn_in x;
 
 			if (p < 0 || (size_t)p >= inv->ngpu || p == pr->gpu)
@@ -1531,7 +1530,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
 	struct nccl_state *s;
-	int *npeers, (*peers)[MAX_PEERS];
+	int *npeers, *peers;
 
 	if (ctx->nccl)
 		return ctx->nccl;
@@ -1551,9 +1550,11 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
 	npeers = xcalloc(inv->ngpu + 1, sizeof(int));
-	peers = xcalloc(inv->ngpu + 1, sizeof(*peers));
+	/* Row g: the NVLink peers of GPU g (at most every other GPU). */
+	peers = xcalloc(inv->ngpu * inv->ngpu + 1, sizeof(*peers));
 	for (size_t g = 0; g < inv->ngpu; g++)
-		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers[g], MAX_PEERS);
+		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers + g * inv->ngpu,
+					     (int)inv->ngpu);
 	if (ports_down(ctx, s)) {
 		s->as_built = true;
 		model_pass(ctx, s, npeers, peers);
@@ -2202,8 +2203,7 @@ static enum bufkind cumem_of(const struct gdr_ctx *ctx,
 	}
 	if (cf->lib.loaded)
 		create = !word_in(cf->lib.missing_optional, "cuMemCreate");
-	if (g && g->ordinal >= 0 && g->ordinal < VF_MAX_GPUS &&
-	    g->ordinal < cf->gpus_recorded)
+	if (g && g->ordinal >= 0 && g->ordinal < cf->gpus_recorded)
 		v = &ctx->vf->reg.vmm[g->ordinal];
 	if (v && (v->skip == VMMS_TRIED || v->skip == VMMS_GDR_UNSUPPORTED ||
 		  (v->skip == VMMS_ATTR_FAILED &&

@@ -5,8 +5,10 @@
  * the queries other probes build on (gpu_nvlink_peers, gpu_is_c2c).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/xalloc.h"
 #include "access/nvml.h"
 #include "decode/nvml_api.h"
 #include "probes/probes.h"
@@ -14,9 +16,7 @@
 /* NVML's answers, counted only as far as the worker recorded them. */
 static int nvml_recorded(const struct gdr_ctx *ctx)
 {
-	int n = ctx->vf->nvml.gpus_recorded;
-
-	return n < 0 ? 0 : n > VF_MAX_GPUS ? VF_MAX_GPUS : n;
+	return vf_upto(ctx->vf->nvml.gpus_recorded, ctx->vf->cap.gpus);
 }
 
 static bool nvml_usable(const struct gdr_ctx *ctx)
@@ -318,7 +318,7 @@ void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_gpu *ig = &ctx->inv.gpu[t->gpu];
 	const struct nvml_gpu *g = ctx_nvml_gpu(ctx, t->gpu);
-	int subj = ig->subject, peers[VF_MAX_GPUS], n, c2c;
+	int subj = ig->subject, *peers = NULL, n, c2c;
 	struct nvlink_summary s;
 	char list[1024], why[256];
 	struct result *r;
@@ -394,10 +394,11 @@ void gate_topo_nvlink(struct gdr_ctx *ctx, const struct target *t)
 		ev_int(r, "rc", g->c2c_rc);
 		return;
 	}
-	n = gpu_nvlink_peers(ctx, t->gpu, peers, VF_MAX_GPUS);
+	peers = xcalloc(ctx->inv.ngpu + 1, sizeof(*peers));
+	n = gpu_nvlink_peers(ctx, t->gpu, peers, (int)ctx->inv.ngpu);
 	c2c = gpu_is_c2c(ctx, t->gpu);
-	peer_list(ctx, peers, n < 0 ? 0 : n > VF_MAX_GPUS ? VF_MAX_GPUS : n,
-		  list, sizeof(list));
+	peer_list(ctx, peers, n < 0 ? 0 : n, list, sizeof(list));
+	free(peers);
 	if (s.to_switch)
 		r = emit(ctx, subj, ST_PASS, C_NVLINK_SWITCH,
 			 "%d NVLink(s) active, to NVSwitch: NVLink peers %s; "

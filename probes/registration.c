@@ -112,8 +112,6 @@ static const char *vmm_plan_note(const struct gdr_ctx *ctx, char *buf,
 	unsigned long long bytes = 0;
 	char human[32];
 
-	if (n > VF_MAX_GPUS)
-		n = VF_MAX_GPUS;
 	for (int g = 0; g < n; g++)
 		if (rf->vmm[g].ok) {
 			ok++;
@@ -144,8 +142,6 @@ static void vmm_plan_evidence(const struct gdr_ctx *ctx, struct result *r)
 	const struct reg_facts *rf = &ctx->vf->reg;
 	int n = ctx->vf->cuda.gpus_recorded, ok = 0, first = -1;
 
-	if (n > VF_MAX_GPUS)
-		n = VF_MAX_GPUS;
 	for (int g = 0; g < n; g++) {
 		if (rf->vmm[g].ok)
 			ok++;
@@ -180,10 +176,9 @@ static const struct cuda_gpu *busy_gpu(const struct gdr_ctx *ctx)
 	const struct reg_facts *rf = &ctx->vf->reg;
 	const struct cuda_facts *cf = &ctx->vf->cuda;
 
-	for (int i = 0; i < rf->npairs && i < REG_MAX_PAIRS; i++)
+	for (int i = 0; i < rf->npairs; i++)
 		if (rf->pairs[i].gpu_rc == CUDA_ERROR_DEVICE_UNAVAILABLE &&
-		    rf->pairs[i].gpu >= 0 && rf->pairs[i].gpu < cf->gpus_recorded &&
-		    rf->pairs[i].gpu < VF_MAX_GPUS)
+		    rf->pairs[i].gpu >= 0 && rf->pairs[i].gpu < cf->gpus_recorded)
 			return &cf->gpus[rf->pairs[i].gpu];
 	return NULL;
 }
@@ -298,7 +293,7 @@ static bool pair_gpu_unavailable(struct gdr_ctx *ctx, int subject,
 
 	if (!pp || !pp->skip[0])
 		return false;
-	if (pp->gpu >= 0 && pp->gpu < cf->gpus_recorded && pp->gpu < VF_MAX_GPUS)
+	if (pp->gpu >= 0 && pp->gpu < cf->gpus_recorded)
 		g = &cf->gpus[pp->gpu];
 	return gpu_unavailable(ctx, subject, g, pp->gpu_rc, pp->gpu_fn,
 			       what, fix) != NULL;
@@ -485,8 +480,7 @@ static const struct reg_vmm_gpu *vmm_of(const struct gdr_ctx *ctx,
 {
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
 
-	if (!g || g->ordinal < 0 || g->ordinal >= VF_MAX_GPUS ||
-	    g->ordinal >= ctx->vf->cuda.gpus_recorded)
+	if (!g || g->ordinal < 0 || g->ordinal >= ctx->vf->cuda.gpus_recorded)
 		return NULL;
 	return &ctx->vf->reg.vmm[g->ordinal];
 }

@@ -28,16 +28,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_ASSERT(a.cuda.gpus_recorded >= 0 &&
-		    a.cuda.gpus_recorded <= VF_MAX_GPUS);
+		    a.cuda.gpus_recorded <= a.cap.gpus);
 	FUZZ_ASSERT(a.nvml.gpus_recorded >= 0 &&
-		    a.nvml.gpus_recorded <= VF_MAX_GPUS);
+		    a.nvml.gpus_recorded <= a.cap.gpus);
 	FUZZ_ASSERT(a.verbs.count >= 0);
-	FUZZ_ASSERT(a.reg.npairs >= 0 && a.reg.npairs <= REG_MAX_PAIRS);
-	FUZZ_ASSERT(a.reg.nnics >= 0 && a.reg.nnics <= VF_MAX_NICS);
+	FUZZ_ASSERT(a.reg.npairs >= 0 && a.reg.npairs <= a.cap.pairs);
+	FUZZ_ASSERT(a.reg.nnics >= 0 && a.reg.nnics <= a.cap.nics);
 	again = vendor_json_encode(&a);
 	FUZZ_ASSERT(again);
 	FUZZ_ASSERT(!vendor_json_decode(again, strlen(again), &b, err,
 					sizeof(err)));
+	vendor_facts_free(&b);
+	vendor_facts_free(&a);
 	free(again);
 	free(text);
 	return 0;

@@ -25,6 +25,60 @@
 #include "access/sysroot.h"
 #include "access/vendor_json.h"
 
+/* Room for one more NIC than recorded: verbs.count may not exceed them. */
+static const struct vf_caps sample_caps = { .gpus = 4, .nics = 4, .pairs = 2 };
+
+static void discard(struct vendor_facts *vf)
+{
+	if (vf)
+		vendor_facts_free(vf);
+	free(vf);
+}
+
+/* Two sets of facts hold the same values (where their arrays are aside). */
+static void assert_facts_equal(const struct vendor_facts *a,
+			       const struct vendor_facts *b)
+{
+	struct vendor_facts *x = malloc(sizeof(*x)), *y = malloc(sizeof(*y));
+
+	assert_non_null(x);
+	assert_non_null(y);
+	/* A decoder sizes the arrays by what the document holds: the
+	 * entries both have are equal, and every one recorded is there. */
+#define SAME(arr, n, cap)						\
+	do {								\
+		int k = a->cap < b->cap ? a->cap : b->cap;		\
+									\
+		assert_true(vf_upto(n, a->cap) <= k);			\
+		assert_memory_equal(a->arr, b->arr,			\
+				    (size_t)k * sizeof(*a->arr));	\
+	} while (0)
+	SAME(cuda.gpus, a->cuda.gpus_recorded, cap.gpus);
+	SAME(nvml.gpus, a->nvml.gpus_recorded, cap.gpus);
+	SAME(reg.vmm, a->cap.gpus, cap.gpus);
+	SAME(verbs.nics, a->verbs.count, cap.nics);
+	SAME(reg.nics, a->reg.nnics, cap.nics);
+	SAME(reg.pairs, a->reg.npairs, cap.pairs);
+#undef SAME
+	*x = *a;
+	*y = *b;
+	for (struct vendor_facts *v = x; v; v = v == x ? y : NULL) {
+		memset(&v->cap, 0, sizeof(v->cap));
+		v->arena_size = 0;
+		v->arena = NULL;
+		v->arena_shared = false;
+		v->cuda.gpus = NULL;
+		v->verbs.nics = NULL;
+		v->nvml.gpus = NULL;
+		v->reg.pairs = NULL;
+		v->reg.nics = NULL;
+		v->reg.vmm = NULL;
+	}
+	assert_memory_equal(x, y, sizeof(*x));
+	free(x);
+	free(y);
+}
+
 /* Facts touching every kind of field, counts within their arrays. */
 static struct vendor_facts *sample(void)
 {
@@ -33,6 +87,7 @@ static struct vendor_facts *sample(void)
 	struct reg_pair *p;
 
 	assert_non_null(vf);
+	assert_int_equal(vendor_facts_alloc(vf, &sample_caps, false), 0);
 	vf->stage[WSTAGE_CUDA].state = STAGE_DONE;
 	vf->stage[WSTAGE_CUDA].seconds = 0.123456789012345;
 	vf->stage[WSTAGE_CUDA].pid = 4242;
@@ -93,17 +148,27 @@ static void test_round_trip(void **state)
 	assert_int_equal(vendor_json_decode(text, strlen(text), back, err,
 					    sizeof(err)), 0);
 	assert_string_equal(err, "");
-	assert_memory_equal(vf, back, sizeof(*vf));
-	/* Encoding is deterministic: the same facts, the same document. */
+	assert_facts_equal(vf, back);
+	/* Encoding is deterministic: the same facts, the same document
+	 * (a decoded copy records the capacities its arrays got). */
 	{
-		char *again = vendor_json_encode(back);
+		struct vendor_facts *third = malloc(sizeof(*third));
+		char *again = vendor_json_encode(back), *thrice;
 
-		assert_string_equal(text, again);
+		assert_non_null(third);
+		assert_int_equal(vendor_json_decode(again, strlen(again), third,
+						    err, sizeof(err)), 0);
+		thrice = vendor_json_encode(third);
+		assert_string_equal(again, thrice);
+		assert_non_null(strstr(text, "\"nics\": 4"));
+		assert_non_null(strstr(again, "\"nics\": 3"));
+		free(thrice);
 		free(again);
+		discard(third);
 	}
 	free(text);
-	free(back);
-	free(vf);
+	discard(back);
+	discard(vf);
 }
 
 /*
@@ -142,8 +207,8 @@ static void test_compute_mode_compat(void **state)
 	free(old);
 	json_decref(doc);
 	free(text);
-	free(back);
-	free(vf);
+	discard(back);
+	discard(vf);
 }
 
 /* A count member larger (or smaller) than its array is refused. */
@@ -161,6 +226,7 @@ static void test_counts_checked(void **state)
 	assert_non_null(text);
 	assert_int_equal(vendor_json_decode(text, strlen(text), back, err,
 					    sizeof(err)), 0);
+	vendor_facts_free(back);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		for (int v = 0; v < 2; v++) {
 			json_t *doc = json_loads(text, 0, NULL);
@@ -182,8 +248,8 @@ static void test_counts_checked(void **state)
 		}
 	}
 	free(text);
-	free(back);
-	free(vf);
+	discard(back);
+	discard(vf);
 }
 
 static void test_not_finite(void **state)
@@ -200,8 +266,8 @@ static void test_not_finite(void **state)
 					    sizeof(err)), 0);
 	assert_true(isnan(back->stage[0].seconds));
 	free(text);
-	free(back);
-	free(vf);
+	discard(back);
+	discard(vf);
 }
 
 /* text with the first occurrence of from replaced by to. */
@@ -292,8 +358,48 @@ static void test_malformed(void **state)
 	bad = edit(text, "\"facts\": {", "\"facts\": [");
 	refused(bad, "not JSON");
 	free(bad);
+	/* The capacities it was recorded with bound its arrays and counts. */
+	bad = edit(text, "\"nics\": 4", "\"nics\": 2");
+	refused(bad, "facts.verbs.nics: 3 elements, more than the capacity 2");
+	free(bad);
+	bad = edit(text, "\"gpus\": 4", "\"gpus\": \"4\"");
+	refused(bad, "caps.gpus: not an integer");
+	free(bad);
+	bad = edit(text, "\"pairs\": 2", "\"pairs\": 99999999");
+	refused(bad, "caps.pairs: 99999999 out of range");
+	free(bad);
+	/* A short text cannot ask for a large block: 200,000 empty pairs. */
+	{
+		size_t n = 200000, at = 0;
+		char *pairs = malloc(3 * n + 3);
+
+		assert_non_null(pairs);
+		pairs[at++] = '[';
+		for (size_t i = 0; i < n; i++) {
+			pairs[at++] = '{';
+			pairs[at++] = '}';
+			pairs[at++] = i + 1 < n ? ',' : ']';
+		}
+		pairs[at] = '\0';
+		bad = edit(text, "\"pairs\": 2", "\"pairs\": 1000000");
+		{
+			char *p = strstr(bad, "\"npairs\": 1");
+			char *q, *huge;
+
+			assert_non_null(p);
+			q = strstr(p, "\"pairs\": [");
+			assert_non_null(q);
+			assert_true(asprintf(&huge, "%.*s\"pairs\": %s, \"x\": [%s",
+					     (int)(q - bad), bad, pairs,
+					     q + strlen("\"pairs\": [")) > 0);
+			refused(huge, "facts: more elements than");
+			free(huge);
+		}
+		free(pairs);
+	}
+	free(bad);
 	free(text);
-	free(vf);
+	discard(vf);
 }
 
 static void put(const char *dir, const char *text)
@@ -329,13 +435,14 @@ static void test_replay(void **state)
 	put(dir, text);
 	assert_int_equal(vendor_json_replay(sr, back, err, sizeof(err)), 1);
 	assert_non_null(strstr(back->replayed_from, VENDOR_FACTS_PATH));
-	assert_memory_equal(back, vf, offsetof(struct vendor_facts, replayed_from));
+	memset(back->replayed_from, 0, sizeof(back->replayed_from));
+	assert_facts_equal(back, vf);
 	sysroot_free(sr);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 	free(text);
-	free(back);
-	free(vf);
+	discard(back);
+	discard(vf);
 }
 
 int main(void)
