@@ -50,7 +50,8 @@
  *
  * Scenario (env FAKE_VERBS_SCENARIO), keys [defaults]; I = device index,
  * P = 1-based port number, G = gid index:
- *   device_count [0]          at most 256
+ *   device_count [0]          at most 4096 (SR-IOV nodes: PFs + VFs); the
+ *                             device table is allocated for the count
  *   list_errno [0]            ibv_get_device_list: NULL with this errno
  *   devI.name ["mlx5_I"]
  *   devI.open_errno [0]       ibv_open_device: NULL with this errno
@@ -64,7 +65,8 @@
  *   devI.portP.gid_tbl_len [16]
  *   devI.portP.gidG           IPv6-style text [gid0: fe80::0e42:a1ff:fe00:IIPP;
  *                             on Ethernet ports gid1: the RoCE v2 GID
- *                             ::ffff:10.0.I.P; others ::]; "::" empties one
+ *                             ::ffff:10.I/256.I%256.P; others ::]; "::"
+ *                             empties one
  *   devI.reg_mr_errno [0]     ibv_reg_mr / ibv_reg_mr_iova2
  *   devI.dmabuf_errno [9]     ibv_reg_dmabuf_mr with fd < 0; 0 = an MR
  *   devI.dmabuf_reg_errno [0] ibv_reg_dmabuf_mr with a real fd
@@ -288,7 +290,7 @@ static void __attribute__((constructor)) fake_verbs_init(void)
 	fake_scenario_load("FAKE_VERBS_SCENARIO");
 	fake_ledger_init("verbs", ledger_rows, 6);
 	ndev = (int)fake_get_ll("device_count", 0);
-	if (ndev < 0 || ndev > 256)
+	if (ndev < 0 || ndev > 4096)
 		bad_scenario("device_count out of range");
 	devs = calloc((size_t)ndev + 1, sizeof(*devs));
 	if (!devs)
@@ -579,11 +581,11 @@ static void gid_value(int i, unsigned int port, int index, union ibv_gid *gid)
 		gid->global.interface_id =
 			htobe64(0x0c42a1fffe000000ull | (uint64_t)(i << 8) | port);
 	} else if (index == 1 && link_layer(i, port) == IBV_LINK_LAYER_ETHERNET) {
-		/* RoCE v2 over IPv4: ::ffff:10.0.I.P */
+		/* RoCE v2 over IPv4: ::ffff:10.I/256.I%256.P (unique per device) */
 		gid->raw[10] = 0xff;
 		gid->raw[11] = 0xff;
 		gid->raw[12] = 10;
-		gid->raw[13] = 0;
+		gid->raw[13] = (uint8_t)(i >> 8);
 		gid->raw[14] = (uint8_t)i;
 		gid->raw[15] = (uint8_t)port;
 	}

@@ -43,7 +43,12 @@ control register; capability 0x005f like QEMU's root ports),
 cfg=4096|256|64|truncated|loop|garbage (what the config file holds; 64 is
 what a non-root reader gets), ats=on|off (an ATS extended capability,
 its Enable bit set or clear), relaxed=on (Device Control: Enable Relaxed
-Ordering; off by default).
+Ordering; off by default), totalvfs=N (an SR-IOV capable PF:
+sriov_totalvfs N, sriov_numvfs 0 until VFs name it), pf=BDF (this function
+is an SR-IOV VF of BDF, a function declared on an earlier line: a `physfn`
+link to the PF here, `virtfnN` to this VF in the PF (N = 0, 1, ... in spec
+order), the PF's sriov_numvfs counts it and its sriov_totalvfs is raised to
+sriov_numvfs when smaller or absent).
 
 The config file is a real PCIe layout: the standard type 0/1 header with a
 capability list at 0x40 (the PCI Express capability: port type, link
@@ -88,6 +93,7 @@ class Builder:
     def __init__(self, root):
         self.root = root
         self.next_bar = 0x100000000000
+        self.sriov = {}         # PF sysfs dir -> [numvfs, totalvfs]
 
     def p(self, path):
         assert path.startswith("/"), path
@@ -261,7 +267,27 @@ class Builder:
         if "driver" in kv:
             self.mkdir(f"/sys/bus/pci/drivers/{kv['driver']}")
             self.rel_link(f"{dev}/driver", f"/sys/bus/pci/drivers/{kv['driver']}")
+        if "totalvfs" in kv:
+            self.sriov[dev] = [0, int(kv["totalvfs"])]
+            self.write(f"{dev}/sriov_totalvfs", f"{int(kv['totalvfs'])}\n")
+            self.write(f"{dev}/sriov_numvfs", "0\n")
+        if "pf" in kv:
+            self.d_vf(dev, kv["pf"])
         self.rel_link(f"/sys/bus/pci/devices/{bdf}", dev)
+
+    def d_vf(self, dev, pf):
+        """dev is an SR-IOV VF of PCI function pf (declared before)."""
+        link = self.p(f"/sys/bus/pci/devices/{pf}")
+        if not os.path.lexists(link):
+            raise ValueError(f"pf={pf}: no such PCI function (declare it first)")
+        pfdev = "/" + os.path.relpath(os.path.realpath(link), self.root)
+        st = self.sriov.setdefault(pfdev, [0, 0])
+        self.rel_link(f"{dev}/physfn", pfdev)
+        self.rel_link(f"{pfdev}/virtfn{st[0]}", dev)
+        st[0] += 1
+        st[1] = max(st[1], st[0])
+        self.write(f"{pfdev}/sriov_numvfs", f"{st[0]}\n")
+        self.write(f"{pfdev}/sriov_totalvfs", f"{st[1]}\n")
 
     def d_ibdev(self, name, kv):
         if "pci" in kv:
