@@ -102,6 +102,9 @@ static void usage(FILE *out)
 	      "      --no-alloc           allocate no GPU memory (nodes running jobs):\n"
 	      "                           no registration, no transfer\n"
 	      "      --no-datapath        register, but run no loopback transfer\n"
+	      "      --every-pair         run the loopback transfer on every GPU-NIC\n"
+	      "                           pair (default: each GPU's rails and each\n"
+	      "                           NIC's nearest GPU; the rest are registered)\n"
 	      "      --reg-size BYTES     GPU buffer per GPU for the registrations and\n"
 	      "                           transfers (K/M suffix; default 2M, 4K to 1G)\n"
 	      "      --color[=WHEN]       colour: auto (default), always, never\n"
@@ -475,6 +478,7 @@ static const struct opt_desc opt_table[] = {
 	{ "deadline", 0, required_argument, set_deadline, 0 },
 	{ "no-alloc", 0, no_argument, set_true, OFF(no_alloc) },
 	{ "no-datapath", 0, no_argument, set_true, OFF(no_datapath) },
+	{ "every-pair", 0, no_argument, set_true, OFF(every_pair) },
 	{ "reg-size", 0, required_argument, set_reg_size, 0 },
 	{ "color", 0, optional_argument, set_color, 0 },
 	{ "no-color", 0, no_argument, set_color, 0 },
@@ -862,6 +866,7 @@ static void vendor_setup(struct vendor_options *vo, const struct options *o,
 	vo->no_alloc = o->no_alloc;
 	gates_vendor_skips(o, vo);	/* the selected gates' stages */
 	vo->no_datapath = o->no_datapath;
+	vo->every_pair = o->every_pair;
 	vo->reg_bytes = o->reg_bytes;
 	vo->sysroot = sr;
 }

@@ -1187,7 +1187,8 @@ static void vmm_pair(const struct reg_run *rr, struct nic_res *nr,
 			0, &pp->vmm_peermem);
 	dmr = reg_dmabuf(rr, nr, vb, &pp->vmm_export_call, &pp->vmm_dmabuf,
 			 pp->export_flags);
-	if (pp->port && nr->host_mr && !rr->opt->no_datapath) {
+	if (pp->port && nr->host_mr && !rr->opt->no_datapath &&
+	    !pp->dp_off_rail) {
 		if (pmr)
 			datapath(rr, nr, pp, vb, pmr, nic, DPP_VMM_PEERMEM,
 				 &pp->dp_vmm_peermem);
@@ -1294,12 +1295,119 @@ static bool nic_data_direct(const struct reg_run *rr, const char *name)
 	return false;
 }
 
+/* --- which pairs carry a transfer ---------------------------------------- */
+
+/*
+ * Path components two sysfs device paths share ("/sys/devices/pci0000:00/
+ * 0000:00:01.0/..."): the deeper, the nearer the two functions are.
+ */
+static int shared_depth(const char *a, const char *b)
+{
+	int depth = 0;
+
+	for (size_t i = 1;; i++) {
+		bool end_a = a[i] == '/' || !a[i], end_b = b[i] == '/' || !b[i];
+
+		if (end_a && end_b) {
+			depth++;
+			if (!a[i] || !b[i])
+				break;
+		} else if (a[i] != b[i]) {
+			break;
+		}
+	}
+	return depth;
+}
+
+/*
+ * The transfer (the costly part: buffers filled, moved and compared) runs
+ * on each GPU's rails, the RDMA devices nearest to it in the PCIe tree, and
+ * on every device that is no GPU's rail with the GPU nearest to it: each
+ * mechanism is then proven on every GPU and on every device, and the cost
+ * grows with rails, not with GPUs x devices. --every-pair (and a tree
+ * without the paths) plans every pair. @plan: ngpu x ndev, true = run.
+ */
+static void plan_transfers(const struct reg_run *rr, const struct gpu_buf *gbufs,
+			   int ngpu, struct ibv_device **list, int ndev,
+			   bool *plan)
+{
+	char (*gpath)[256] = NULL, (*npath)[256] = NULL, path[320];
+	int *depth = NULL;
+	bool known = !rr->opt->every_pair && rr->opt->sysroot;
+
+	for (int i = 0; i < ngpu * ndev; i++)
+		plan[i] = true;
+	if (!known || !ngpu || !ndev)
+		return;
+	gpath = calloc((size_t)ngpu, sizeof(*gpath));
+	npath = calloc((size_t)ndev, sizeof(*npath));
+	depth = calloc((size_t)ngpu * (size_t)ndev, sizeof(*depth));
+	if (!gpath || !npath || !depth)
+		goto out;
+	for (int g = 0; g < ngpu; g++) {
+		const char *pci = rr->vf->cuda.gpus[gbufs[g].ordinal].pci;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", pci);
+		if (!pci[0] || sysroot_realpath(rr->opt->sysroot, path, gpath[g],
+						sizeof(gpath[g])) < 0)
+			goto out;
+	}
+	for (int d = 0; d < ndev; d++) {
+		const char *name = rr->ibv->get_device_name(list[d]);
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device",
+			 name ? name : "");
+		if (!name || sysroot_realpath(rr->opt->sysroot, path, npath[d],
+					      sizeof(npath[d])) < 0)
+			goto out;
+	}
+	for (int g = 0; g < ngpu; g++)
+		for (int d = 0; d < ndev; d++)
+			depth[g * ndev + d] = shared_depth(gpath[g], npath[d]);
+	for (int i = 0; i < ngpu * ndev; i++)
+		plan[i] = false;
+	/* Each GPU's rails. */
+	for (int g = 0; g < ngpu; g++) {
+		int best = -1;
+
+		for (int d = 0; d < ndev; d++)
+			if (depth[g * ndev + d] > best)
+				best = depth[g * ndev + d];
+		for (int d = 0; d < ndev; d++)
+			plan[g * ndev + d] = depth[g * ndev + d] == best;
+	}
+	/* Each device no GPU has as a rail: with its nearest GPU. */
+	for (int d = 0; d < ndev; d++) {
+		int best = -1, at = 0;
+		bool covered = false;
+
+		for (int g = 0; g < ngpu; g++) {
+			covered |= plan[g * ndev + d];
+			if (depth[g * ndev + d] > best) {
+				best = depth[g * ndev + d];
+				at = g;
+			}
+		}
+		if (!covered)
+			plan[at * ndev + d] = true;
+	}
+out:
+	free(gpath);
+	free(npath);
+	free(depth);
+}
+
 static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
 		      int ndev)
 {
 	struct reg_facts *rf = rr->rf;
+	bool *plan = calloc((size_t)(ngpu ? ngpu : 1) * (size_t)(ndev ? ndev : 1),
+			    sizeof(*plan));
 
+	if (!plan)
+		return;
+	plan_transfers(rr, gbufs, ngpu, list, ndev, plan);
 	/* More devices than the node showed before the worker started (the
 	 * capacities): the rest are untried, and the report says so. */
 	if (ndev > rr->vf->cap.nics)
@@ -1358,7 +1466,12 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 							gbufs[g].ordinal);
 			dmr = reg_dmabuf(rr, &nr, &gbufs[g], &pp->export_call,
 					 &pp->dmabuf, pp->export_flags);
-			if (pp->port && nr.host_mr && !rr->opt->no_datapath) {
+			/* Only what would have been transferred is "off rail". */
+			pp->dp_off_rail = pp->port && nr.host_mr &&
+					  !rr->opt->no_datapath &&
+					  !plan[g * ndev + d];
+			if (pp->port && nr.host_mr && !rr->opt->no_datapath &&
+			    !pp->dp_off_rail) {
 				if (pmr)
 					datapath(rr, &nr, pp, &gbufs[g], pmr, d,
 						 DPP_PEERMEM, &pp->dp_peermem);
@@ -1392,6 +1505,7 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 			dereg(rr, keep_mr[k]);
 		nic_release(rr, &nr);
 	}
+	free(plan);
 }
 
 void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,

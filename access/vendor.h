@@ -233,6 +233,9 @@ struct reg_pair {
 	int gid_index;		/* RoCE: the RoCE v2 GID used; -1 on IB */
 	int link_layer;		/* IBV_LINK_LAYER_* */
 	char skip[192];		/* why the pair was not tried, or "" */
+	/* Registered, but no transfer: neither on a rail of its GPU nor its
+	 * device's nearest GPU (plan_transfers; --every-pair: never). */
+	bool dp_off_rail;
 	int gpu_rc;		/* CUresult that left its GPU without a buffer */
 	char gpu_fn[40];	/* the call that returned it */
 	struct cu_call export_call;	/* dma-buf export of the range */
@@ -439,6 +442,7 @@ struct vendor_options {
 	bool skip_registration;
 	bool no_alloc;
 	bool no_datapath;
+	bool every_pair;		/* transfer on every pair, not the rails */
 	unsigned long long reg_bytes;	/* buffer per GPU for registration */
 	struct sysroot *sysroot;	/* the tree /dev/kmsg and GIDs are read in */
 	/* Set by the worker supervisor once a library hung or crashed: later

@@ -171,7 +171,8 @@ static const struct field t_dp[] = {
 static const struct field t_pair[] = {
 	I(struct reg_pair, gpu), S(struct reg_pair, nic), I(struct reg_pair, port),
 	I(struct reg_pair, gid_index), I(struct reg_pair, link_layer),
-	S(struct reg_pair, skip), IO(struct reg_pair, gpu_rc),
+	S(struct reg_pair, skip), BO(struct reg_pair, dp_off_rail),
+	IO(struct reg_pair, gpu_rc),
 	SO(struct reg_pair, gpu_fn),
 	O(struct reg_pair, export_call, t_call),
 	UO(struct reg_pair, export_flags),

@@ -44,6 +44,7 @@ struct options {
 	bool verbose;
 	bool no_alloc;
 	bool no_datapath;
+	bool every_pair;		/* the transfer on every pair */
 	bool list_gates;
 	bool list_codes;		/* --list-codes */
 	int color;			/* -1 auto, 0 never, 1 always */

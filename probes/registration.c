@@ -891,6 +891,47 @@ static struct result *data_fault(struct gdr_ctx *ctx, int subject,
 	return r;
 }
 
+/*
+ * A registered pair the transfer was not planned on (access/reg.c:
+ * plan_transfers): say where it ran instead, for this GPU and this NIC.
+ * Waived: the mechanism is proven on both ends by those pairs.
+ */
+static void off_rail(struct gdr_ctx *ctx, const struct inv_pair *pr)
+{
+	const struct inventory *inv = &ctx->inv;
+	const char *gpu = ctx->rep->subj[inv->gpu[pr->gpu].subject].id;
+	char rails[160] = "", nic_gpu[96] = "";
+	size_t at = 0;
+	int nrails = 0;
+	struct result *r;
+
+	for (size_t i = 0; i < inv->npair; i++) {
+		const struct inv_pair *o = &inv->pair[i];
+		const struct reg_pair *op = ctx_reg_pair(ctx, o);
+
+		if (!op || op->dp_off_rail || op->skip[0])
+			continue;
+		/* The first four by name, then how many more. */
+		if (o->gpu == pr->gpu && nrails++ < 4 && at < sizeof(rails))
+			at += (size_t)snprintf(rails + at, sizeof(rails) - at,
+					       "%s%s", at ? ", " : "",
+					       inv->nic[o->nic].name);
+		if (o->nic == pr->nic && !nic_gpu[0])
+			snprintf(nic_gpu, sizeof(nic_gpu), "%s",
+				 ctx->rep->subj[inv->gpu[o->gpu].subject].id);
+	}
+	if (nrails > 4 && at < sizeof(rails))
+		snprintf(rails + at, sizeof(rails) - at, " and %d more",
+			 nrails - 4);
+	r = emit(ctx, pr->subject, ST_SKIP, C_TRANSFER_ON_RAILS,
+		 "registered; the transfer ran on %s's rails (%s) and on %s "
+		 "with %s (%s is not on a rail of %s; --every-pair runs it)",
+		 gpu, rails[0] ? rails : "none", inv->nic[pr->nic].name,
+		 nic_gpu[0] ? nic_gpu : "no GPU", inv->nic[pr->nic].name, gpu);
+	ev_int(r, "gpu_rails_proven", nrails);
+	r->waived = true;
+}
+
 static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 		      bool vmm)
 {
@@ -924,6 +965,10 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 		pp = ctx_reg_pair(ctx, pr);
 		d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
 		m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
+	}
+	if (pp && pp->dp_off_rail && !pp->skip[0] && m && m->ok) {
+		off_rail(ctx, pr);
+		return;
 	}
 	/* The stage's transfer record (vendor facts), not a DEP. */
 	if ((!d || !d->tried) &&

@@ -342,7 +342,7 @@ def main(argv):
     if argv and argv[0] == "--scenarios":
         names = argv[1:] or sorted(
             os.path.basename(d) for d in glob.glob(f"{top}/tests/scenarios/*")
-            if os.path.isfile(f"{d}/sysroot.spec"))
+            if os.path.isfile(f"{d}/sysroot.spec") or os.path.isfile(f"{d}/gen"))
         files = [(n, f"{top}/tests/out/scenarios/{n}/out.json") for n in names]
     else:
         files = [(f, f) for f in argv]

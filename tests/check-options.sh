@@ -232,7 +232,7 @@ for o in $(grep -oE -- '--[a-z][a-z0-9-]+' "$work/out" | sort -u); do
 	case $o in
 	--help | --version | --list-gates | --list-codes) continue ;;
 	--json | --quiet | --redact | --every-gpu | --warn-fails | --no-alloc | \
-	--no-datapath | --no-color | --verbose | --color) args="$o" ;;
+	--no-datapath | --every-pair | --no-color | --verbose | --color) args="$o" ;;
 	--format) args="$o json" ;;
 	--only) args="$o host" ;;
 	--skip) args="$o host" ;;

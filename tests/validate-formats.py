@@ -337,9 +337,13 @@ def check_prom(doc, path):
         print(f"{path}: legacy Prometheus format (before format 2): record it again")
         return check_prom_v1(doc, path)
     promtool(path)
-    if len(series) >= MAX_SERIES:
-        fail(f"{path}: {len(series)} series, the budget is under {MAX_SERIES}")
     kind = {s["id"]: s["kind"] for s in doc["subjects"]}
+    # The fixed budget holds for nodes up to 64 RDMA devices (the 8 x 12
+    # scenarios); an SR-IOV node (hundreds of VFs) has a series per
+    # device gate, still bounded by the device-scaled limit below.
+    if len(series) >= MAX_SERIES and \
+            sum(1 for k in kind.values() if k == "nic") <= 64:
+        fail(f"{path}: {len(series)} series, the budget is under {MAX_SERIES}")
     single = {(r["gate"], r["subject"]): (r["status"], r["reason_code"])
               for r in doc["results"] if kind[r["subject"]] != "pair"}
     pairs = {}

@@ -1,0 +1,6 @@
+# Issue 24 item 3: a node whose count of RDMA devices passes every former
+# fixed array (one GPU, one ConnectX-7 PF with 511 SR-IOV VFs: 512 RDMA
+# devices) gives a complete report (tests/scenarios/node-scale-check.py).
+set -eu
+python3 "$TOP/tests/scenarios/node-scale-check.py" "$WORK/out.json" \
+	"$WORK/cuda.conf" "$WORK/verbs.conf"
