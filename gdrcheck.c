@@ -983,6 +983,7 @@ int main(int argc, char **argv)
 {
 	struct vendor_options vo;
 	struct vendor_facts *vf;
+	struct ksym_prefetch *ksym = NULL;
 	struct options opt;
 	struct report rep;
 	struct gdr_ctx ctx;
@@ -1029,7 +1030,13 @@ int main(int argc, char **argv)
 	if (opt.capture)
 		capture_enable(sr);
 	vendor_setup(&vo, &opt, sr, t0);
+	/* Host work that needs no vendor answer runs while the worker waits
+	 * on the driver (not for a capture, which holds its answers). */
+	if (gate_selected(&opt, &gate_descs[G_MECH_PEERMEM_API]) &&
+	    !(opt.sysroot && sysroot_is_dir(sr, "/gdrcheck")))
+		ksym = ksym_prefetch_start(sr);
 	vendor_answers(&vo, &opt, sr, vf);
+	ksym_prefetch_join(ksym);
 
 	report_init(&rep);
 	fill_meta(&rep, sr, &opt);
@@ -1039,6 +1046,7 @@ int main(int argc, char **argv)
 	ctx.vf = vf;
 	ctx.rep = &rep;
 	ctx.sr = sr;
+	ctx.ksym = ksym;
 	run_gates(&ctx, &rep, &opt);
 	rep.meta.total_ms = now_ms() - t0;
 	if (vendor_interrupted) {
@@ -1058,6 +1066,7 @@ int main(int argc, char **argv)
 	probe_caches_free(&ctx);
 	sysroot_free(sr);
 	report_free(&rep);
+	ksym_prefetch_free(ksym);
 	vendor_facts_free(vf);
 	free(vf);
 	return ret;

@@ -237,6 +237,18 @@ struct gdr_ctx {
 	struct nv_module nv_module;
 	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
 	struct platform_class platform;	/* ctx_platform(), computed once */
+	/* /proc/kallsyms read while the vendor worker ran (gdrcheck.c),
+	 * joined; NULL: mech.peermem_api reads it itself. */
+	const struct ksym_prefetch *ksym;
+};
+
+/* What one pass over /proc/kallsyms found (probes/platform_rules.c). */
+struct ksym_find {
+	long lines;		/* symbol lines seen */
+	bool found;
+	bool zero_addr;		/* its address reads as 0 (kptr_restrict) */
+	char module[64];	/* "[ib_core]" -> "ib_core"; "" when built in */
+	char kept[160];		/* the line, its address masked (--capture) */
 };
 
 /* Record a result for the gate being run, timed since the previous one. */

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +23,6 @@
 #define KALLSYMS	"/proc/kallsyms"
 #define PEER_API_SYM	"ib_register_peer_memory_client"
 
-/* What one pass over /proc/kallsyms found. */
-struct ksym_find {
-	long lines;		/* symbol lines seen */
-	bool found;
-	bool zero_addr;		/* its address reads as 0 (kptr_restrict) */
-	char module[64];	/* "[ib_core]" -> "ib_core"; "" when built in */
-	char kept[160];		/* the line, its address masked (--capture) */
-};
 
 /*
  * One kallsyms line: "ADDR TYPE NAME[\t[MODULE]]". The name must match
@@ -109,6 +103,56 @@ static int ksym_scan(struct sysroot *sr, const char *sym, struct ksym_find *f)
 	return ret;
 }
 
+/* The pass over /proc/kallsyms, in a thread while the vendor worker runs. */
+struct ksym_prefetch {
+	pthread_t thread;
+	struct sysroot *sr;
+	int ret;
+	struct ksym_find f;
+	bool joined;
+};
+
+static void *ksym_prefetch_run(void *arg)
+{
+	struct ksym_prefetch *kp = arg;
+
+	kp->ret = ksym_scan(kp->sr, PEER_API_SYM, &kp->f);
+	return NULL;
+}
+
+struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr)
+{
+	struct ksym_prefetch *kp = calloc(1, sizeof(*kp));
+	sigset_t all, old;
+
+	if (!kp)
+		return NULL;
+	kp->sr = sr;
+	/* Signals stay with the main thread (its poll sees SIGINT). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&kp->thread, NULL, ksym_prefetch_run, kp)) {
+		free(kp);
+		kp = NULL;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return kp;
+}
+
+void ksym_prefetch_join(struct ksym_prefetch *kp)
+{
+	if (kp && !kp->joined) {
+		pthread_join(kp->thread, NULL);
+		kp->joined = true;
+	}
+}
+
+void ksym_prefetch_free(struct ksym_prefetch *kp)
+{
+	ksym_prefetch_join(kp);
+	free(kp);
+}
+
 /*
  * The answer, from the node (recorded as /gdrcheck/kallsyms when
  * capturing: "lines N" or "error ERRNO", then the symbol's line with its
@@ -124,7 +168,12 @@ static int ksym_get(struct gdr_ctx *ctx, const char *sym, struct ksym_find *f,
 
 	*absent = false;
 	if (!capture_replaying(ctx)) {
-		ret = ksym_scan(ctx->sr, sym, f);
+		if (ctx->ksym && ctx->ksym->joined) {
+			*f = ctx->ksym->f;
+			ret = ctx->ksym->ret;
+		} else {
+			ret = ksym_scan(ctx->sr, sym, f);
+		}
 		if (ret)
 			snprintf(rec, sizeof(rec), "error %d\n", -ret);
 		else

@@ -48,6 +48,16 @@ void gate_mech_dmabuf_export(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_gdrcopy(struct gdr_ctx *ctx, const struct target *t);
 void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t);
 
+/*
+ * mech.peermem_api's pass over /proc/kallsyms (tens of ms on a large
+ * kernel) in a thread while the vendor worker waits on cuInit: start it
+ * before, join it after, hand it to the context (ctx->ksym). NULL when no
+ * thread could start (the gate then reads the file itself).
+ */
+struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr);
+void ksym_prefetch_join(struct ksym_prefetch *kp);
+void ksym_prefetch_free(struct ksym_prefetch *kp);
+
 /* topology */
 void gate_topo_tree(struct gdr_ctx *ctx, const struct target *t);
 void gate_topo_path(struct gdr_ctx *ctx, const struct target *t);
