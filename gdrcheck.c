@@ -1048,6 +1048,7 @@ int main(int argc, char **argv)
 	ctx.sr = sr;
 	ctx.ksym = ksym;
 	run_gates(&ctx, &rep, &opt);
+	versions_collect(&ctx);
 	rep.meta.total_ms = now_ms() - t0;
 	if (vendor_interrupted) {
 		rep.meta.interrupted = true;

@@ -152,7 +152,36 @@ struct worker_meta {
 
 #define REPORT_MAX_WORKERS 8
 
+/*
+ * The versions vendor support asks for first (probes/versions.c): what the
+ * run read, "" where it could not. NICs fold by equal model, firmware,
+ * board and rate, in the inventory's order.
+ */
+#define REPORT_NIC_KINDS 8
+struct nic_kind {
+	char model[48];		/* "ConnectX-7", or "15b3:1021" */
+	char fw[48];		/* fw_ver */
+	char board[48];		/* board_id (PSID) */
+	char rate[48];		/* the first port's rate */
+	int *nics;		/* its NIC subjects (report_alloc) */
+	int count;
+};
+
+struct report_versions {
+	char nvidia[64];	/* kernel module version */
+	char nvidia_flavour[16];	/* "open", "proprietary" */
+	char cuda[16];		/* driver API: "13.0" */
+	char nvml[80];		/* NVML's driver version */
+	char libibverbs[128];	/* the library file: "libibverbs.so.1.14.50.0" */
+	char rdma_core[16];	/* its rdma-core release: "50" */
+	char ofed[64];		/* mlx5_core's version file (MLNX_OFED/DOCA) */
+	struct nic_kind nic[REPORT_NIC_KINDS];
+	int nnic_kinds;
+	int nic_kinds_more;	/* kinds past the array, folded in none */
+};
+
 struct report_meta {
+	struct report_versions versions;
 	struct worker_meta workers[REPORT_MAX_WORKERS];
 	int nworkers;
 	char tool_version[32];

@@ -55,6 +55,10 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t);
  * thread could start (the gate then reads the file itself).
  */
 struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr);
+
+/* The versions header of the report's meta (probes/versions.c), after
+ * the gates. */
+void versions_collect(struct gdr_ctx *ctx);
 void ksym_prefetch_join(struct ksym_prefetch *kp);
 void ksym_prefetch_free(struct ksym_prefetch *kp);
 

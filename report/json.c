@@ -16,9 +16,10 @@
 #include "report/json_out.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "2.3"	/* 2.1: the nccl path and object;
+#define SCHEMA_VERSION "2.4"	/* 2.1: the nccl path and object;
 				 * 2.2: a GPU subject's uuid;
-				 * 2.3: require_source, nccl.found */
+				 * 2.3: require_source, nccl.found;
+				 * 2.4: inventory (versions, NIC kinds) */
 
 /* Keys here are ASCII literals: jansson need not check them. */
 static int set(json_t *o, const char *key, json_t *v)
@@ -146,6 +147,63 @@ static json_t *host_json(const struct report *r)
 	bad |= set_str(o, "hostname", r->meta.hostname);
 	bad |= set_str(o, "kernel", r->meta.kernel);
 	bad |= set_str(o, "sysroot", r->meta.sysroot);
+	return done(o, bad);
+}
+
+/* "" is what the run could not read: null. */
+static const char *known(const char *s)
+{
+	return s[0] ? s : NULL;
+}
+
+static json_t *nic_kind_json(const struct report *r, const struct nic_kind *k)
+{
+	json_t *o = json_object(), *a = json_array();
+	int bad = !o || !a;
+
+	for (int i = 0; !bad && i < k->count; i++)
+		bad |= json_array_append_new(a, jo_string(r->subj[k->nics[i]].id));
+	if (bad) {
+		json_decref(a);
+		json_decref(o);
+		return NULL;
+	}
+	bad |= set_str_or_null(o, "model", known(k->model));
+	bad |= set_str_or_null(o, "firmware", known(k->fw));
+	bad |= set_str_or_null(o, "board_id", known(k->board));
+	bad |= set_str_or_null(o, "rate", known(k->rate));
+	bad |= set(o, "nics", a);
+	return done(o, bad);
+}
+
+/* What vendor support asks for first: versions, NIC kinds and firmware. */
+static json_t *inventory_json(const struct report *r)
+{
+	const struct report_versions *v = &r->meta.versions;
+	json_t *o = json_object(), *a = json_array();
+	int bad = !o || !a;
+
+	for (int i = 0; !bad && i < v->nnic_kinds; i++) {
+		json_t *k = nic_kind_json(r, &v->nic[i]);
+
+		bad |= !k || json_array_append_new(a, k);
+	}
+	if (bad) {
+		json_decref(a);
+		json_decref(o);
+		return NULL;
+	}
+	bad |= set_str_or_null(o, "nvidia_driver", known(v->nvidia));
+	bad |= set_str_or_null(o, "nvidia_flavour", known(v->nvidia_flavour));
+	bad |= set_str_or_null(o, "cuda_driver_api", known(v->cuda));
+	bad |= set_str_or_null(o, "nvml_driver", known(v->nvml));
+	bad |= set_str_or_null(o, "libibverbs", known(v->libibverbs));
+	bad |= set_str_or_null(o, "rdma_core", known(v->rdma_core));
+	bad |= set_str_or_null(o, "mlnx_ofed", known(v->ofed));
+	bad |= set_str_or_null(o, "nccl", known(r->nccl.version));
+	bad |= set_bool(o, "nccl_found", r->nccl.found);
+	bad |= set(o, "nic_kinds", a);
+	bad |= set_int(o, "nic_kinds_not_listed", v->nic_kinds_more);
 	return done(o, bad);
 }
 
@@ -433,6 +491,7 @@ int render_json(const struct report *r, FILE *out)
 	member(o, &first, "tool", tool_json(r));
 	member(o, &first, "generated_at", jo_string(r->meta.generated_at));
 	member(o, &first, "host", host_json(r));
+	member(o, &first, "inventory", inventory_json(r));
 	member(o, &first, "require", jo_string(r->meta.require));
 	member(o, &first, "require_source",
 	       jo_string(r->meta.require_auto ? "auto" : "option"));

@@ -174,6 +174,74 @@ static void print_detail(const struct text_ctx *t)
 }
 
 /* GPUs and NICs, one line each kind: "GPU0-7: NVIDIA H100 80GB HBM3". */
+static const char *or_unknown(const char *s)
+{
+	return s[0] ? s : "unknown";
+}
+
+/*
+ * What support asks for first, in a few lines: the NVIDIA module, CUDA,
+ * NVML, rdma-core and MLNX_OFED/DOCA, NCCL, and each kind of NIC with
+ * its firmware (NICs of equal model, firmware, board and rate folded).
+ */
+static void print_versions(const struct text_ctx *t)
+{
+	const struct report *r = t->r;
+	const struct report_versions *v = &r->meta.versions;
+	char list[512];
+	FILE *out = t->out;
+
+	fputs("versions NVIDIA ", out);
+	text_put_clean(v->nvidia[0] ? v->nvidia : "module not loaded", out);
+	if (v->nvidia_flavour[0])
+		fprintf(out, " (%s)", v->nvidia_flavour);
+	fputs(", CUDA ", out);
+	text_put_clean(or_unknown(v->cuda), out);
+	fputs(", NVML ", out);
+	text_put_clean(or_unknown(v->nvml), out);
+	fputs("\n         rdma-core ", out);
+	text_put_clean(or_unknown(v->rdma_core), out);
+	if (v->libibverbs[0]) {
+		fputs(" (", out);
+		text_put_clean(v->libibverbs, out);
+		fputc(')', out);
+	}
+	if (v->ofed[0]) {
+		fputs(", MLNX_OFED/DOCA mlx5_core ", out);
+		text_put_clean(v->ofed, out);
+	}
+	fputs(", NCCL ", out);
+	text_put_clean(r->nccl.version[0] ? r->nccl.version : "unknown", out);
+	if (!r->nccl.found)
+		fputs(" (not found: the model's release)", out);
+	fputc('\n', out);
+	for (int i = 0; i < v->nnic_kinds; i++) {
+		const struct nic_kind *k = &v->nic[i];
+
+		text_subject_list(r, k->nics, (size_t)k->count, list,
+				  sizeof(list));
+		fputs(i ? "         " : "NIC fw   ", out);
+		text_put_clean(list, out);
+		fputs(": ", out);
+		text_put_clean(k->model[0] ? k->model : "model unknown", out);
+		fputs(" fw ", out);
+		text_put_clean(or_unknown(k->fw), out);
+		if (k->board[0]) {
+			fputs(" (", out);
+			text_put_clean(k->board, out);
+			fputc(')', out);
+		}
+		if (k->rate[0]) {
+			fputs(", ", out);
+			text_put_clean(k->rate, out);
+		}
+		fputc('\n', out);
+	}
+	if (v->nic_kinds_more)
+		fprintf(out, "         (%d NIC(s) of other kinds: --json lists "
+			"the kinds above only)\n", v->nic_kinds_more);
+}
+
 static void print_inventory(const struct text_ctx *t)
 {
 	const struct report *r = t->r;
@@ -231,6 +299,7 @@ int render_text(const struct report *r, const struct render_opts *o,
 		fputs("INTERRUPTED: stopped by a signal, this report is partial\n",
 		      out);
 	print_inventory(&t);
+	print_versions(&t);
 	if (!r->nsubj || (r->nsubj == 1 && r->subj[0].kind == SUBJ_HOST))
 		fputs("(no GPU and no RDMA device found)\n", out);
 

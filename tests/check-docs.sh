@@ -31,5 +31,17 @@ else
 	pass=$((pass + 1))
 fi
 rm -f "$man.plain"
+# README's node-scale example is the scenario's golden, not a hand copy:
+# the block under "## A node-scale report" equals its expected.txt.
+golden="$top/tests/scenarios/node-8x12-broken-rail/expected.txt"
+if awk '/^## A node-scale report/ { on = 1 } on && /^```$/ { if (n++) exit; next }
+	on && n == 1' "$top/README.md" | sed 's|^sysroot  tests/|sysroot  @TOP@/tests/|' |
+	diff -u "$golden" - >"$top/tests/out/readme-example.diff" 2>&1; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: README's node-scale example is not $golden:"
+	cat "$top/tests/out/readme-example.diff"
+	fail=$((fail + 1))
+fi
 echo "docs: $pass passed, $fail failed"
 [ $fail -eq 0 ]

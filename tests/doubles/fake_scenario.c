@@ -62,6 +62,33 @@ static void add(const char *key, const char *val)
 	nkv++;
 }
 
+/*
+ * Lookups by binary search over an index sorted by key, then by position:
+ * a node-sized scenario (thousands of keys, asked per device and port)
+ * would otherwise spend the run in strcmp. Built once the file is read.
+ */
+static int *order;
+static int norder;
+
+static int by_key(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int c = strcmp(kvs[i].key, kvs[j].key);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+static void index_keys(void)
+{
+	order = realloc(order, (size_t)(nkv ? nkv : 1) * sizeof(*order));
+	if (!order)
+		die("out of memory");
+	for (int i = 0; i < nkv; i++)
+		order[i] = i;
+	qsort(order, (size_t)nkv, sizeof(*order), by_key);
+	norder = nkv;
+}
+
 void fake_scenario_load(const char *env)
 {
 	const char *path = getenv(env);
@@ -103,15 +130,27 @@ void fake_scenario_load(const char *env)
 		add(key, val);
 	}
 	fclose(f);
+	index_keys();
 }
 
 const char *fake_get(const char *key)
 {
-	/* Backwards, so a later duplicate wins. */
-	for (int i = nkv - 1; i >= 0; i--)
-		if (!strcmp(kvs[i].key, key))
-			return kvs[i].val;
-	return NULL;
+	int lo = 0, hi = norder - 1, found = -1;
+
+	/* The last of equal keys: a later duplicate wins. */
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		int c = strcmp(kvs[order[mid]].key, key);
+
+		if (c <= 0) {
+			if (!c)
+				found = order[mid];
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found < 0 ? NULL : kvs[found].val;
 }
 
 long long fake_get_ll(const char *key, long long dflt)

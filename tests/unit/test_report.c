@@ -316,7 +316,12 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "2.3");
+	assert_string_equal(jstr(root, "schema_version"), "2.4");
+	/* The inventory: what was not read is null, not "". */
+	v = json_object_get(root, "inventory");
+	assert_true(json_is_object(v));
+	assert_true(json_is_null(json_object_get(v, "nvidia_driver")));
+	assert_true(json_is_array(json_object_get(v, "nic_kinds")));
 	assert_string_equal(jstr(json_object_get(root, "tool"), "version"),
 			    "0.1.0");
 	assert_string_equal(jstr(root, "require"), "any");
