@@ -107,6 +107,7 @@ struct inv_pair {
 	int node_gpu;		/* pcitree indices, -1 when not in the tree */
 	int node_nic;
 	struct pcipath path;
+	int reg;		/* its vendor_facts.reg.pairs entry, -1 none */
 };
 
 struct inventory {

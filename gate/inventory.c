@@ -339,6 +339,78 @@ static void build_pairs(struct gdr_ctx *ctx)
 	free(nic_node);
 }
 
+static const struct inv_nic *nic_base;
+
+static int nic_by_name(const void *a, const void *b)
+{
+	return strcmp(nic_base[*(const int *)a].name,
+		      nic_base[*(const int *)b].name);
+}
+
+/*
+ * Each pair's registration record, found once (gates ask per pair and
+ * per gate: a search of every record each time was quadratic, most of
+ * the run on an 8 x 256 node). The first record of a GPU and device
+ * counts, as the worker writes one per pair.
+ */
+static void link_reg_pairs(struct gdr_ctx *ctx)
+{
+	struct inventory *inv = &ctx->inv;
+	const struct reg_facts *rf = &ctx->vf->reg;
+	const struct cuda_facts *cf = &ctx->vf->cuda;
+	int *by_name = xcalloc(inv->nnic + 1, sizeof(*by_name));
+	int *gpu_of = xcalloc((size_t)cf->gpus_recorded + 1, sizeof(*gpu_of));
+
+	for (size_t i = 0; i < inv->npair; i++)
+		inv->pair[i].reg = -1;
+	for (int o = 0; o < cf->gpus_recorded; o++)
+		gpu_of[o] = -1;
+	/* CUDA ordinal -> inventory GPU (the worker records ordinals). */
+	for (size_t g = 0; g < inv->ngpu; g++) {
+		int c = inv->gpu[g].cuda;
+
+		if (c >= 0 && c < cf->gpus_recorded) {
+			int o = cf->gpus[c].ordinal;
+
+			if (o >= 0 && o < cf->gpus_recorded && gpu_of[o] < 0)
+				gpu_of[o] = (int)g;
+		}
+	}
+	for (size_t n = 0; n < inv->nnic; n++)
+		by_name[n] = (int)n;
+	nic_base = inv->nic;
+	qsort(by_name, inv->nnic, sizeof(*by_name), nic_by_name);
+	for (int i = 0; i < rf->npairs; i++) {
+		const struct reg_pair *rp = &rf->pairs[i];
+		size_t lo = 0, hi = inv->nnic;
+		int g = rp->gpu >= 0 && rp->gpu < cf->gpus_recorded ?
+			gpu_of[rp->gpu] : -1;
+
+		if (g < 0)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (strcmp(inv->nic[by_name[mid]].name, rp->nic) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* Equal names (a broken tree) all get the record. */
+		for (; lo < inv->nnic && !strcmp(inv->nic[by_name[lo]].name,
+						  rp->nic); lo++) {
+			struct inv_pair *p = &inv->pair[(size_t)g * inv->nnic +
+							 (size_t)by_name[lo]];
+
+			if (p->reg < 0)
+				p->reg = i;
+		}
+	}
+	nic_base = NULL;
+	free(by_name);
+	free(gpu_of);
+}
+
 void inventory_build(struct gdr_ctx *ctx)
 {
 	memset(&ctx->inv, 0, sizeof(ctx->inv));
@@ -347,6 +419,7 @@ void inventory_build(struct gdr_ctx *ctx)
 	build_gpus(ctx);
 	build_nics(ctx);
 	build_pairs(ctx);
+	link_reg_pairs(ctx);
 }
 
 void inventory_free(struct inventory *inv)

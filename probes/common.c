@@ -192,16 +192,9 @@ bool ctx_gpu_hidden(const struct gdr_ctx *ctx, int gpu)
 const struct reg_pair *ctx_reg_pair(const struct gdr_ctx *ctx,
 				   const struct inv_pair *pr)
 {
-	const struct reg_facts *rf = &ctx->vf->reg;
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, pr->gpu);
-
-	if (!g)
-		return NULL;
-	for (int i = 0; i < rf->npairs; i++)
-		if (rf->pairs[i].gpu == g->ordinal &&
-		    !strcmp(rf->pairs[i].nic, ctx->inv.nic[pr->nic].name))
-			return &rf->pairs[i];
-	return NULL;
+	/* Linked once by inventory_build (gate/inventory.c). */
+	return pr->reg >= 0 && pr->reg < ctx->vf->reg.npairs ?
+	       &ctx->vf->reg.pairs[pr->reg] : NULL;
 }
 
 const struct verbs_nic *ctx_verbs_nic(const struct gdr_ctx *ctx, int nic)
