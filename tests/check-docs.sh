@@ -43,5 +43,13 @@ else
 	cat "$top/tests/out/readme-example.diff"
 	fail=$((fail + 1))
 fi
+# --help, the man page and README agree on options, defaults and ranges.
+if python3 "$top/tests/check-option-docs.py" "$top/gdrcheck" "$man" \
+	"$top/README.md" >"$top/tests/out/option-docs.log" 2>&1; then
+	pass=$((pass + 1))
+else
+	cat "$top/tests/out/option-docs.log"
+	fail=$((fail + 1))
+fi
 echo "docs: $pass passed, $fail failed"
 [ $fail -eq 0 ]
