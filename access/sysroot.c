@@ -71,6 +71,10 @@ struct sysroot {
 	char known_paths[KNOWN_PATHS][PATH_MAX];
 	unsigned int known_next;
 	struct read_memo memo;
+	/* Where root_fd is, as the kernel names it (sysroot_realpath's fast
+	 * path); 0 not asked yet, 1 known, -1 unavailable. */
+	int root_real_state;
+	char root_real[PATH_MAX];
 };
 
 static void remember_not_link(struct sysroot *sr, const char *path)
@@ -851,8 +855,80 @@ static bool known_not_link(const struct sysroot *sr, const char *path)
  * Walk path component by component, following symlinks inside the sysroot
  * (absolute link targets are re-rooted). At most 40 links, like the kernel.
  */
+static int realpath_walk(struct sysroot *sr, const char *path, char *buf,
+			 size_t len);
+
+/* The kernel's name of @fd (/proc/self/fd/N), or -1. */
+static ssize_t fd_name(int fd, char *buf, size_t len)
+{
+	char link[40];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n < 0 || (size_t)n >= len - 1)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * The kernel resolves the path inside the root (openat2 RESOLVE_IN_ROOT)
+ * and names what it reached: three calls instead of a stat per component.
+ * Not while capturing (the walk records each link it follows), nor on a
+ * kernel without openat2 or a /proc to ask. 1: use the walk.
+ */
+static int realpath_by_kernel(struct sysroot *sr, const char *path, char *buf,
+			      size_t len)
+{
+	char real[PATH_MAX];
+	const char *rest;
+	size_t plen;
+	int fd;
+
+	if (sr->rec || sr->use_walk || sr->root_real_state < 0)
+		return 1;
+	if (sr->root_real_state == 0) {
+		sr->root_real_state = -1;
+		if (sysroot_root_fd(sr) < 0 ||
+		    fd_name(sr->root_fd, sr->root_real, sizeof(sr->root_real)) < 0 ||
+		    sr->root_real[0] != '/')
+			return 1;
+		if (!strcmp(sr->root_real, "/"))
+			sr->root_real[0] = '\0';
+		sr->root_real_state = 1;
+	}
+	fd = sysroot_open(sr, path, O_PATH);
+	if (fd < 0)
+		return sr->use_walk ? 1 : fd;
+	if (fd_name(fd, real, sizeof(real)) < 0) {
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	plen = strlen(sr->root_real);
+	if (strncmp(real, sr->root_real, plen) ||
+	    (real[plen] != '/' && real[plen] != '\0'))
+		return 1;	/* renamed meanwhile, or " (deleted)": walk */
+	rest = real[plen] ? real + plen : "/";
+	if (strlen(rest) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, rest);
+	return 0;
+}
+
 int sysroot_realpath(struct sysroot *sr, const char *path, char *buf,
 		     size_t len)
+{
+	int fast = realpath_by_kernel(sr, path, buf, len);
+
+	if (fast <= 0)
+		return fast;
+	return realpath_walk(sr, path, buf, len);
+}
+
+static int realpath_walk(struct sysroot *sr, const char *path, char *buf,
+			 size_t len)
 {
 	char todo[PATH_MAX], done[PATH_MAX] = "";
 	char full[PATH_MAX], target[PATH_MAX];
