@@ -100,12 +100,13 @@ def main(binary, man, readme):
     return 1 if failed else 0
 
 
-# Options of other programs the docs quote (perftest, srun, kubectl, ...).
+# Options of other programs the docs quote (perftest, srun, kubectl, the
+# project's own scripts such as install-deps.sh and gen-sysroot.py).
 OTHER_TOOLS = {
     "--gres", "--gpus", "--ntasks", "--nodes", "--nodelist", "--wrap",
     "--privileged", "--device", "--cap-add", "--network", "--rm",
     "--warnings", "--output", "--dry-run", "--filename", "--all",
-    "--ulimit", "--build",
+    "--ulimit", "--build", "--vfs",
 }
 
 if __name__ == "__main__":
