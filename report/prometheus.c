@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Prometheus text exposition for node_exporter's textfile collector. The
- * series set is bounded by the node's devices, never by its GPU x NIC
- * pairs: run info, the overall verdict, each path's verdict with the gate
- * and subject that decided it, one series per result of the host, a GPU,
- * a NIC or a port (status and reason_code as labels, value 1), and the
- * results of pairs counted per gate and status. An 8 GPU x 12 NIC node
- * has about 200 series; `promtool check metrics` accepts the output.
+ * Prometheus text exposition for node_exporter's textfile collector
+ * (format 3). A state is the sample's value, so a series stays the same
+ * series when the state changes (an alert's `for:` keeps counting): one
+ * series per gate and subject (host, GPU, NIC, port) valued by its status,
+ * one per path valued by its verdict, per pair gate the worst status and
+ * the number of pairs with a problem. Reason codes and the gate that
+ * blocked a path are labels only of series that exist while there is a
+ * problem. Bounded by the node's devices, never by GPU x NIC pairs: an
+ * 8 GPU x 12 NIC node has about 260 series (tests/validate-formats.py keeps
+ * it under 300); `promtool check metrics` accepts the output.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +45,31 @@ static void family(FILE *out, const char *name, const char *help)
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
-/* Pair results per gate and status, in the order the gates first came. */
+/* The status as a sample value: higher is worse. */
+static int status_value(enum gdr_status st)
+{
+	switch (st) {
+	case ST_PASS: return 0;
+	case ST_SKIP: return 1;
+	case ST_WARN: return 2;
+	case ST_BLOCKED: return 3;
+	default: return 4;	/* ST_ERROR */
+	}
+}
+
+/* A result operators act on: its reason code is worth a series. */
+static bool is_problem(const struct result *res)
+{
+	return res->status == ST_WARN || res->status == ST_BLOCKED ||
+	       res->status == ST_ERROR;
+}
+
+/* Pair results per gate, in the order the gates first came. */
 struct pair_count {
 	const struct gate_desc *gate;
 	enum gdr_layer layer;
-	size_t n[ST_ERROR + 1];
+	int worst;		/* status_value() of the worst pair */
+	size_t problems;	/* pairs WARN, BLOCKED or ERROR */
 };
 
 static size_t count_pairs(const struct report *r, struct pair_count *pc)
@@ -66,10 +89,19 @@ static size_t count_pairs(const struct report *r, struct pair_count *pc)
 			pc[ng].gate = res->gate;
 			pc[ng++].layer = res->layer;
 		}
-		if ((unsigned int)res->status <= ST_ERROR)
-			pc[g].n[res->status]++;
+		if (status_value(res->status) > pc[g].worst)
+			pc[g].worst = status_value(res->status);
+		pc[g].problems += is_problem(res);
 	}
 	return ng;
+}
+
+/* The verdict as a sample value: 0 READY, 1 READY-UNPROVEN, 2 UNKNOWN,
+ * 3 BLOCKED. */
+static int verdict_value(enum verdict v)
+{
+	return v == V_READY ? 0 : v == V_READY_UNPROVEN ? 1 :
+	       v == V_UNKNOWN ? 2 : 3;
 }
 
 /* Lost or trained-down rails (topo.rails): a count, then one per rail. */
@@ -106,50 +138,38 @@ static void render_rails(const struct report *r, FILE *out)
 	}
 }
 
-int render_prometheus(const struct report *r, FILE *out)
+/* dcgm-exporter's gpu label: the index ("0" of subject "GPU0"). */
+static void gpu_index(FILE *out, const char *id)
 {
-	struct pair_count *pc = xcalloc(r->nres ? r->nres : 1, sizeof(*pc));
-	size_t npc = count_pairs(r, pc);
+	label(out, !strncmp(id, "GPU", 3) && id[3] ? id + 3 : id);
+}
 
-	family(out, "gdrcheck_info", "The gdrcheck version and the policy "
-	       "of the run (--require).");
-	fputs("gdrcheck_info{version=\"", out);
-	label(out, r->meta.tool_version);
-	fputs("\",require=\"", out);
-	label(out, r->meta.require ? r->meta.require : "any");
-	fputs("\"} 1\n", out);
-	family(out, "gdrcheck_ready", "1 when the node is READY under the "
-	       "policy (exit status 0).");
-	fprintf(out, "gdrcheck_ready %d\n", !r->exit_code &&
-		(r->overall == V_READY || r->overall == V_READY_UNPROVEN));
-	family(out, "gdrcheck_verdict", "The node's verdict under the "
-	       "policy, one series per possible value (1 for the current).");
-	for (int v = V_READY; v <= V_READY_UNPROVEN; v++)
-		fprintf(out, "gdrcheck_verdict{verdict=\"%s\"} %d\n",
-			verdict_name((enum verdict)v),
-			r->overall == (enum verdict)v);
-	family(out, "gdrcheck_exit_code", "Exit status: 0 READY, 1 BLOCKED, "
-	       "3 undecided.");
-	fputs("gdrcheck_exit_code{require=\"", out);
-	label(out, r->meta.require ? r->meta.require : "any");
-	fprintf(out, "\"} %d\n", r->exit_code);
+static void render_paths(const struct report *r, FILE *out)
+{
+	family(out, "gdrcheck_path_status", "A registration path's verdict "
+	       "as the value: 0 READY, 1 READY-UNPROVEN, 2 UNKNOWN, 3 BLOCKED.");
+	for (int p = 0; p < PATH_COUNT; p++)
+		fprintf(out, "gdrcheck_path_status{path=\"%s\"} %d\n",
+			path_name((enum gdr_path)p),
+			verdict_value(r->path[p].verdict));
 	family(out, "gdrcheck_path_ready", "1 when GPUDirect RDMA works "
 	       "through this registration path.");
 	for (int p = 0; p < PATH_COUNT; p++)
 		fprintf(out, "gdrcheck_path_ready{path=\"%s\"} %d\n",
 			path_name((enum gdr_path)p),
 			r->path[p].verdict == V_READY);
-	family(out, "gdrcheck_path_verdict", "The path's verdict and the "
-	       "gate and subject that decided it (empty when none), value 1.");
+	family(out, "gdrcheck_path_blocked_by", "While a path is BLOCKED: the "
+	       "gate, subject and reason code that closed it, value 1.");
 	for (int p = 0; p < PATH_COUNT; p++) {
 		const struct path_verdict *pv = &r->path[p];
 		const struct result *d = pv->decisive >= 0 &&
 			(size_t)pv->decisive < r->nres ?
 			&r->res[pv->decisive] : NULL;
 
-		fprintf(out, "gdrcheck_path_verdict{path=\"%s\",verdict=\"%s\","
-			"gate=\"", path_name((enum gdr_path)p),
-			verdict_name(pv->verdict));
+		if (pv->verdict != V_BLOCKED)
+			continue;
+		fprintf(out, "gdrcheck_path_blocked_by{path=\"%s\",gate=\"",
+			path_name((enum gdr_path)p));
 		label(out, d ? d->gate->id : "");
 		fputs("\",subject=\"", out);
 		label(out, d ? r->subj[d->subject].id : "");
@@ -162,10 +182,15 @@ int render_prometheus(const struct report *r, FILE *out)
 	for (int p = 0; p < PATH_COUNT; p++)
 		fprintf(out, "gdrcheck_ready_pairs{path=\"%s\"} %zu\n",
 			path_name((enum gdr_path)p), r->path[p].nready);
-	/* Per GPU: does any path have a working GPU x NIC pair for it? */
+}
+
+/* Per GPU: does any path have a working GPU x NIC pair for it? */
+static void render_gpus(const struct report *r, FILE *out)
+{
 	family(out, "gdrcheck_gpu_ready", "1 when the GPU works with some RDMA "
-	       "port through a READY path (its GDR rail), else 0; UUID and "
-	       "pci_bus_id as dcgm-exporter writes them, to join its series.");
+	       "port through a READY path (its GDR rail), else 0; gpu, UUID, "
+	       "pci_bus_id and Hostname as dcgm-exporter writes them, to join "
+	       "its series; subject as gdrcheck_gate_status names the GPU.");
 	for (size_t g = 0; g < r->nsubj; g++) {
 		bool ready = false;
 
@@ -175,22 +200,28 @@ int render_prometheus(const struct report *r, FILE *out)
 			for (size_t i = 0; i < r->path[p].nready && !ready; i++)
 				ready = r->path[p].ready[i][0] == (int)g;
 		fputs("gdrcheck_gpu_ready{gpu=\"", out);
+		gpu_index(out, r->subj[g].id);
+		fputs("\",subject=\"", out);
 		label(out, r->subj[g].id);
-		/* dcgm-exporter's join labels: UUID and the 8-digit domain. */
 		fputs("\",UUID=\"", out);
 		label(out, r->subj[g].uuid);
+		/* dcgm-exporter's 8-digit domain. */
 		fputs("\",pci_bus_id=\"", out);
 		if (strlen(r->subj[g].pci) == 12 && r->subj[g].pci[4] == ':')
 			fputs("0000", out);
 		label(out, r->subj[g].pci);
+		fputs("\",Hostname=\"", out);
+		label(out, r->meta.hostname);
 		fprintf(out, "\"} %d\n", ready);
 	}
-	family(out, "gdrcheck_policy_violations", "Policy rules the node "
-	       "breaks (--every-gpu, --max-distance, --warn-fails, lost rails).");
-	fprintf(out, "gdrcheck_policy_violations %d\n",
-		r->meta.policy.nviolations);
+}
+
+/* One series per gate and subject, the status its value; problems' codes. */
+static void render_gates(const struct report *r, FILE *out)
+{
 	family(out, "gdrcheck_gate_status", "A gate's result for the host, a "
-	       "GPU, a NIC or a port: status and reason_code as labels, value 1.");
+	       "GPU, a NIC or a port as the value: 0 PASS, 1 SKIP, 2 WARN, "
+	       "3 BLOCKED, 4 ERROR.");
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
@@ -201,21 +232,82 @@ int render_prometheus(const struct report *r, FILE *out)
 		fprintf(out, "\",layer=\"%s\",subject=\"",
 			layer_name(res->layer));
 		label(out, r->subj[res->subject].id);
-		fprintf(out, "\",status=\"%s\",reason_code=\"",
-			status_name(res->status));
+		fprintf(out, "\"} %d\n", status_value(res->status));
+	}
+	family(out, "gdrcheck_gate_reason", "While a gate WARNs, BLOCKs or "
+	       "ERRORs for the host, a GPU, a NIC or a port: its reason code, "
+	       "value 1.");
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+
+		if (r->subj[res->subject].kind == SUBJ_PAIR || !is_problem(res))
+			continue;
+		fputs("gdrcheck_gate_reason{gate=\"", out);
+		label(out, res->gate->id);
+		fputs("\",subject=\"", out);
+		label(out, r->subj[res->subject].id);
+		fputs("\",reason_code=\"", out);
 		label(out, res->code ? res->code : "");
 		fputs("\"} 1\n", out);
 	}
-	family(out, "gdrcheck_pair_results", "Results of a gate over the GPU x "
-	       "RDMA device pairs, counted per status.");
-	for (size_t g = 0; g < npc; g++)
-		for (int s = ST_PASS; s <= ST_ERROR; s++) {
-			fputs("gdrcheck_pair_results{gate=\"", out);
-			label(out, pc[g].gate->id);
-			fprintf(out, "\",layer=\"%s\",status=\"%s\"} %zu\n",
-				layer_name(pc[g].layer),
-				status_name((enum gdr_status)s), pc[g].n[s]);
-		}
+}
+
+static void render_pairs(const struct pair_count *pc, size_t npc, FILE *out)
+{
+	family(out, "gdrcheck_pair_status", "The worst result of a gate over "
+	       "the GPU x RDMA device pairs: 0 PASS, 1 SKIP, 2 WARN, 3 BLOCKED, "
+	       "4 ERROR.");
+	for (size_t g = 0; g < npc; g++) {
+		fputs("gdrcheck_pair_status{gate=\"", out);
+		label(out, pc[g].gate->id);
+		fprintf(out, "\",layer=\"%s\"} %d\n", layer_name(pc[g].layer),
+			pc[g].worst);
+	}
+	family(out, "gdrcheck_pair_problems", "Pairs for which a gate WARNs, "
+	       "BLOCKs or ERRORs.");
+	for (size_t g = 0; g < npc; g++) {
+		fputs("gdrcheck_pair_problems{gate=\"", out);
+		label(out, pc[g].gate->id);
+		fprintf(out, "\",layer=\"%s\"} %zu\n", layer_name(pc[g].layer),
+			pc[g].problems);
+	}
+}
+
+int render_prometheus(const struct report *r, FILE *out)
+{
+	struct pair_count *pc = xcalloc(r->nres ? r->nres : 1, sizeof(*pc));
+	size_t npc = count_pairs(r, pc);
+
+	family(out, "gdrcheck_info", "The gdrcheck version, the policy of the "
+	       "run (--require) and the node's hostname.");
+	fputs("gdrcheck_info{version=\"", out);
+	label(out, r->meta.tool_version);
+	fputs("\",require=\"", out);
+	label(out, r->meta.require ? r->meta.require : "any");
+	fputs("\",Hostname=\"", out);
+	label(out, r->meta.hostname);
+	fputs("\"} 1\n", out);
+	family(out, "gdrcheck_ready", "1 when the node is READY under the "
+	       "policy (exit status 0).");
+	fprintf(out, "gdrcheck_ready %d\n", !r->exit_code &&
+		(r->overall == V_READY || r->overall == V_READY_UNPROVEN));
+	family(out, "gdrcheck_verdict", "The node's verdict under the "
+	       "policy as the value: 0 READY, 1 READY-UNPROVEN, 2 UNKNOWN, "
+	       "3 BLOCKED.");
+	fprintf(out, "gdrcheck_verdict %d\n", verdict_value(r->overall));
+	family(out, "gdrcheck_exit_code", "Exit status: 0 READY, 1 BLOCKED, "
+	       "3 undecided.");
+	fputs("gdrcheck_exit_code{require=\"", out);
+	label(out, r->meta.require ? r->meta.require : "any");
+	fprintf(out, "\"} %d\n", r->exit_code);
+	render_paths(r, out);
+	render_gpus(r, out);
+	family(out, "gdrcheck_policy_violations", "Policy rules the node "
+	       "breaks (--every-gpu, --max-distance, --warn-fails, lost rails).");
+	fprintf(out, "gdrcheck_policy_violations %d\n",
+		r->meta.policy.nviolations);
+	render_gates(r, out);
+	render_pairs(pc, npc, out);
 	render_rails(r, out);
 	family(out, "gdrcheck_run_timestamp_seconds", "When the check ran "
 	       "(Unix time): a textfile older than the check interval is "

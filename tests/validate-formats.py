@@ -331,11 +331,103 @@ def parse_prom(path):
     return series
 
 
+STATUS_VALUE = {"PASS": 0, "SKIP": 1, "WARN": 2, "BLOCKED": 3, "ERROR": 4}
+VERDICT_VALUE = {"READY": 0, "READY-UNPROVEN": 1, "UNKNOWN": 2, "BLOCKED": 3}
+PROBLEM = ("WARN", "BLOCKED", "ERROR")
+# The series budget of an 8 x 12 node (issue 26 item 6).
+MAX_SERIES_8X12 = 300
+
+
 def check_prom(doc, path):
+    """Format 3: a state is the sample value; reasons only of problems."""
     series = parse_prom(path)
-    if not any(name == "gdrcheck_info" for name, _, _ in series):
+    names = {name for name, _, _ in series}
+    if "gdrcheck_info" not in names:
         print(f"{path}: legacy Prometheus format (before format 2): record it again")
         return check_prom_v1(doc, path)
+    if "gdrcheck_path_verdict" in names:
+        print(f"{path}: Prometheus format 2 (state as labels): record it again")
+        return check_prom_v2(doc, path, series)
+    promtool(path)
+    kind = {s["id"]: s["kind"] for s in doc["subjects"]}
+    nnic = sum(1 for k in kind.values() if k == "nic")
+    ngpu = sum(1 for k in kind.values() if k == "gpu")
+    if len(series) >= MAX_SERIES and nnic <= 64:
+        fail(f"{path}: {len(series)} series, the budget is under {MAX_SERIES}")
+    if ngpu <= 8 and nnic <= 12 and len(series) >= MAX_SERIES_8X12:
+        fail(f"{path}: {len(series)} series on a node of at most 8 GPUs x 12 NICs, "
+             f"the budget is under {MAX_SERIES_8X12}")
+    single = {(r["gate"], r["subject"]): r for r in doc["results"]
+              if kind[r["subject"]] != "pair"}
+    pairs = {}
+    for r in doc["results"]:
+        if kind[r["subject"]] == "pair":
+            w, n = pairs.get(r["gate"], (0, 0))
+            pairs[r["gate"]] = (max(w, STATUS_VALUE[r["status"]]),
+                                n + (r["status"] in PROBLEM))
+    gate, reason, pstatus, pprob, blocked, pathv = {}, {}, {}, {}, {}, {}
+    for name, lab, value in series:
+        if "subject" in lab and kind.get(lab["subject"]) == "pair" and \
+                name != "gdrcheck_path_blocked_by":
+            fail(f"{path}: a series per pair: {name} {lab}")
+        if name == "gdrcheck_gate_status":
+            gate[(lab["gate"], lab["subject"])] = value
+        elif name == "gdrcheck_gate_reason":
+            reason[(lab["gate"], lab["subject"])] = lab["reason_code"]
+            if value != 1:
+                fail(f"{path}: gate_reason {lab} = {value}, not 1")
+        elif name == "gdrcheck_pair_status":
+            pstatus[lab["gate"]] = int(value)
+        elif name == "gdrcheck_pair_problems":
+            pprob[lab["gate"]] = int(value)
+        elif name == "gdrcheck_path_status":
+            pathv[lab["path"]] = int(value)
+        elif name == "gdrcheck_path_blocked_by":
+            blocked[lab["path"]] = (lab["gate"], lab["subject"], lab["reason_code"])
+        elif name == "gdrcheck_path_ready":
+            want = int(doc["paths"][lab["path"]]["verdict"] == "READY")
+            if value != want:
+                fail(f"{path}: path_ready {lab} = {value}, JSON says {want}")
+        elif name == "gdrcheck_exit_code":
+            if value != doc["verdict"]["exit_code"]:
+                fail(f"{path}: exit_code {value}, JSON says {doc['verdict']['exit_code']}")
+        elif name == "gdrcheck_verdict":
+            if value != VERDICT_VALUE[doc["verdict"]["status"]]:
+                fail(f"{path}: verdict {value}, JSON says {doc['verdict']['status']}")
+        elif name == "gdrcheck_gpu_ready":
+            if lab["gpu"] != lab["subject"].removeprefix("GPU") or \
+                    kind.get(lab["subject"]) != "gpu" or \
+                    lab["Hostname"] != doc["host"]["hostname"]:
+                fail(f"{path}: gpu_ready labels {lab}")
+    want_gate = {k: STATUS_VALUE[r["status"]] for k, r in single.items()}
+    if gate != want_gate:
+        fail(f"{path}: gate statuses differ from the JSON: "
+             f"{set(gate.items()) ^ set(want_gate.items())}")
+    want_reason = {k: r["reason_code"] or "" for k, r in single.items()
+                   if r["status"] in PROBLEM}
+    if reason != want_reason:
+        fail(f"{path}: gate reasons differ from the JSON: "
+             f"{set(reason.items()) ^ set(want_reason.items())}")
+    if pstatus != {g: w for g, (w, _) in pairs.items()} or \
+            pprob != {g: n for g, (_, n) in pairs.items()}:
+        fail(f"{path}: pair status/problems differ from the JSON: {pstatus} {pprob} vs {pairs}")
+    want_paths = {p: VERDICT_VALUE[v["verdict"]] for p, v in doc["paths"].items()}
+    if pathv != want_paths:
+        fail(f"{path}: path_status {pathv}, JSON says {want_paths}")
+    want_blocked = {p: (v["gate"] or "", v["subject"] or "", v["reason_code"] or "")
+                    for p, v in doc["paths"].items() if v["verdict"] == "BLOCKED"}
+    if blocked != want_blocked:
+        fail(f"{path}: path_blocked_by {blocked}, JSON says {want_blocked}")
+    # Bounded by devices: one series per non-pair result and one reason per
+    # problem, 2 per pair gate, 4 per path, one gpu_ready per GPU, a fixed rest.
+    limit = len(single) + len(want_reason) + 2 * len(pairs) + 4 * len(doc["paths"]) \
+        + ngpu + 16
+    if len(series) > limit:
+        fail(f"{path}: {len(series)} series, more than {limit}")
+
+
+def check_prom_v2(doc, path, series):
+    """Format 2 (examples recorded before format 3): states as labels."""
     promtool(path)
     kind = {s["id"]: s["kind"] for s in doc["subjects"]}
     # The fixed budget holds for nodes up to 64 RDMA devices (the 8 x 12

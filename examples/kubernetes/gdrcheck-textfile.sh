@@ -111,8 +111,9 @@ check() {
 	chmod "$mode" "$tmp"
 	mv -fT "$tmp" "$prom"
 	tmp=
-	verdicts=$(awk '/^gdrcheck_path_verdict\{/ && $2 == 1 {
-		split($1, a, "\""); printf "; %s %s", a[2], a[4] }' "$prom")
+	verdicts=$(awk '/^gdrcheck_path_status\{/ {
+		split($1, a, "\""); v = $2 == 0 ? "READY" : $2 == 1 ? "READY-UNPROVEN" :
+		$2 == 2 ? "UNKNOWN" : "BLOCKED"; printf "; %s %s", a[2], v }' "$prom")
 	echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $NODE_NAME: gdrcheck exit $rc$verdicts"
 	return "$rc"
 }

@@ -12,7 +12,7 @@ run that crashed). Checks:
      NODE), with the alerts expected from the JSON reports:
        GdrcheckNodeNotReady    nodes whose exit status is not 0
        GdrcheckGpuWithoutRail  GPUs CUDA sees (gpu.visible PASS) that no
-                               path lists in paths.*.ready
+                               path lists in paths.*.ready (label subject)
        GdrcheckRailLost        nodes with a BLOCKED topo.rails result (a
                                port NCCL would use is not ACTIVE)
        GdrcheckNcclPathBlocked nodes whose paths.nccl is BLOCKED, with its
@@ -97,7 +97,7 @@ def main():
                    if r["gate"] == "gpu.visible" and r["status"] == "PASS"}
         ready = {p["gpu"] for path in rep["paths"].values() for p in path.get("ready", [])}
         for gpu in sorted(visible - ready):
-            exp_norail.append({"instance": node, "gpu": gpu})
+            exp_norail.append({"instance": node, "subject": gpu})
         if any(r["gate"] == "topo.rails" and r["status"] == "BLOCKED" for r in rep["results"]):
             exp_raillost.append({"instance": node})
         nccl = rep["paths"].get("nccl", {})

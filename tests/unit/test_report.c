@@ -871,16 +871,19 @@ static void test_prometheus(void **state)
 	x = render_fmt(r, render_prometheus);
 	assert_clean_lines(x);
 	assert_null(strstr(x, "GPU0~p"));		/* no series per pair */
-	assert_non_null(strstr(x, "gdrcheck_pair_results{gate=\"topo.path\","
-			       "layer=\"topo\",status=\"PASS\"} 2\n"));
-	assert_non_null(strstr(x, "gdrcheck_pair_results{gate=\"topo.path\","
-			       "layer=\"topo\",status=\"WARN\"} 1\n"));
-	assert_non_null(strstr(x, "subject=\"q\\\"b\\\\s\\\\x01\",status=\"PASS\","
-			       "reason_code=\"UVERBS_OK\"} 1\n"));
-	assert_non_null(strstr(x, "gdrcheck_path_verdict{path=\"peermem\","
-			       "verdict=\"BLOCKED\",gate=\"mech.peermem\","
-			       "subject=\"host\",reason_code=\"PEERMEM_NOT_LOADED\"} 1\n"));
-	assert_non_null(strstr(x, "gdrcheck_info{version=\"0.1.0\",require=\"any\"} 1\n"));
+	/* Pairs: the worst status (WARN = 2) and the pairs with a problem. */
+	assert_non_null(strstr(x, "gdrcheck_pair_status{gate=\"topo.path\","
+			       "layer=\"topo\"} 2\n"));
+	assert_non_null(strstr(x, "gdrcheck_pair_problems{gate=\"topo.path\","
+			       "layer=\"topo\"} 1\n"));
+	/* The status is the value (0 PASS); a PASS has no reason series. */
+	assert_non_null(strstr(x, "subject=\"q\\\"b\\\\s\\\\x01\"} 0\n"));
+	assert_null(strstr(x, "reason_code=\"UVERBS_OK\""));
+	assert_non_null(strstr(x, "gdrcheck_path_status{path=\"peermem\"} 3\n"));
+	assert_non_null(strstr(x, "gdrcheck_path_blocked_by{path=\"peermem\","
+			       "gate=\"mech.peermem\",subject=\"host\","
+			       "reason_code=\"PEERMEM_NOT_LOADED\"} 1\n"));
+	assert_non_null(strstr(x, "gdrcheck_info{version=\"0.1.0\",require=\"any\","));
 	assert_non_null(strstr(x, "gdrcheck_exit_code{require=\"any\"} 0\n"));
 	/* Results of host, GPU, NIC: one series each. */
 	assert_int_equal(count(x, "\ngdrcheck_gate_status{"), r->nres - 3);
