@@ -111,9 +111,10 @@ check() {
 	chmod "$mode" "$tmp"
 	mv -fT "$tmp" "$prom"
 	tmp=
-	verdicts=$(awk '/^gdrcheck_path_status\{/ {
-		split($1, a, "\""); v = $2 == 0 ? "READY" : $2 == 1 ? "READY-UNPROVEN" :
-		$2 == 2 ? "UNKNOWN" : "BLOCKED"; printf "; %s %s", a[2], v }' "$prom")
+	# gdrcheck_path_status: 0 READY, 1 READY-UNPROVEN, 2 UNKNOWN, 3 BLOCKED.
+	verdicts=$(awk 'BEGIN { split("READY READY-UNPROVEN UNKNOWN BLOCKED", w, " ") }
+		/^gdrcheck_path_status\{/ { split($1, a, "\"")
+		printf "; %s %s", a[2], w[$2 + 1] }' "$prom")
 	echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $NODE_NAME: gdrcheck exit $rc$verdicts"
 	return "$rc"
 }

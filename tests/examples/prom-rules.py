@@ -157,7 +157,7 @@ def main():
     res(p.returncode == 0,
         f"promtool test rules on {len(series)} real series of {len(nodes)} nodes: "
         f"GdrcheckNodeNotReady {[x['instance'] for x in exp_notready]}, "
-        f"GdrcheckGpuWithoutRail {[x['instance'] + '/' + x['gpu'] for x in exp_norail]}, "
+        f"GdrcheckGpuWithoutRail {[x['instance'] + '/' + x['subject'] for x in exp_norail]}, "
         f"GdrcheckRailLost {[x['instance'] for x in exp_raillost]}, "
         f"GdrcheckNcclPathBlocked {[x['instance'] for x in exp_nccl]}")
     if p.returncode != 0:
