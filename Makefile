@@ -235,7 +235,8 @@ check-deb: doubles
 # --- sanitizers, out of tree: build/asan/ (the main build stays as it is) ---
 # make sanitize-check  gdrcheck and the unit tests built again with
 #                      -fsanitize=address,undefined into build/asan/, then
-#                      unit + scenarios + fault matrix + options run on them
+#                      unit + scenarios + fault matrix + options + files +
+#                      fuzz-captures run on them
 #                      (tests/sanitize-check.sh; ends "sanitize: N passed,
 #                      N failed"). The test doubles stay uninstrumented: they
 #                      are dlopen'd into the ASan binary, which loads the

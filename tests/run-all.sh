@@ -16,7 +16,9 @@
 #      fault-matrix  every libcuda/libibverbs call x fail/hang/crash/exit
 #      datapath-matrix  every faked transfer x NIC position x GPUs x paths
 #      options   usage errors exit 2 with a message; good options work
-#   7. sanitize  unit, scenarios, fault matrix, options under ASan+UBSan
+#      fuzz-captures  whole capture archives mutated, then replayed (~10 s)
+#   7. sanitize  unit, scenarios, fault matrix, options, files and
+#                fuzz-captures under ASan+UBSan
 # Ends with "N passed, N failed" over all layers; exits non-zero on failure.
 set -u
 
@@ -104,6 +106,10 @@ suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite files tests/check-files.sh
+# Whole capture archives, mutated (bytes, truncation, huge members, FIFOs,
+# links, bad vendor-facts.json) and replayed: never a crash, hang or
+# non-JSON report (FUZZ_CAPTURE_ITERS, FUZZ_CAPTURE_SEED).
+suite fuzz-captures python3 tests/fuzz-captures.py
 suite redact tests/check-redact.sh
 suite examples-ops tests/examples/run.sh
 # The real H200 capture replays to the node's own results (expected
