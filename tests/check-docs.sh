@@ -31,18 +31,25 @@ else
 	pass=$((pass + 1))
 fi
 rm -f "$man.plain"
-# README's node-scale example is the scenario's golden, not a hand copy:
-# the block under "## A node-scale report" equals its expected.txt.
-golden="$top/tests/scenarios/node-8x12-broken-rail/expected.txt"
-if awk '/^## A node-scale report/ { on = 1 } on && /^```$/ { if (n++) exit; next }
-	on && n == 1' "$top/README.md" | sed 's|^sysroot  tests/|sysroot  @TOP@/tests/|' |
-	diff -u "$golden" - >"$top/tests/out/readme-example.diff" 2>&1; then
-	pass=$((pass + 1))
-else
-	echo "FAIL: README's node-scale example is not $golden:"
-	cat "$top/tests/out/readme-example.diff"
-	fail=$((fail + 1))
-fi
+# README's examples are recordings, not hand copies: the block under
+# "## A real report" is the H200's examples/h200/h200-report.txt, the one
+# under "## A node-scale report" the scenario's expected.txt.
+readme_block() {
+	awk -v h="$1" '$0 == h { on = 1 } on && /^```$/ { if (n++) exit; next }
+		on && n == 1' "$top/README.md"
+}
+for pair in "## A real report|$top/examples/h200/h200-report.txt" \
+	"## A node-scale report|$top/tests/scenarios/node-8x12-broken-rail/expected.txt"; do
+	heading=${pair%%|*} golden=${pair#*|}
+	if readme_block "$heading" | sed 's|^sysroot  tests/|sysroot  @TOP@/tests/|' |
+		diff -u "$golden" - >"$top/tests/out/readme-example.diff" 2>&1; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL: README's example under '$heading' is not $golden:"
+		cat "$top/tests/out/readme-example.diff"
+		fail=$((fail + 1))
+	fi
+done
 # --help, the man page and README agree on options, defaults and ranges.
 if python3 "$top/tests/check-option-docs.py" "$top/gdrcheck" "$man" \
 	"$top/README.md" >"$top/tests/out/option-docs.log" 2>&1; then
