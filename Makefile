@@ -20,11 +20,11 @@ WARNFLAGS = -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
 	    -Wnull-dereference -Wno-unused-parameter
 OPTFLAGS ?= -O2 -g
 # User CFLAGS/LDFLAGS are appended, never replace what the build needs.
-BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE -pthread \
+BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
 	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
 	      $(shell $(PKG_CONFIG) --cflags zlib jansson)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm -pthread
+LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm
 ALL_LDFLAGS = $(LDFLAGS)
 
 # One folder per layer, listed bottom-up; every #include points down this

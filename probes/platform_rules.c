@@ -5,12 +5,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -103,48 +105,96 @@ static int ksym_scan(struct sysroot *sr, const char *sym, struct ksym_find *f)
 	return ret;
 }
 
-/* The pass over /proc/kallsyms, in a thread while the vendor worker runs. */
-struct ksym_prefetch {
-	pthread_t thread;
-	struct sysroot *sr;
+/*
+ * The pass over /proc/kallsyms, in a child process while the vendor worker
+ * runs: not a thread, because the worker is forked meanwhile, and a fork
+ * beside a running thread hands the child whatever locks that thread held
+ * (the allocator's under a sanitizer). The answer comes back through a
+ * shared mapping; the supervisor may reap the child (it waits for any), so
+ * `done` says the answer is there.
+ */
+struct ksym_shared {
+	volatile int done;
 	int ret;
 	struct ksym_find f;
-	bool joined;
 };
 
-static void *ksym_prefetch_run(void *arg)
-{
-	struct ksym_prefetch *kp = arg;
+struct ksym_prefetch {
+	pid_t pid;
+	struct ksym_shared *sh;
+	bool joined;
+	int ret;
+	struct ksym_find f;
+};
 
-	kp->ret = ksym_scan(kp->sr, PEER_API_SYM, &kp->f);
-	return NULL;
-}
+/* How long the parent waits for the pass after the worker finished. */
+#define KSYM_JOIN_MS 5000
 
 struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr)
 {
 	struct ksym_prefetch *kp = calloc(1, sizeof(*kp));
-	sigset_t all, old;
 
 	if (!kp)
 		return NULL;
-	kp->sr = sr;
-	/* Signals stay with the main thread (its poll sees SIGINT). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pthread_create(&kp->thread, NULL, ksym_prefetch_run, kp)) {
+	kp->sh = mmap(NULL, sizeof(*kp->sh), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (kp->sh == MAP_FAILED) {
 		free(kp);
-		kp = NULL;
+		return NULL;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	kp->pid = fork();
+	if (kp->pid == 0) {
+		/* The parent answers signals; this only reads one file. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		kp->sh->ret = ksym_scan(sr, PEER_API_SYM, &kp->sh->f);
+		__atomic_store_n(&kp->sh->done, 1, __ATOMIC_RELEASE);
+		_exit(0);
+	}
+	if (kp->pid < 0) {
+		munmap(kp->sh, sizeof(*kp->sh));
+		free(kp);
+		return NULL;
+	}
 	return kp;
 }
 
 void ksym_prefetch_join(struct ksym_prefetch *kp)
 {
-	if (kp && !kp->joined) {
-		pthread_join(kp->thread, NULL);
-		kp->joined = true;
+	struct timespec nap = { 0, 2 * 1000 * 1000 };
+	bool reaped = false;
+	pid_t r;
+
+	if (!kp || kp->joined)
+		return;
+	kp->joined = true;
+	for (int waited = 0; waited < KSYM_JOIN_MS / 2; waited++) {
+		if (__atomic_load_n(&kp->sh->done, __ATOMIC_ACQUIRE))
+			break;
+		/* Gone (killed, or reaped by the supervisor): no answer. */
+		r = waitpid(kp->pid, NULL, WNOHANG);
+		if (r == kp->pid || (r < 0 && errno == ECHILD)) {
+			reaped = true;
+			break;
+		}
+		nanosleep(&nap, NULL);
 	}
+	if (__atomic_load_n(&kp->sh->done, __ATOMIC_ACQUIRE)) {
+		kp->ret = kp->sh->ret;
+		kp->f = kp->sh->f;
+		kp->f.kept[sizeof(kp->f.kept) - 1] = '\0';
+		kp->f.module[sizeof(kp->f.module) - 1] = '\0';
+	} else {
+		/* Still ours (not reaped): no other process can hold the pid. */
+		if (!reaped && waitpid(kp->pid, NULL, WNOHANG) == 0)
+			kill(kp->pid, SIGKILL);
+		kp->ret = -ETIMEDOUT;
+		memset(&kp->f, 0, sizeof(kp->f));
+	}
+	if (!reaped)
+		waitpid(kp->pid, NULL, 0);	/* ECHILD: the supervisor did */
+	munmap(kp->sh, sizeof(*kp->sh));
+	kp->sh = NULL;
 }
 
 void ksym_prefetch_free(struct ksym_prefetch *kp)

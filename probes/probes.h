@@ -50,9 +50,10 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t);
 
 /*
  * mech.peermem_api's pass over /proc/kallsyms (tens of ms on a large
- * kernel) in a thread while the vendor worker waits on cuInit: start it
- * before, join it after, hand it to the context (ctx->ksym). NULL when no
- * thread could start (the gate then reads the file itself).
+ * kernel) in a child process while the vendor worker waits on cuInit:
+ * start it before, join it after (waits at most 5 s more), hand it to the
+ * context (ctx->ksym). NULL when no child could start (the gate then reads
+ * the file itself).
  */
 struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr);
 
