@@ -204,7 +204,6 @@ struct report_meta {
  * the release modelled and, per GPU, the rails NCCL uses. Filled by
  * probes/nccl.c; arrays live in the report's blocks (report_alloc).
  */
-#define NCCL_RAIL_MAX 8
 struct nccl_rail {
 	int nic;		/* NIC subject */
 	int port;		/* port number NCCL opens */
@@ -226,7 +225,7 @@ struct nccl_rail {
 struct nccl_gpu_rails {
 	int gpu;		/* GPU subject */
 	int nrails;
-	struct nccl_rail rail[NCCL_RAIL_MAX];
+	struct nccl_rail *rail;	/* nrails of them (report_alloc) */
 };
 
 struct nccl_facts {

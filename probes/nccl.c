@@ -1625,14 +1625,26 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	for (size_t g = 0; g < inv->ngpu; g++) {
 		struct nccl_gpu_rails *gr = &f->gpus[g];
 
+		size_t want = 0;
+
 		gr->gpu = inv->gpu[g].subject;
+		/* As many rails as the model gives the GPU: no fixed cap (an
+		 * SR-IOV node has dozens of equally near VFs). */
+		for (size_t n = 0; n < inv->nnic; n++) {
+			int pi = pair_index(ctx, (int)g, (int)n);
+
+			want += pi >= 0 && s->pm[pi].rail && s->pm[pi].used;
+		}
+		gr->rail = report_alloc(ctx->rep, (want ? want : 1) *
+					sizeof(*gr->rail));
+		memset(gr->rail, 0, (want ? want : 1) * sizeof(*gr->rail));
 		for (size_t n = 0; n < inv->nnic; n++) {
 			int pi = pair_index(ctx, (int)g, (int)n);
 			const struct pair_model *m;
 			struct nccl_rail *r;
 
 			if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used ||
-			    gr->nrails >= NCCL_RAIL_MAX)
+			    (size_t)gr->nrails >= want)
 				continue;
 			m = &s->pm[pi];
 			r = &gr->rail[gr->nrails++];
