@@ -681,11 +681,6 @@ static size_t array_at(json_t *facts, const char *obj, const char *arr)
 	return json_array_size(json_object_get(json_object_get(facts, obj), arr));
 }
 
-static size_t larger(size_t a, size_t b)
-{
-	return a > b ? a : b;
-}
-
 /*
  * Size the node-sized arrays from the document's own arrays. The caps of
  * vendor_facts_alloc() bound them, and so does the text: an element is no
@@ -708,7 +703,7 @@ static int caps_from_doc(struct dec *d, json_t *doc, size_t len,
 		{ "reg", "nics", t_rnic, VF_CAPS_MAX_NICS, BY_NICS },
 		{ "reg", "pairs", t_pair, VF_CAPS_MAX_PAIRS, BY_PAIRS },
 	};
-	struct vf_caps caps;
+	struct vf_caps caps = { 0, 0, 0 };
 	size_t bytes = 0;
 	int err;
 
@@ -716,6 +711,8 @@ static int caps_from_doc(struct dec *d, json_t *doc, size_t len,
 		return -1;
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
 		size_t n = array_at(facts, arrays[i].obj, arrays[i].arr);
+		int *cap = arrays[i].by == BY_GPUS ? &caps.gpus :
+			   arrays[i].by == BY_NICS ? &caps.nics : &caps.pairs;
 
 		snprintf(d->path, sizeof(d->path), "facts.%s.%s",
 			 arrays[i].obj, arrays[i].arr);
@@ -727,16 +724,13 @@ static int caps_from_doc(struct dec *d, json_t *doc, size_t len,
 				    "%zu it was recorded with", n,
 				    node_cap(arrays[i].by, &d->recorded));
 		bytes += n * min_text(arrays[i].tab);
+		/* The longest array of each kind sizes its arrays. */
+		if ((int)n > *cap)
+			*cap = (int)n;
 	}
 	snprintf(d->path, sizeof(d->path), "facts");
 	if (bytes > len)
 		return fail(d, "more elements than %zu bytes can hold", len);
-	caps.gpus = (int)larger(array_at(facts, "cuda", "gpus"),
-				larger(array_at(facts, "nvml", "gpus"),
-				       array_at(facts, "reg", "vmm")));
-	caps.nics = (int)larger(array_at(facts, "verbs", "nics"),
-				array_at(facts, "reg", "nics"));
-	caps.pairs = (int)array_at(facts, "reg", "pairs");
 	err = vendor_facts_alloc(vf, &caps, false);
 	if (err)
 		return fail(d, "%s", strerror(-err));
