@@ -1035,6 +1035,7 @@ int main(int argc, char **argv)
 	if (gate_selected(&opt, &gate_descs[G_MECH_PEERMEM_API]) &&
 	    !(opt.sysroot && sysroot_is_dir(sr, "/gdrcheck")))
 		ksym = ksym_prefetch_start(sr);
+	vo.spare_child = ksym_prefetch_pid(ksym);
 	vendor_answers(&vo, &opt, sr, vf);
 	ksym_prefetch_join(ksym);
 

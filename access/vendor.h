@@ -445,6 +445,9 @@ struct vendor_options {
 	bool every_pair;		/* transfer on every pair, not the rails */
 	unsigned long long reg_bytes;	/* buffer per GPU for registration */
 	struct sysroot *sysroot;	/* the tree /dev/kmsg and GIDs are read in */
+	/* gdrcheck's own host-side helper (the kallsyms pass), running
+	 * beside the worker: the orphan sweep leaves it alone. 0: none. */
+	pid_t spare_child;
 	/* Set by the worker supervisor once a library hung or crashed: later
 	 * stages do not call into it again (a wedged cuInit would hang each
 	 * time). */

@@ -401,9 +401,10 @@ static bool kill_and_reap(pid_t pid, int *status)
 /*
  * gdrcheck is a child subreaper (see vendor_collect): a helper a library
  * forked and moved out of the worker's group lands here once the worker
- * died. Kill and reap every such orphan; gdrcheck has no other children.
+ * died. Kill and reap every such orphan; gdrcheck's only other child is
+ * its own host-side helper, `spare` (left running: it is joined later).
  */
-static void reap_orphans(void)
+static void reap_orphans(pid_t spare)
 {
 	char path[64], buf[4096];
 	FILE *f;
@@ -423,6 +424,8 @@ static void reap_orphans(void)
 			char *p = buf, *end;
 
 			for (long id; (id = strtol(p, &end, 10)) > 0; p = end) {
+				if (spare > 0 && (pid_t)id == spare)
+					continue;
 				kill((pid_t)id, SIGKILL);
 				any = true;
 				n++;
@@ -604,7 +607,7 @@ static int run_worker(struct supervisor *sv, int first)
 		ret = cur + 1;
 	}
 out:
-	reap_orphans();
+	reap_orphans(opt->spare_child);
 	drain_output(sv, &f);
 	close_read_ends(&f);
 	return ret;

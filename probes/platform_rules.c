@@ -159,6 +159,12 @@ struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr)
 	return kp;
 }
 
+/* The child's pid, for the worker supervisor's orphan sweep to spare. */
+pid_t ksym_prefetch_pid(const struct ksym_prefetch *kp)
+{
+	return kp && !kp->joined ? kp->pid : 0;
+}
+
 void ksym_prefetch_join(struct ksym_prefetch *kp)
 {
 	struct timespec nap = { 0, 2 * 1000 * 1000 };
@@ -188,7 +194,8 @@ void ksym_prefetch_join(struct ksym_prefetch *kp)
 		/* Still ours (not reaped): no other process can hold the pid. */
 		if (!reaped && waitpid(kp->pid, NULL, WNOHANG) == 0)
 			kill(kp->pid, SIGKILL);
-		kp->ret = -ETIMEDOUT;
+		/* Killed by someone else: the gate reads the file itself. */
+		kp->ret = reaped ? -ECHILD : -ETIMEDOUT;
 		memset(&kp->f, 0, sizeof(kp->f));
 	}
 	if (!reaped)
@@ -218,7 +225,8 @@ static int ksym_get(struct gdr_ctx *ctx, const char *sym, struct ksym_find *f,
 
 	*absent = false;
 	if (!capture_replaying(ctx)) {
-		if (ctx->ksym && ctx->ksym->joined) {
+		if (ctx->ksym && ctx->ksym->joined &&
+		    ctx->ksym->ret != -ECHILD) {
 			*f = ctx->ksym->f;
 			ret = ctx->ksym->ret;
 		} else {
@@ -436,10 +444,18 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (ret || !f.lines) {
+		char why[96];
+
+		if (ret == -ETIMEDOUT)
+			snprintf(why, sizeof(why), "the pass over it did not "
+				 "end within %d s of the driver's answers",
+				 KSYM_JOIN_MS / 1000);
+		else
+			snprintf(why, sizeof(why), "%s", ret ?
+				 sysroot_strerror(-ret) : "no symbol lines "
+				 "(CONFIG_KALLSYMS off?)");
 		r = emit(ctx, ctx->host, ST_SKIP, C_PEERMEM_API_UNREADABLE,
-			 "cannot read %s: %s", KALLSYMS,
-			 ret ? sysroot_strerror(-ret) : "no symbol lines "
-			 "(CONFIG_KALLSYMS off?)");
+			 "cannot read %s: %s", KALLSYMS, why);
 		ev_str(r, "path", KALLSYMS);
 		kmsg_evidence(r, &k, log_absent);
 		return;

@@ -56,6 +56,7 @@ void gate_mech_peermem_api(struct gdr_ctx *ctx, const struct target *t);
  * the file itself).
  */
 struct ksym_prefetch *ksym_prefetch_start(struct sysroot *sr);
+pid_t ksym_prefetch_pid(const struct ksym_prefetch *kp);
 
 /* The versions header of the report's meta (probes/versions.c), after
  * the gates. */

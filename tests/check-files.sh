@@ -86,6 +86,38 @@ for kind in fifo dir zero unreadable; do
 	one "$kind at --libnccl" --sysroot "$work/s" --only topo \
 		--libnccl "$work/lib.$kind"
 done
+# A large /proc/kallsyms (a big kernel's 30 MB) with a worker that ends at
+# once: the pass over it runs beside the worker and is still read to the
+# end (the worker's orphan sweep once killed it: "Connection timed out").
+big=$top/tests/scenarios/peermem-api-mofed
+rm -rf "$work/s"
+python3 "$top/tests/scenarios/mksysroot.py" "$big/sysroot.spec" "$work/s" \
+	>/dev/null &&
+	python3 - "$work/s/proc/kallsyms" <<'PY'
+import sys
+p = sys.argv[1]
+tail = open(p).read()
+with open(p, "w") as f:
+    for i in range(600000):
+        f.write("0000000000000000 t filler_symbol_%07d\t[filler]\n" % i)
+    f.write(tail)
+PY
+SOURCE_DATE_EPOCH=0 timeout -k 5 40 "$bin" --sysroot "$work/s" --json \
+	--only host,topo,platform,mech.peermem_api \
+	--libcuda "$doubles/libcuda-fake.so" \
+	--libibverbs /nonexistent/libibverbs.so.1 >"$work/out" 2>"$work/err"
+code=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(*[r["reason_code"] for r in d["results"]
+        if r["gate"] == "mech.peermem_api"])' "$work/out" 2>/dev/null)
+if [ "$code" = PEERMEM_API_PRESENT ]; then
+	echo "PASS a 30 MB kallsyms beside a worker that ends at once: $code"
+	pass=$((pass + 1))
+else
+	echo "FAIL a 30 MB kallsyms beside a worker that ends at once:" \
+		"${code:-no report}, expected PEERMEM_API_PRESENT"
+	fail=$((fail + 1))
+fi
 # Starved of descriptors: a complete report or one line on stderr, exit 3.
 for n in 4 5 6; do
 	SOURCE_DATE_EPOCH=0 timeout -k 5 40 prlimit --nofile=$n:$n "$bin" \
