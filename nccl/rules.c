@@ -1067,3 +1067,84 @@ int nccl_rail_pick(const struct nccl_rail_in *in)
 	net += in->channel % per_gpu;
 	return net % nets;
 }
+
+/* NCCL_PARAM's reading (param.cc ncclLoadParam): an integer, else default. */
+static long long nccl_param(const char *s, long long def)
+{
+	char *end;
+	long long v;
+
+	if (!s)
+		return def;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	return errno || end == s || *end ? def : v;
+}
+
+/* xml.h kvConvertToInt over topo.cc nicPathKvList: a prefix match, else
+ * the list's end (PATH_LOC). Only LOC/PORT matter for one device's ports. */
+static bool merge_level_fuses_ports(const char *env)
+{
+	static const char *const wide[] = { "PORT", "PIX", "PXB", "P2C",
+					    "PXN", "PHB", "SYS" };
+
+	if (!env)
+		return true;		/* PATH_PORT, the default */
+	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+		if (!strncmp(env, wide[i], strlen(wide[i])))
+			return true;
+	return false;
+}
+
+/*
+ * How many usable ports of one RDMA device NCCL fuses into one device
+ * (1: every port its own device):
+ *   < 2.20.3       none
+ *   2.20.3-2.23.4  net_ib.cc ncclIbInit (ncclIbInitDevices): ports with the
+ *                  same pciPath, sys_image_guid and link layer
+ *                  (ncclIbFindMatchingDev), NCCL_IB_MAX_DEVS_PER_NIC 2 per
+ *                  device, NCCL_IB_MERGE_NICS (default 1); when the node's
+ *                  merged devices differ in size ("a mix of single and
+ *                  multiple-port NICs") merging is off for all
+ *                  (v2.23.4-1 net_ib.cc:481-497, :536-637)
+ *   2.24.3-        topo.cc ncclTopoAutoMerge: NETs whose XML path is within
+ *                  NCCL_NET_MERGE_LEVEL (default PORT: the ports of one
+ *                  PCI function; LOC or an unknown name: none), up to
+ *                  NCCL_NET_MAX_DEVS_PER_NIC (4; 8 with the v12 plugin API
+ *                  from 2.30.3); ncclIbMakeVDeviceInternal refuses when
+ *                  NCCL_IB_MERGE_NICS=0 and the ports stay apart
+ *                  (v2.28.9-1 topo.cc:1094-1160, :1399-1408, net_ib.cc:598;
+ *                  v2.30.7-1 topo.cc:1392-1440, net_ib/init.cc:197-200)
+ * mixed: (2.20.3-2.23.4) the node's devices fuse into groups of different
+ * sizes.
+ */
+int nccl_fused_ports(const struct nccl_fusion_in *in)
+{
+	int cap;
+
+	if (in->ports <= 1 || in->ver < NCCL_VER(2, 20, 3))
+		return 1;
+	if (!nccl_param(in->merge_nics, 1))
+		return 1;
+	if (in->ver < NCCL_VER(2, 24, 3))
+		return in->mixed ? 1 : 2 < in->ports ? 2 : in->ports;
+	if (!merge_level_fuses_ports(in->merge_level))
+		return 1;
+	cap = in->ver >= NCCL_VER(2, 30, 3) ? 8 : 4;
+	return in->ports < cap ? in->ports : cap;
+}
+
+/* The fused device's name: ncclIbMakeVDeviceInternal (2.24.3+) and
+ * ncclIbInit (2.20.3-2.23.4) append "+<name>" per further port. */
+void nccl_fused_name(char *buf, size_t len, const char *dev, int ports)
+{
+	size_t used;
+
+	snprintf(buf, len, "%s", dev);
+	for (int i = 1; i < ports; i++) {
+		used = strlen(buf);
+		if (used + 1 >= len)
+			break;
+		snprintf(buf + used, len - used, "+%s", dev);
+	}
+}

@@ -365,4 +365,19 @@ struct nccl_rail_in {
  */
 int nccl_rail_pick(const struct nccl_rail_in *in);
 
+/* One RDMA device's usable ports (ACTIVE, IB or Ethernet, NCCL_IB_HCA). */
+struct nccl_fusion_in {
+	int ver;
+	int ports;
+	const char *merge_nics;		/* NCCL_IB_MERGE_NICS, NULL: unset */
+	const char *merge_level;	/* NCCL_NET_MERGE_LEVEL (2.24.3+) */
+	bool mixed;			/* 2.20.3-2.23.4: groups differ in size */
+};
+
+/* Ports NCCL fuses into one device (1: each port its own device). */
+int nccl_fused_ports(const struct nccl_fusion_in *in);
+
+/* "mlx5_0+mlx5_0": the fused device's name as NCCL prints it. */
+void nccl_fused_name(char *buf, size_t len, const char *dev, int ports);
+
 #endif

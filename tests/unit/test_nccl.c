@@ -1221,6 +1221,51 @@ static void test_netdevs_policy(void **state)
 	assert_int_equal(nccl_netdevs_parse("many", &max), NCCL_NETDEVS_AUTO);
 }
 
+
+/* Two ACTIVE ports of one device: fused or not, per release and setting. */
+static int fused(int ver, int ports, const char *nics, const char *level,
+		 bool mixed)
+{
+	struct nccl_fusion_in in = {
+		.ver = ver, .ports = ports, .merge_nics = nics,
+		.merge_level = level, .mixed = mixed,
+	};
+
+	return nccl_fused_ports(&in);
+}
+
+static void test_port_fusion(void **state)
+{
+	char name[64];
+
+	(void)state;
+	/* No fusion before ncclIbFindMatchingDev (absent at v2.19.4-1). */
+	assert_int_equal(fused(NCCL_VER(2, 19, 3), 2, NULL, NULL, false), 1);
+	/* v2.20.3-1..v2.23.4-1 net_ib.cc ncclIbInit: 2 per device, off for a
+	 * mix of single and multi-port devices or NCCL_IB_MERGE_NICS=0. */
+	assert_int_equal(fused(NCCL_VER(2, 20, 3), 2, NULL, NULL, false), 2);
+	assert_int_equal(fused(NCCL_VER(2, 23, 4), 4, NULL, NULL, false), 2);
+	assert_int_equal(fused(NCCL_VER(2, 23, 4), 2, NULL, NULL, true), 1);
+	assert_int_equal(fused(NCCL_VER(2, 21, 5), 2, "0", NULL, false), 1);
+	assert_int_equal(fused(NCCL_VER(2, 21, 5), 2, "x", NULL, false), 2);
+	/* v2.24.3-1+ topo.cc ncclTopoAutoMerge at NCCL_NET_MERGE_LEVEL
+	 * (default PORT; LOC or an unknown name: PATH_LOC), 4 per NIC, 8
+	 * from v2.30.3-1 (net_v12.h); the mix rule is gone. */
+	assert_int_equal(fused(NCCL_VER(2, 24, 3), 2, NULL, NULL, true), 2);
+	assert_int_equal(fused(NCCL_VER(2, 28, 9), 2, NULL, "LOC", false), 1);
+	assert_int_equal(fused(NCCL_VER(2, 28, 9), 2, NULL, "bogus", false), 1);
+	assert_int_equal(fused(NCCL_VER(2, 28, 9), 2, NULL, "PIX", false), 2);
+	assert_int_equal(fused(NCCL_VER(2, 28, 9), 6, NULL, NULL, false), 4);
+	assert_int_equal(fused(NCCL_VER(2, 30, 7), 6, NULL, NULL, false), 6);
+	/* v2.30.7-1 net_ib/init.cc:198: makeVDevice refuses. */
+	assert_int_equal(fused(NCCL_VER(2, 30, 7), 2, "0", NULL, false), 1);
+	assert_int_equal(fused(NCCL_VER(2, 30, 7), 1, NULL, NULL, false), 1);
+	nccl_fused_name(name, sizeof(name), "mlx5_0", 2);
+	assert_string_equal(name, "mlx5_0+mlx5_0");
+	nccl_fused_name(name, 10, "mlx5_0", 2);
+	assert_string_equal(name, "mlx5_0+ml");
+}
+
 /* --- configuration files -------------------------------------------------------------- */
 
 struct conf_tree {
@@ -1442,6 +1487,7 @@ int main(void)
 		cmocka_unit_test(test_rewrite_net_side),
 		cmocka_unit_test(test_rail_pick),
 		cmocka_unit_test(test_netdevs_policy),
+		cmocka_unit_test(test_port_fusion),
 		CONF_TEST(test_conf_precedence),
 		CONF_TEST(test_conf_file_variable),
 		CONF_TEST(test_conf_lines),
