@@ -6,6 +6,7 @@
 #   tests/install-deps.sh --build   only what building and running gdrcheck needs
 # prometheus: its promtool checks the --format prometheus output
 # (tests/validate-formats.py runs `promtool check metrics` when present).
+# mmdebstrap: tests/check-image.py builds the Kubernetes image in Debian roots.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" -ne 0 ]; then
@@ -31,7 +32,7 @@ pkgs="build-essential clang libclang-rt-dev pkg-config libibverbs-dev libpci-dev
 libcmocka-dev zlib1g-dev python3 python3-jsonschema man-db groff-base \
 pciutils \
 shellcheck jq python3-yaml dpkg-dev debhelper time procps \
-munge slurmctld slurmd slurm-client prometheus"
+munge slurmctld slurmd slurm-client prometheus mmdebstrap"
 [ $build_only -eq 1 ] && pkgs=$build_pkgs
 missing=
 for p in $pkgs; do

@@ -112,6 +112,9 @@ suite files tests/check-files.sh
 suite fuzz-captures python3 tests/fuzz-captures.py
 suite redact tests/check-redact.sh
 suite examples-ops tests/examples/run.sh
+# The Kubernetes image, built for real: mmdebstrap roots run the
+# Dockerfile's steps, then the image's gdrcheck runs (~2 min, Debian mirror).
+suite image python3 tests/check-image.py
 # The real H200 capture replays to the node's own results (expected
 # differences of an old archive stated in the script).
 suite h200-replay tests/check-h200-replay.sh
