@@ -33,6 +33,11 @@ libcmocka-dev zlib1g-dev python3 python3-jsonschema man-db groff-base \
 pciutils \
 shellcheck jq python3-yaml dpkg-dev debhelper time procps \
 munge slurmctld slurmd slurm-client prometheus mmdebstrap"
+# node and npm (tests/check-k8s.sh fetches its validator from npm): Debian's
+# when the machine has none of its own.
+if [ $build_only -eq 0 ] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+	pkgs="$pkgs nodejs npm"
+fi
 [ $build_only -eq 1 ] && pkgs=$build_pkgs
 missing=
 for p in $pkgs; do

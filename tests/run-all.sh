@@ -115,6 +115,8 @@ suite examples-ops tests/examples/run.sh
 # The Kubernetes image, built for real: mmdebstrap roots run the
 # Dockerfile's steps, then the image's gdrcheck runs (~2 min, Debian mirror).
 suite image python3 tests/check-image.py
+# The manifests against the Kubernetes API schemas (kubernetes-models, npm).
+suite k8s tests/check-k8s.sh
 # The real H200 capture replays to the node's own results (expected
 # differences of an old archive stated in the script).
 suite h200-replay tests/check-h200-replay.sh
