@@ -29,10 +29,10 @@ ALL_LDFLAGS = $(LDFLAGS)
 
 # One folder per layer, listed bottom-up; every #include points down this
 # list (tests/check-layers.sh, run by make check).
-CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
+CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c core/sha256.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
-	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c access/peer_msg.c \
 	    nccl/rules.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
@@ -54,7 +54,7 @@ DOUBLES = tests/doubles/libcuda-fake.so tests/doubles/libcuda-fake-old.so \
 UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_report tests/unit/test_sysroot tests/unit/test_pcie tests/unit/test_redact \
 	     tests/unit/test_json tests/unit/test_nccl tests/unit/test_catalog \
 	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps \
-	     tests/unit/test_nccl_libfind
+	     tests/unit/test_nccl_libfind tests/unit/test_peer
 
 .PHONY: all clean check check-quick test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
 
@@ -167,7 +167,7 @@ FUZZ_DIR      = build/fuzz
 FUZZ_SAN      = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 		$(WARNFLAGS) -D_GNU_SOURCE -DGDRCHECK_VERSION='"$(VERSION)"' -I.
-FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render fuzz_vendor
+FUZZ_HARNESSES = fuzz_parse fuzz_pcie fuzz_sysroot fuzz_json fuzz_render fuzz_vendor fuzz_peer
 FUZZ_BINS     = $(addprefix $(FUZZ_DIR)/,$(FUZZ_HARNESSES))
 # Production sources each harness exercises.
 FUZZ_SRCS_fuzz_parse   = decode/parse.c
@@ -175,6 +175,7 @@ FUZZ_SRCS_fuzz_pcie    = decode/pcie.c core/names.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/vfacts.c access/sysroot.c
+FUZZ_SRCS_fuzz_peer    = access/peer_msg.c core/sha256.c
 FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
 			 report/text_summary.c report/text_table.c report/text_problems.c \
 			 report/text_list.c report/json.c report/json_out.c report/junit.c \
