@@ -219,6 +219,10 @@ struct nccl_rail {
 	bool hidden;		/* ... because the GPU is hidden from us */
 	bool data_direct;	/* NCCL uses the NIC's `<dev>_dma` (path: to its
 				 * Data Direct function) */
+	/* The device as NCCL names it: "mlx5_0", "mlx5_0_dma" (Data
+	 * Direct), "mlx5_0+mlx5_0" (ports fused); NULL: the NIC's name. */
+	const char *nccl_device;
+	int fused_ports;	/* ports NCCL fused into the device (1: none) */
 	const char *proof;	/* data.nccl: "proven", "failed", "unproven" */
 };
 

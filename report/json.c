@@ -16,10 +16,12 @@
 #include "report/json_out.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "2.4"	/* 2.1: the nccl path and object;
+#define SCHEMA_VERSION "2.5"	/* 2.1: the nccl path and object;
 				 * 2.2: a GPU subject's uuid;
 				 * 2.3: require_source, nccl.found;
-				 * 2.4: inventory (versions, NIC kinds) */
+				 * 2.4: inventory (versions, NIC kinds);
+				 * 2.5: a rail's nccl_device, fused_ports,
+				 *      proof "registered" */
 
 /* Keys here are ASCII literals: jansson need not check them. */
 static int set(json_t *o, const char *key, json_t *v)
@@ -420,6 +422,10 @@ static json_t *rail_json(const struct report *r, const struct nccl_rail *rl)
 	if (bad)
 		return NULL;
 	bad |= set_str(o, "nic", subject_id(r, rl->nic));
+	bad |= set_str(o, "nccl_device", rl->nccl_device ? rl->nccl_device :
+		       subject_id(r, rl->nic));
+	bad |= set_int(o, "fused_ports", rl->fused_ports > 1 ?
+		       rl->fused_ports : 1);
 	bad |= set_int(o, "port", rl->port);
 	bad |= set(o, "gid_index", rl->gid_index >= 0 ?
 		   json_integer(rl->gid_index) : json_null());
