@@ -32,7 +32,7 @@ ALL_LDFLAGS = $(LDFLAGS)
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c core/sha256.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
-	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c access/peer_msg.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c access/peer_msg.c access/peer.c \
 	    nccl/rules.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \

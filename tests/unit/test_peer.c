@@ -7,11 +7,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "access/peer.h"
 #include "access/peer_msg.h"
+#include "core/clock.h"
 #include "core/sha256.h"
 
 static void hex(const uint8_t *d, size_t n, char *out)
@@ -206,6 +213,179 @@ static void test_token_proof(void **state)
 	assert_false(peer_mac_equal(a, b));
 }
 
+
+static void test_endpoint_parse(void **state)
+{
+	char h[64], p[16];
+
+	(void)state;
+	assert_int_equal(peer_parse_endpoint("node-b", h, sizeof(h), p,
+					     sizeof(p)), 0);
+	assert_string_equal(h, "node-b");
+	assert_string_equal(p, "18515");
+	assert_int_equal(peer_parse_endpoint("10.0.0.2:9000", h, sizeof(h),
+					     p, sizeof(p)), 0);
+	assert_string_equal(h, "10.0.0.2");
+	assert_string_equal(p, "9000");
+	assert_int_equal(peer_parse_endpoint("9000", h, sizeof(h), p,
+					     sizeof(p)), 0);
+	assert_string_equal(h, "");
+	assert_string_equal(p, "9000");
+	assert_int_equal(peer_parse_endpoint("[fe80::1]:7", h, sizeof(h), p,
+					     sizeof(p)), 0);
+	assert_string_equal(h, "fe80::1");
+	assert_int_equal(peer_parse_endpoint("fe80::1", h, sizeof(h), p,
+					     sizeof(p)), -EINVAL);
+	assert_int_equal(peer_parse_endpoint("host:0", h, sizeof(h), p,
+					     sizeof(p)), -EINVAL);
+	assert_int_equal(peer_parse_endpoint("host:65536", h, sizeof(h), p,
+					     sizeof(p)), -EINVAL);
+	assert_int_equal(peer_parse_endpoint("host:9x", h, sizeof(h), p,
+					     sizeof(p)), -EINVAL);
+	assert_int_equal(peer_parse_endpoint("", h, sizeof(h), p, sizeof(p)),
+			 -EINVAL);
+}
+
+/* A loopback port nobody holds right now. */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* A listener in a child: exit 0 when it served a peer with `token` and
+ * echoed one message back, else 10 + its -errno. */
+static pid_t listener(const char *ep, const char *token, double secs)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static uint8_t payload[PEER_MAX_PAYLOAD];
+		static struct peer_buf b;
+		struct peer_conn c = { .deadline_ms = now_ms() + secs * 1e3 };
+		uint16_t type;
+		size_t len;
+		int ret = peer_listen(&c, ep, token, "node-a");
+
+		if (!ret)
+			ret = peer_recv(&c, &type, payload, &len);
+		if (!ret) {
+			memcpy(b.data, payload, len);
+			b.len = len;
+			ret = peer_send(&c, type, &b);
+		}
+		peer_close(&c);
+		_exit(ret ? 10 + (-ret & 0x7f) : 0);
+	}
+	return pid;
+}
+
+static int reap(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+}
+
+/* Over TCP: a wrong token is refused and told so, garbage is dropped, the
+ * right peer then gets through; every wait ends by the deadline. */
+static void test_channel(void **state)
+{
+	static uint8_t payload[PEER_MAX_PAYLOAD];
+	static struct peer_buf b;
+	struct peer_endpoint e = { .rail = 7, .nic = "rxe0", .port = 1,
+				   .mtu = 3, .mech = 1, .qpn = 17 }, d;
+	char ep[32];
+	struct peer_conn c;
+	double t0;
+	uint16_t type;
+	size_t len;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	snprintf(ep, sizeof(ep), "127.0.0.1:%d", free_port());
+	pid = listener(ep, "right", 20);
+	/* Wrong token: refused with the reason. */
+	memset(&c, 0, sizeof(c));
+	c.deadline_ms = now_ms() + 10e3;
+	assert_int_equal(peer_connect(&c, ep, "wrong", "node-b", "job1"),
+			 -EACCES);
+	assert_non_null(strstr(c.err, "wrong token"));
+	/* Not gdrcheck at all: the listener drops it and waits on. */
+	memset(&c, 0, sizeof(c));
+	c.deadline_ms = now_ms() + 10e3;
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET };
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((uint16_t)atoi(strchr(ep, ':') + 1));
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(fd, (struct sockaddr *)&a,
+					 sizeof(a)), 0);
+		assert_true(write(fd, "GET / HTTP/1.1\r\n\r\n", 18) == 18);
+		close(fd);
+	}
+	/* The right token. */
+	assert_int_equal(peer_connect(&c, ep, "right", "node-b", "job1"), 0);
+	assert_string_equal(c.host, "node-a");
+	memset(&b, 0, sizeof(b));
+	peer_endpoint_encode(&e, &b);
+	assert_int_equal(peer_send(&c, PEER_ENDPOINT, &b), 0);
+	assert_int_equal(peer_recv(&c, &type, payload, &len), 0);
+	assert_int_equal(type, PEER_ENDPOINT);
+	assert_int_equal(peer_endpoint_decode(payload, len, &d), 0);
+	assert_int_equal(d.qpn, 17);
+	peer_close(&c);
+	assert_int_equal(reap(pid), 0);
+
+	/* Nobody comes: the listener gives up at its deadline. */
+	snprintf(ep, sizeof(ep), "127.0.0.1:%d", free_port());
+	t0 = now_ms();
+	pid = listener(ep, "right", 0.5);
+	assert_int_equal(reap(pid), 10 + ETIMEDOUT);
+	assert_true(now_ms() - t0 < 5000);
+
+	/* A listener that accepts and then never answers: the connector's
+	 * deadline ends the wait. */
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		int lfd = socket(AF_INET, SOCK_STREAM, 0);
+		socklen_t l = sizeof(a);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(listen(lfd, 1), 0);
+		assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &l), 0);
+		snprintf(ep, sizeof(ep), "127.0.0.1:%d", ntohs(a.sin_port));
+		memset(&c, 0, sizeof(c));
+		t0 = now_ms();
+		c.deadline_ms = t0 + 500;
+		assert_int_equal(peer_connect(&c, ep, "right", "node-b", NULL),
+				 -ETIMEDOUT);
+		assert_true(now_ms() - t0 < 5000);
+		close(lfd);
+	}
+	/* Nobody listening: refused until the deadline, then said so. */
+	snprintf(ep, sizeof(ep), "127.0.0.1:%d", free_port());
+	memset(&c, 0, sizeof(c));
+	c.deadline_ms = now_ms() + 500;
+	assert_int_equal(peer_connect(&c, ep, "right", "node-b", NULL),
+			 -ECONNREFUSED);
+	assert_non_null(strstr(c.err, "until the deadline"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +394,8 @@ int main(void)
 		cmocka_unit_test(test_endpoint_round_trip),
 		cmocka_unit_test(test_field_rules),
 		cmocka_unit_test(test_token_proof),
+		cmocka_unit_test(test_endpoint_parse),
+		cmocka_unit_test(test_channel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
