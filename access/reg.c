@@ -1457,7 +1457,9 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 					 "no GPU buffer (%s failed: %s)",
 					 gbufs[g].fail_fn, gbufs[g].fail.name);
 				pp->gpu_rc = gbufs[g].fail.rc;
-				snprintf(pp->gpu_fn, sizeof(pp->gpu_fn), "%s",
+				/* A CUDA call's name: gpu_fn holds the longest. */
+				snprintf(pp->gpu_fn, sizeof(pp->gpu_fn), "%.*s",
+					 (int)sizeof(pp->gpu_fn) - 1,
 					 gbufs[g].fail_fn);
 				continue;
 			}

@@ -47,7 +47,10 @@ static void ksym_line(const char *l, size_t len, const char *sym,
 	     l[name + slen] != ' '))
 		return;
 	f->found = true;
-	f->zero_addr = strspn(l, "0") == a;
+	/* Not strspn: the line is not NUL-terminated (a read buffer). */
+	for (i = 0; i < a && l[i] == '0'; i++)
+		;
+	f->zero_addr = i == a;
 	/* A capture keeps the name, not the address (KASLR). */
 	snprintf(f->kept, sizeof(f->kept), "%s%.*s", f->zero_addr ?
 		 "0000000000000000" : "ffffffffffffffff",

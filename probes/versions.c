@@ -147,7 +147,8 @@ static void verbs_version(struct gdr_ctx *ctx, struct report_versions *v)
 		return;
 	base = strrchr(real, '/');
 	base = base ? base + 1 : real;
-	snprintf(v->libibverbs, sizeof(v->libibverbs), "%s", base);
+	snprintf(v->libibverbs, sizeof(v->libibverbs), "%.*s",
+		 (int)sizeof(v->libibverbs) - 1, base);
 	if (sscanf(base, "libibverbs.so.1.%u.%u.%u", &a, &b, &rel) == 3)
 		snprintf(v->rdma_core, sizeof(v->rdma_core), "%u", b);
 }
