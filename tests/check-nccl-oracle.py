@@ -78,7 +78,7 @@ def run_gdrcheck(name, version, work):
     env.pop("LD_LIBRARY_PATH", None)
     env.update(HOME="/home/gdrcheck", SOURCE_DATE_EPOCH="0", NO_COLOR="1",
                FAKE_CUDA_SCENARIO=confs["cuda"],
-               FAKE_VERBS_SCENARIO=confs["verbs"],
+               FAKE_VERBS_SCENARIO=confs["verbs"], FAKE_SYSROOT=root,
                FAKE_NVML_SCENARIO=confs["nvml"] or "/dev/null",
                FAKE_LEDGER_DIR=work,
                GDRCHECK_LIBCUDA=os.path.join(DOUBLES, "libcuda-fake.so"),

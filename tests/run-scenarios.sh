@@ -111,6 +111,7 @@ run_case() {
 		# shellcheck disable=SC2086 # args and caseenv are word lists
 		env $caseenv $nvml_env SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 		FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
+		FAKE_SYSROOT="$work/sysroot" \
 		FAKE_NVML_SCENARIO="$nvml_conf" \
 		FAKE_LEDGER_DIR="$work/ledger.$fmt" \
 		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \
@@ -200,6 +201,7 @@ print(" ".join(str(w["pid"]) for w in json.load(open(sys.argv[1]))["workers"]
 		if ! TOP="$top" SYSROOT="$work/sysroot" WORK="$work" \
 			SOURCE_DATE_EPOCH=0 NO_COLOR=1 \
 			FAKE_CUDA_SCENARIO="$cuda_conf" FAKE_VERBS_SCENARIO="$verbs_conf" \
+			FAKE_SYSROOT="$work/sysroot" \
 			GDRCHECK_LIBCUDA="$top/tests/doubles/libcuda-fake.so" \
 			GDRCHECK_LIBIBVERBS="$top/tests/doubles/libibverbs-fake.so" \
 			sh "$dir/check.sh" >"$work/check.log" 2>&1; then

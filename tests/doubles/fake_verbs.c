@@ -511,6 +511,77 @@ int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 	return 0;
 }
 
+/*
+ * The real libibverbs answers from the kernel, which sysfs shows: with
+ * FAKE_SYSROOT (the scenario's tree) a port key the scenario does not set
+ * comes from /sys/class/infiniband/<dev>/ports/<N>/ there, so a port the
+ * tree shows DOWN is DOWN here too (NCCL's IB plugin, run by
+ * tools/nccl-oracle on these doubles, skips it as on a real node).
+ */
+static bool sysfs_port(int i, unsigned int port, const char *attr, char *buf,
+		       size_t len)
+{
+	const char *root = getenv("FAKE_SYSROOT"), *name;
+	char path[512];
+	FILE *f;
+	bool ok;
+
+	name = fake_getf("dev%d.name", i);
+	if (!root || !*root || !name)
+		return false;
+	snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%u/%s",
+		 root, name, port, attr);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+/* "4: ACTIVE", "5: LinkUp": the number before the colon. */
+static long long sysfs_port_num(int i, unsigned int port, const char *attr,
+				long long dflt)
+{
+	char buf[64], *end;
+	long long v;
+
+	if (!sysfs_port(i, port, attr, buf, sizeof(buf)))
+		return dflt;
+	v = strtoll(buf, &end, 10);
+	return end == buf ? dflt : v;
+}
+
+/* "400 Gb/sec (4X NDR)" -> IBV width and speed enums. */
+static void sysfs_port_rate(int i, unsigned int port, long long *width,
+			    long long *speed)
+{
+	static const char *const speeds[] = { "SDR", "DDR", "QDR", "FDR10",
+					      "FDR", "EDR", "HDR", "NDR",
+					      "XDR" };
+	static const int speed_enum[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256 };
+	char buf[64], *paren;
+	int lanes;
+
+	if (!sysfs_port(i, port, "rate", buf, sizeof(buf)))
+		return;
+	paren = strchr(buf, '(');
+	if (!paren || sscanf(paren + 1, "%dX", &lanes) != 1)
+		return;
+	*width = lanes == 1 ? 1 : lanes == 4 ? 2 : lanes == 8 ? 4 :
+		 lanes == 12 ? 8 : lanes == 2 ? 16 : *width;
+	for (size_t k = sizeof(speeds) / sizeof(speeds[0]); k-- > 0;) {
+		const char *hit = strstr(paren, speeds[k]);
+
+		if (hit && hit[strlen(speeds[k])] == ')') {
+			*speed = speed_enum[k];
+			break;
+		}
+	}
+}
+
 static bool bad_port(struct fake_ctx *fc, unsigned int port)
 {
 	return port < 1 || port > fake_getf_ll(1, "dev%d.ports", fc->idx);
@@ -518,8 +589,13 @@ static bool bad_port(struct fake_ctx *fc, unsigned int port)
 
 static int link_layer(int i, unsigned int port)
 {
-	return (int)fake_getf_ll(IBV_LINK_LAYER_ETHERNET, "dev%d.port%u.link_layer",
-				 i, port);
+	char buf[32];
+	long long dflt = IBV_LINK_LAYER_ETHERNET;
+
+	if (sysfs_port(i, port, "link_layer", buf, sizeof(buf)))
+		dflt = !strcmp(buf, "InfiniBand") ? IBV_LINK_LAYER_INFINIBAND :
+		       IBV_LINK_LAYER_ETHERNET;
+	return (int)fake_getf_ll(dflt, "dev%d.port%u.link_layer", i, port);
 }
 
 static int gid_tbl_len(int i, unsigned int port)
@@ -531,6 +607,7 @@ int fake_query_port(struct ibv_context *ctx, uint8_t port,
 		    struct ibv_port_attr *attr)
 {
 	struct fake_ctx *fc = to_ctx(ctx);
+	long long width, speed;
 	int i, ll;
 
 	FAULT_INT("ibv_query_port", CTX_IDX(ctx));
@@ -539,8 +616,9 @@ int fake_query_port(struct ibv_context *ctx, uint8_t port,
 	i = fc->idx;
 	ll = link_layer(i, port);
 	memset(attr, 0, sizeof(*attr));
-	attr->state = (enum ibv_port_state)
-		fake_getf_ll(IBV_PORT_ACTIVE, "dev%d.port%u.state", i, port);
+	attr->state = (enum ibv_port_state)fake_getf_ll(
+		sysfs_port_num(i, port, "state", IBV_PORT_ACTIVE),
+		"dev%d.port%u.state", i, port);
 	attr->max_mtu = IBV_MTU_4096;
 	/* RoCE on a 1500-byte netdev runs 1024-byte IB MTU. */
 	attr->active_mtu = (enum ibv_mtu)fake_getf_ll(
@@ -553,12 +631,18 @@ int fake_query_port(struct ibv_context *ctx, uint8_t port,
 		attr->lid = (uint16_t)(i + 1);
 		attr->sm_lid = 1;
 	}
-	attr->active_width = (uint8_t)fake_getf_ll(2, "dev%d.port%u.active_width",
+	width = 2;
+	speed = 64;
+	sysfs_port_rate(i, port, &width, &speed);
+	attr->active_width = (uint8_t)fake_getf_ll(width,
+						   "dev%d.port%u.active_width",
 						   i, port);
-	attr->active_speed = (uint8_t)fake_getf_ll(64, "dev%d.port%u.active_speed",
+	attr->active_speed = (uint8_t)fake_getf_ll(speed,
+						   "dev%d.port%u.active_speed",
 						   i, port);
 	attr->phys_state = (uint8_t)fake_getf_ll(
-		attr->state == IBV_PORT_ACTIVE ? 5 : 3,
+		sysfs_port_num(i, port, "phys_state",
+			       attr->state == IBV_PORT_ACTIVE ? 5 : 3),
 		"dev%d.port%u.phys_state", i, port);
 	attr->link_layer = (uint8_t)ll;
 	return 0;
