@@ -1215,6 +1215,7 @@ static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
 
 
 static struct nccl_state *model(struct gdr_ctx *ctx);
+static void nccl_state_free(struct gdr_ctx *ctx);
 
 /*
  * The NCCL settings ncclIbGetGidIndex reads, for platform.provider: the
@@ -1536,6 +1537,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		return ctx->nccl;
 	s = xcalloc(1, sizeof(*s));
 	ctx->nccl = s;
+	ctx_at_end(ctx, nccl_state_free);	/* after the last gate */
 	s->sr = ctx->sr;
 	s->replay = capture_replaying(ctx);
 	if (s->replay) {
@@ -1668,7 +1670,8 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	}
 }
 
-void nccl_state_free(struct gdr_ctx *ctx)
+/* The model's working state, freed after the gates (ctx_end). */
+static void nccl_state_free(struct gdr_ctx *ctx)
 {
 	struct nccl_state *s = ctx->nccl;
 

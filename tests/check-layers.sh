@@ -37,6 +37,24 @@ for f in files:
         for d in deps:
             if d.startswith('core/') and d != 'core/names.h':
                 bad.append(f'{f}: a decoder includes {d}')
+# The engine runs gates, it does not know their state: no engine/ file
+# names the NCCL model's state (ctx->nccl, struct nccl_state) or calls a
+# nccl_* function the probes declare (it is freed through ctx_at_end).
+probe_nccl = set()
+for f in files:
+    if f.startswith('probes/') and f.endswith('.h'):
+        probe_nccl.update(re.findall(r'\b(nccl_\w+)\s*\(',
+                                     open(f, encoding='utf-8').read()))
+for f in files:
+    if not f.startswith('engine/'):
+        continue
+    text = open(f, encoding='utf-8').read()
+    for w in sorted(set(re.findall(r'\bnccl_state\b|->nccl\b(?!\.)',
+                                   text))):
+        bad.append(f'{f}: engine reaches into the NCCL model ({w})')
+    for fn in sorted(probe_nccl):
+        if re.search(r'\b' + fn + r'\s*\(', text):
+            bad.append(f'{f}: engine calls {fn}() of the probes')
 # Circles between files (a .c and its own .h are one unit).
 def unit(p):
     return p[:-2] if p.endswith(('.c', '.h')) else p
