@@ -39,8 +39,8 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/providers.c probes/registration.c \
 	    probes/nccl.c probes/nvlink.c probes/versions.c \
 	    engine/gates.c engine/verdict.c engine/policy.c engine/fixes.c \
-	    report/remedy.c report/text.c report/text_summary.c \
-	    report/text_table.c report/text_problems.c report/text_list.c \
+	    report/remedy.c report/text_util.c report/text_list.c report/text.c report/text_summary.c \
+	    report/text_table.c report/text_problems.c \
 	    report/json.c report/json_out.c \
 	    report/junit.c report/prometheus.c report/redact.c report/failing.c report/codes.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
@@ -175,7 +175,7 @@ FUZZ_SRCS_fuzz_pcie    = decode/pcie.c core/names.c
 FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/vfacts.c access/sysroot.c
-FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
+FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text_util.c report/text.c \
 			 report/text_summary.c report/text_table.c report/text_problems.c \
 			 report/text_list.c report/json.c report/json_out.c report/junit.c \
 			 report/prometheus.c report/failing.c core/xalloc.c \
