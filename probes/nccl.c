@@ -1989,25 +1989,17 @@ static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
 		       nccl_ptype_name(m->type));
 }
 
-void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
+/*
+ * A pair the IB model does not judge: an EFA (aws-ofi-nccl), a device
+ * NCCL's IB transport does not use, or a model that cannot decide; says
+ * so and returns true.
+ */
+static bool topo_nccl_not_ib(struct gdr_ctx *ctx, const struct nccl_state *s,
+			     const struct inv_pair *pr,
+			     const struct pair_model *m)
 {
-	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
-	struct nccl_state *s = model(ctx);
-	const struct pair_model *m = &s->pm[t->pair];
-	char rails[256], nm[80], narrow[96];
 	struct result *r;
 
-	if (ctx_gpu_hidden(ctx, pr->gpu)) {
-		emit(ctx, pr->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
-		     "not visible to this process (see gpu.visible)");
-		return;
-	}
-	/* Not a DEP: topo.path ERRORs on paths the model still places. */
-	if (!m->known) {
-		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
-		     "no PCIe path known (see topo.path)");
-		return;
-	}
 	if (nic_is_efa(ctx, &ctx->inv.nic[pr->nic])) {
 		/* platform.provider: aws-ofi-nccl, not NCCL's net_ib. */
 		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_NET_OFI,
@@ -2017,7 +2009,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 ctx->inv.nic[pr->nic].name);
 		ev_str(r, "nccl_ib", "ncclIbInitDevices skips the port: link "
 		       "layer neither InfiniBand nor Ethernet");
-		return;
+		return true;
 	}
 	if (!s->ib_used || m->port < 0) {
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NET_NOT_IB,
@@ -2028,48 +2020,54 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 "layer (see nic.port)");
 		if (s->hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
-		return;
+		return true;
 	}
 	if (m->err) {
 		emit(ctx, pr->subject, ST_ERROR, C_NCCL_MODEL_FAILED,
 		     "the NCCL model cannot decide: a path type of NCCL %s is "
 		     "missing", s->version);
-		return;
+		return true;
 	}
-	rails_string(ctx, pr->gpu, rails, sizeof(rails));
-	if (m->rail && m->undecided) {
-		/* Not NCCL_RAIL_NO_GDR: nothing said no (issue 23). */
-		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_UNDECIDED,
-			 "NCCL rail: whether NCCL uses GPUDirect RDMA here "
-			 "cannot be decided: %s", m->undecided);
-		ev_bool(r, "rail", true);
-		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
-		ev_int(r, "port", m->port);
-		ev_str(r, "nccl_version", "%s", s->version);
-		return;
-	}
-	if (!m->rail) {
-		/* Far pairs are information: NCCL does not use them. */
-		if (m->relay >= 0)
-			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
-				 "not a rail of this GPU: NCCL uses %s; here "
-				 "PXN through %s (NVLink), GDR %s",
-				 rails, ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id,
-				 m->rd.mode != NCCL_GDR_DISABLED ? "on" : "off");
-		else
-			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
-				 "not a rail of this GPU: NCCL uses %s; here %s "
-				 "(%s%s)", rails, nccl_ptype_name(m->type),
-				 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
-				 "no GDR if used",
-				 narrower(ctx, s, pr->gpu, m, narrow,
-					  sizeof(narrow)));
-		ev_bool(r, "rail", false);
-		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
-		pci_view_ev(r, ctx, s, pr->gpu, m);
-		ev_str(r, "nccl_version", "%s", s->version);
-		return;
-	}
+	return false;
+}
+
+/* Far pairs are information: NCCL does not use them. */
+static void topo_nccl_far(struct gdr_ctx *ctx, const struct nccl_state *s,
+			  const struct inv_pair *pr, const struct pair_model *m,
+			  const char *rails)
+{
+	char narrow[96];
+	struct result *r;
+
+	if (m->relay >= 0)
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+			 "not a rail of this GPU: NCCL uses %s; here "
+			 "PXN through %s (NVLink), GDR %s",
+			 rails, ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id,
+			 m->rd.mode != NCCL_GDR_DISABLED ? "on" : "off");
+	else
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+			 "not a rail of this GPU: NCCL uses %s; here %s "
+			 "(%s%s)", rails, nccl_ptype_name(m->type),
+			 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
+			 "no GDR if used",
+			 narrower(ctx, s, pr->gpu, m, narrow,
+				  sizeof(narrow)));
+	ev_bool(r, "rail", false);
+	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+	pci_view_ev(r, ctx, s, pr->gpu, m);
+	ev_str(r, "nccl_version", "%s", s->version);
+}
+
+/* A rail: whether NCCL uses GPUDirect RDMA on it, each way. */
+static struct result *topo_nccl_rail(struct gdr_ctx *ctx,
+				     const struct nccl_state *s, int pair,
+				     const struct pair_model *m)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[pair];
+	char nm[80], via[160] = "";
+	struct result *r;
+
 	if (m->wr.mode == NCCL_GDR_DISABLED && m->wr.why == NCCL_GDR_TOO_FAR) {
 		enum nccl_ptype d = m->wr.distance;
 		char c2c[200], how[200];
@@ -2089,37 +2087,49 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r,
 				nccl_ptype_name(d), d >= NPT_SYS ?
 				"CPU interconnect" : "root complex");
-	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
+		return r;
+	}
+	if (m->wr.mode == NCCL_GDR_DISABLED) {
 		/* Not the distance: the level advice would not help. */
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_RAIL_NO_GDR,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
 			 why_name(m->wr.why));
 		if (m->wr.why == NCCL_GDR_NO_SUPPORT)
 			remedy_NCCL_RAIL_NO_GDR(r);
-	} else if (m->rd.mode == NCCL_GDR_DISABLED) {
+		return r;
+	}
+	if (m->rd.mode == NCCL_GDR_DISABLED) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL rail: GDR for receives (distance %s <= %s) but "
 			 "not for sends: %s", nccl_ptype_name(m->wr.distance),
 			 nccl_ptype_name(m->wr.level), why_name(m->rd.why));
 		remedy_NCCL_GDR_WRITE_ONLY(r);
-	} else {
-		char via[160] = "";
-
-		/* ncclTopoCheckGdr: a PXN path's distance is the relay's. */
-		if (m->relay >= 0)
-			snprintf(via, sizeof(via), " (PXN: sends through %s "
-				 "over NVLink; the relay's distance)",
-				 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
-		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
-			 "NCCL rail %s port %d: %s both ways%s, distance %s <= "
-			 "level %s%s%s", nccl_nic_name(ctx, t->pair, nm,
-			 sizeof(nm)), m->port,
-			 mech_name(m->mwr.mech),
-			 m->mwr.no_fallback ? " (no fallback)" : "",
-			 nccl_ptype_name(m->wr.distance),
-			 nccl_ptype_name(m->wr.level),
-			 level_src(ctx, s, m->wr.level, pr->gpu), via);
+		return r;
 	}
+	/* ncclTopoCheckGdr: a PXN path's distance is the relay's. */
+	if (m->relay >= 0)
+		snprintf(via, sizeof(via), " (PXN: sends through %s "
+			 "over NVLink; the relay's distance)",
+			 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
+	return emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
+		    "NCCL rail %s port %d: %s both ways%s, distance %s <= "
+		    "level %s%s%s", nccl_nic_name(ctx, pair, nm,
+		    sizeof(nm)), m->port,
+		    mech_name(m->mwr.mech),
+		    m->mwr.no_fallback ? " (no fallback)" : "",
+		    nccl_ptype_name(m->wr.distance),
+		    nccl_ptype_name(m->wr.level),
+		    level_src(ctx, s, m->wr.level, pr->gpu), via);
+}
+
+/* What a rail's result shows of the model's decision. */
+static void topo_nccl_rail_ev(struct gdr_ctx *ctx, struct result *r,
+			      const struct nccl_state *s, int pair,
+			      const struct pair_model *m)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[pair];
+	char nm[80];
+
 	fact_gdr(r, gdr_fact(m));
 	ev_bool(r, "rail", true);
 	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
@@ -2145,7 +2155,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		 * mlx5dv_reg_dmabuf_mr; net.cc: a PCI gdrMode exports with
 		 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (CUDA >= 12.8). */
 		ev_str(r, "nccl_device", "%s",
-		       nccl_nic_name(ctx, t->pair, nm, sizeof(nm)));
+		       nccl_nic_name(ctx, pair, nm, sizeof(nm)));
 		ev_str(r, "data_direct_pci", "%s", fn ? fn + 1 : "");
 		ev_bool(r, "pcie_mapping", m->wr.mode == NCCL_GDR_PCI ||
 			m->rd.mode == NCCL_GDR_PCI);
@@ -2154,6 +2164,47 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		ev_str(r, "gdr_read_reason", "default (compute capability "
 		       "unknown)");
 	ev_str(r, "nccl_version", "%s", s->version);
+}
+
+void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	struct nccl_state *s = model(ctx);
+	const struct pair_model *m = &s->pm[t->pair];
+	char rails[256];
+	struct result *r;
+
+	if (ctx_gpu_hidden(ctx, pr->gpu)) {
+		emit(ctx, pr->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
+		     "not visible to this process (see gpu.visible)");
+		return;
+	}
+	/* Not a DEP: topo.path ERRORs on paths the model still places. */
+	if (!m->known) {
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	if (topo_nccl_not_ib(ctx, s, pr, m))
+		return;
+	rails_string(ctx, pr->gpu, rails, sizeof(rails));
+	if (m->rail && m->undecided) {
+		/* Not NCCL_RAIL_NO_GDR: nothing said no (issue 23). */
+		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_UNDECIDED,
+			 "NCCL rail: whether NCCL uses GPUDirect RDMA here "
+			 "cannot be decided: %s", m->undecided);
+		ev_bool(r, "rail", true);
+		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+		ev_int(r, "port", m->port);
+		ev_str(r, "nccl_version", "%s", s->version);
+		return;
+	}
+	if (!m->rail) {
+		topo_nccl_far(ctx, s, pr, m, rails);
+		return;
+	}
+	r = topo_nccl_rail(ctx, s, t->pair, m);
+	topo_nccl_rail_ev(ctx, r, s, t->pair, m);
 }
 
 /* --- data.nccl ----------------------------------------------------------- */
@@ -2442,19 +2493,275 @@ static const char *kind_name(enum bufkind k)
 }
 
 
+/* What data.nccl gathers over one GPU's rails. */
+struct rails_proof {
+	enum bufkind kind;		/* the buffers NCCL allocates */
+	char bufwhy[512];
+	char on[256];			/* the rails, as shown */
+	size_t used;
+	int nrails;
+	enum proof worst;
+	const struct result *worst_why;
+	int worst_pi;			/* the pair of the worst rail */
+	bool worst_vmm_only;
+	bool nogdr;			/* a rail without GDR */
+	const char *undecided;		/* a rail's inputs never read */
+};
+
+static const char *mech_word(enum nccl_mech mm)
+{
+	return mm == NCCL_MECH_DMABUF ? "DMA-BUF" :
+	       mm == NCCL_MECH_PEERMEM ? "peermem" : "host memory";
+}
+
+/*
+ * The proof of the mechanism mm NCCL uses on rail pi (to NIC n); *why is
+ * the result it stands on, *vo whether only VMM memory fails.
+ */
+static enum proof rail_proof(struct gdr_ctx *ctx, const struct nccl_state *s,
+			     int pi, int n, enum nccl_mech mm,
+			     struct rails_proof *rp, const struct result **why,
+			     bool *vo)
+{
+	const struct pair_model *m = &s->pm[pi];
+	char rwhy_buf[512];
+	enum proof p;
+
+	if (mm == NCCL_MECH_HOST && m->undecided) {
+		/* The inputs were never read: undecided, not no. */
+		rp->undecided = m->undecided;
+		*why = NULL;
+		return PR_ERROR;
+	}
+	if (mm == NCCL_MECH_HOST) {
+		rp->nogdr = true;
+		*why = NULL;
+		return PR_FAILED;
+	}
+	p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
+		   P_PEERMEM, rp->kind, why);
+	*vo = vmm_only_failure(ctx, pi, mm == NCCL_MECH_DMABUF ?
+			       P_DMABUF : P_PEERMEM, p, why);
+	/*
+	 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
+	 * sends leave from the relay GPU's memory, so the
+	 * relay's pair must be proven too.
+	 */
+	if (m->relay >= 0) {
+		const struct result *rwhy;
+		int rpi = pair_index(ctx, m->relay, n);
+		enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
+				    m->mrd.mech : mm;
+		enum bufkind rk = cumem_of(ctx, s, m->relay,
+			rwhy_buf, sizeof(rwhy_buf));
+		enum proof rpr = rpi < 0 ? PR_UNPROVEN :
+			proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
+			       P_DMABUF : P_PEERMEM, rk, &rwhy);
+
+		if (rpi < 0)
+			rwhy = NULL;
+		if (rpr > p) {
+			p = rpr;
+			*why = rwhy;
+			*vo = vmm_only_failure(ctx, rpi,
+				rm == NCCL_MECH_DMABUF ?
+				P_DMABUF : P_PEERMEM, rpr, why);
+		}
+	}
+	return p;
+}
+
+/* One rail of the GPU: listed, proven, and the worst one kept. */
+static void data_nccl_rail(struct gdr_ctx *ctx, const struct nccl_state *s,
+			   struct nccl_gpu_rails *gr, int pi, int n,
+			   struct rails_proof *rp)
+{
+	const struct pair_model *m = &s->pm[pi];
+	enum nccl_mech mm;
+	const struct result *why;
+	bool vo = false;
+	enum proof p;
+	char nm[80];
+
+	rp->nrails++;
+	mm = m->mwr.mech != NCCL_MECH_HOST ? m->mwr.mech : m->mrd.mech;
+	if (rp->used < sizeof(rp->on))
+		rp->used += (size_t)snprintf(rp->on + rp->used,
+					     sizeof(rp->on) - rp->used,
+					     "%s%s%s%s%s", rp->used ? ", " : "",
+					     nccl_nic_name(ctx, pi, nm, sizeof(nm)),
+					     m->relay >= 0 ? " (PXN through " : "",
+					     m->relay >= 0 ? ctx->rep->subj[
+					     ctx->inv.gpu[m->relay].subject].id : "",
+					     m->relay >= 0 ? ")" : "");
+	p = rail_proof(ctx, s, pi, n, mm, rp, &why, &vo);
+	if (gr)
+		for (int k = 0; k < gr->nrails; k++)
+			if (gr->rail[k].nic == ctx->inv.nic[n].subject)
+				gr->rail[k].proof =
+					p == PR_PROVEN ? "proven" :
+					p == PR_FAILED ? "failed" :
+					p == PR_ERROR ? "error" : "unproven";
+	if (p > rp->worst || rp->worst_pi < 0) {
+		if (p >= rp->worst) {
+			rp->worst = p;
+			rp->worst_why = why;
+			rp->worst_vmm_only = vo;
+		}
+		if (rp->worst_pi < 0 || p >= rp->worst)
+			rp->worst_pi = pi;
+	}
+}
+
+/* A GPU NCCL uses no rail for: why, and whether that blocks. */
+static void data_nccl_no_rails(struct gdr_ctx *ctx, const struct nccl_state *s,
+			       const struct inv_gpu *gpu)
+{
+	struct result *r;
+	size_t efa = 0;
+
+	if (!s->ib_used) {
+		r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
+			 "NCCL will not use GPUDirect RDMA on %s: %s",
+			 ctx->rep->subj[gpu->subject].id, s->ib_why);
+		remedy_NCCL_NO_GDR(r);
+		return;
+	}
+	for (size_t i = 0; i < ctx->inv.nnic; i++)
+		efa += nic_is_efa(ctx, &ctx->inv.nic[i]);
+	if (efa)
+		emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
+		     "NCCL's IB transport uses no RDMA device "
+		     "on %s; not proven: the node's %zu AWS "
+		     "EFA device(s) are driven by aws-ofi-nccl "
+		     "(NCCL_NET ofi), which gdrcheck's "
+		     "IB-verbs model does not cover (see "
+		     "platform.provider)",
+		     ctx->rep->subj[gpu->subject].id, efa);
+	else
+		emit(ctx, gpu->subject, ST_SKIP,
+		     C_NCCL_UNPROVEN, "NCCL uses no RDMA "
+		     "device on %s; not proven: no RDMA device "
+		     "with a known path that NCCL selects",
+		     ctx->rep->subj[gpu->subject].id);
+}
+
+/* The worst rail failed: which mechanism, and whose fix. */
+static struct result *data_nccl_failed(struct gdr_ctx *ctx,
+				       const struct rails_proof *rp,
+				       const struct pair_model *m,
+				       enum nccl_mech mm, const char *nic,
+				       const char *mech, int subject)
+{
+	const char *wr = rp->worst_why ? rp->worst_why->reason : "";
+	const char *wg = rp->worst_why ? rp->worst_why->gate->id : "";
+	struct result *r;
+
+	if (rp->worst_vmm_only) {
+		r = emit(ctx, subject, ST_BLOCKED,
+			 C_NCCL_CUMEM_VMM_FAILS, "NCCL allocates its "
+			 "buffers with cuMemCreate (%s) and uses %s on "
+			 "%s; that fails on VMM memory: %s: %s",
+			 rp->bufwhy, mech, nic, wg, wr);
+		remedy_NCCL_CUMEM_VMM_FAILS(r);
+	} else if (rp->nogdr && mm == NCCL_MECH_HOST) {
+		const struct result *tr = ctx_result_of(ctx,
+			"topo.nccl", ctx->inv.pair[rp->worst_pi].subject);
+
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_NO_GDR,
+			 "NCCL will not use GPUDirect RDMA on %s: %s",
+			 nic, why_name(m->wr.why));
+		/*
+		 * topo.nccl owns the rail's fix (the level, the C2C
+		 * switch, NVML): carry it, so the report lists one
+		 * fix under "to fix" for both results instead of
+		 * "see topo.nccl" there and the fix under "optional".
+		 */
+		if (tr && tr->status == ST_WARN && tr->remediation)
+			result_remedy(r, "%s", tr->remediation);
+		else
+			remedy_NCCL_NO_GDR(r);
+	} else if (mm == NCCL_MECH_DMABUF && m->dd) {
+		/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_DD_FAILS,
+			 "NCCL uses DMA-BUF through Data Direct on %s "
+			 "(no fallback to peermem) and the Data Direct "
+			 "registration fails there: %s: %s", nic, wg, wr);
+		remedy_NCCL_DD_FAILS(r);
+	} else if (mm == NCCL_MECH_DMABUF) {
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_DMABUF_FAILS,
+			 "NCCL uses DMA-BUF on %s (no fallback to "
+			 "peermem) and DMA-BUF fails there: %s: %s",
+			 nic, wg, wr);
+		remedy_NCCL_DMABUF_FAILS(r);
+	} else {
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
+			 "NCCL uses peermem on %s and peermem fails "
+			 "there: %s: %s", nic, wg, wr);
+		remedy_NCCL_PEERMEM_FAILS(r);
+	}
+	return r;
+}
+
+/* The GPU's result: the worst of its rails' proofs. */
+static struct result *data_nccl_worst(struct gdr_ctx *ctx,
+				      const struct nccl_state *s,
+				      const struct rails_proof *rp,
+				      int subject, char *mech, size_t mlen)
+{
+	const struct pair_model *m = &s->pm[rp->worst_pi];
+	enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
+			    m->mwr.mech : m->mrd.mech;
+	char nm[80];
+	const char *nic = nccl_nic_name(ctx, rp->worst_pi, nm, sizeof(nm));
+	const char *wr = rp->worst_why ? rp->worst_why->reason : "";
+	const char *wg = rp->worst_why ? rp->worst_why->gate->id : "";
+	enum bufkind kind = rp->kind;
+	bool other = kind != BUF_CUMEMALLOC;
+
+	snprintf(mech, mlen, "%s", mech_word(mm));
+	if (rp->worst == PR_PROVEN)
+		return emit(ctx, subject, ST_PASS, C_NCCL_RAILS_PROVEN,
+			    "NCCL uses %s on %s with %s buffers (%s): "
+			    "registration and transfer verified", mech, rp->on,
+			    kind_name(kind), rp->bufwhy);
+	if (rp->worst == PR_FAILED)
+		return data_nccl_failed(ctx, rp, m, mm, nic, mech, subject);
+	if (rp->worst == PR_ERROR && rp->undecided && !rp->worst_why)
+		return emit(ctx, subject, ST_ERROR, C_NCCL_UNDECIDED,
+			    "NCCL's mechanism on %s cannot be decided: %s",
+			    nic, rp->undecided);
+	if (rp->worst == PR_ERROR)
+		return emit(ctx, subject, ST_ERROR, C_NCCL_PROOF_ERROR,
+			    "NCCL uses %s on %s%s%s%s%s; the check could not "
+			    "decide: %s: %s", mech, nic,
+			    other ? " with " : "",
+			    other ? kind_name(kind) : "",
+			    other ? " buffers: " : "",
+			    other ? rp->bufwhy : "", wg, wr);
+	if (ctx->opt->no_alloc)
+		/* The health-check mode: READY-UNPROVEN, not UNKNOWN. */
+		return emit(ctx, subject, ST_SKIP, C_NCCL_NO_ALLOC,
+			    "NCCL uses %s on %s; --no-alloc: the "
+			    "registration proof was not attempted", mech,
+			    nic);
+	return emit(ctx, subject, ST_SKIP, C_NCCL_UNPROVEN,
+		    "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",
+		    mech, nic, other ? " with " : "",
+		    other ? kind_name(kind) : "",
+		    other ? " buffers: " : "",
+		    other ? rp->bufwhy : "",
+		    wg[0] ? wg : "no registration on this rail",
+		    wg[0] ? ": " : "", wr);
+}
+
 void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
 	struct nccl_state *s = model(ctx);
 	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
 	struct nccl_gpu_rails *gr = NULL;
-	enum proof worst = PR_PROVEN;
-	const struct result *worst_why = NULL;
-	char on[256] = "", mech[16] = "", bufwhy[512], rwhy_buf[512];
-	enum bufkind kind;
-	size_t used = 0;
-	int nrails = 0, worst_pi = -1;
-	bool nogdr = false, worst_vmm_only = false;
-	const char *undecided = NULL;
+	struct rails_proof rp;
+	char mech[16] = "";
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, t->gpu)) {
@@ -2462,219 +2769,33 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		     "not visible to this process (see gpu.visible)");
 		return;
 	}
+	memset(&rp, 0, sizeof(rp));
+	rp.worst = PR_PROVEN;
+	rp.worst_pi = -1;
 	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
 		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
 			gr = &ctx->rep->nccl.gpus[g];
-	kind = cumem_of(ctx, s, t->gpu, bufwhy, sizeof(bufwhy));
+	rp.kind = cumem_of(ctx, s, t->gpu, rp.bufwhy, sizeof(rp.bufwhy));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
 		int pi = pair_index(ctx, t->gpu, (int)n);
-		const struct pair_model *m;
-		const struct result *why;
-		enum nccl_mech mm;
-		enum proof p;
-		bool vo = false;
-		char nm[80];
 
 		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
 			continue;
-		m = &s->pm[pi];
-		nrails++;
-		mm = m->mwr.mech != NCCL_MECH_HOST ? m->mwr.mech : m->mrd.mech;
-		if (used < sizeof(on))
-			used += (size_t)snprintf(on + used, sizeof(on) - used,
-						 "%s%s%s%s%s", used ? ", " : "",
-						 nccl_nic_name(ctx, pi, nm, sizeof(nm)),
-						 m->relay >= 0 ? " (PXN through " : "",
-						 m->relay >= 0 ? ctx->rep->subj[
-						 ctx->inv.gpu[m->relay].subject].id : "",
-						 m->relay >= 0 ? ")" : "");
-		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
-			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
-			 "host memory");
-		if (mm == NCCL_MECH_HOST && m->undecided) {
-			/* The inputs were never read: undecided, not no. */
-			undecided = m->undecided;
-			p = PR_ERROR;
-			why = NULL;
-		} else if (mm == NCCL_MECH_HOST) {
-			nogdr = true;
-			p = PR_FAILED;
-			why = NULL;
-		} else {
-			p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
-				   P_PEERMEM, kind, &why);
-			vo = vmm_only_failure(ctx, pi, mm == NCCL_MECH_DMABUF ?
-					      P_DMABUF : P_PEERMEM, p, &why);
-			/*
-			 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
-			 * sends leave from the relay GPU's memory, so the
-			 * relay's pair must be proven too.
-			 */
-			if (m->relay >= 0) {
-				const struct result *rwhy;
-				int rpi = pair_index(ctx, m->relay, (int)n);
-				enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
-						    m->mrd.mech : mm;
-				enum bufkind rk = cumem_of(ctx, s, m->relay,
-					rwhy_buf, sizeof(rwhy_buf));
-				enum proof rp = rpi < 0 ? PR_UNPROVEN :
-					proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
-					       P_DMABUF : P_PEERMEM, rk, &rwhy);
-
-				if (rpi < 0)
-					rwhy = NULL;
-				if (rp > p) {
-					p = rp;
-					why = rwhy;
-					vo = vmm_only_failure(ctx, rpi,
-						rm == NCCL_MECH_DMABUF ?
-						P_DMABUF : P_PEERMEM, rp, &why);
-				}
-			}
-		}
-		if (gr)
-			for (int k = 0; k < gr->nrails; k++)
-				if (gr->rail[k].nic == ctx->inv.nic[n].subject)
-					gr->rail[k].proof =
-						p == PR_PROVEN ? "proven" :
-						p == PR_FAILED ? "failed" :
-						p == PR_ERROR ? "error" : "unproven";
-		if (p > worst || worst_pi < 0) {
-			if (p >= worst) {
-				worst = p;
-				worst_why = why;
-				worst_vmm_only = vo;
-			}
-			if (worst_pi < 0 || p >= worst)
-				worst_pi = pi;
-		}
+		data_nccl_rail(ctx, s, gr, pi, (int)n, &rp);
 	}
-	if (!nrails) {
-		if (!s->ib_used) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
-				 "NCCL will not use GPUDirect RDMA on %s: %s",
-				 ctx->rep->subj[gpu->subject].id, s->ib_why);
-			remedy_NCCL_NO_GDR(r);
-		} else {
-			size_t efa = 0;
-
-			for (size_t i = 0; i < ctx->inv.nnic; i++)
-				efa += nic_is_efa(ctx, &ctx->inv.nic[i]);
-			if (efa)
-				emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-				     "NCCL's IB transport uses no RDMA device "
-				     "on %s; not proven: the node's %zu AWS "
-				     "EFA device(s) are driven by aws-ofi-nccl "
-				     "(NCCL_NET ofi), which gdrcheck's "
-				     "IB-verbs model does not cover (see "
-				     "platform.provider)",
-				     ctx->rep->subj[gpu->subject].id, efa);
-			else
-				emit(ctx, gpu->subject, ST_SKIP,
-				     C_NCCL_UNPROVEN, "NCCL uses no RDMA "
-				     "device on %s; not proven: no RDMA device "
-				     "with a known path that NCCL selects",
-				     ctx->rep->subj[gpu->subject].id);
-		}
+	if (!rp.nrails) {
+		data_nccl_no_rails(ctx, s, gpu);
 		return;
 	}
-	{
-		const struct pair_model *m = &s->pm[worst_pi];
-		enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
-				    m->mwr.mech : m->mrd.mech;
-		char nm[80];
-		const char *nic = nccl_nic_name(ctx, worst_pi, nm, sizeof(nm));
-		const char *wr = worst_why ? worst_why->reason : "";
-		const char *wg = worst_why ? worst_why->gate->id : "";
-
-		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
-			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
-			 "host memory");
-		if (worst == PR_PROVEN) {
-			r = emit(ctx, gpu->subject, ST_PASS, C_NCCL_RAILS_PROVEN,
-				 "NCCL uses %s on %s with %s buffers (%s): "
-				 "registration and transfer verified", mech, on,
-				 kind_name(kind), bufwhy);
-		} else if (worst == PR_FAILED && worst_vmm_only) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED,
-				 C_NCCL_CUMEM_VMM_FAILS, "NCCL allocates its "
-				 "buffers with cuMemCreate (%s) and uses %s on "
-				 "%s; that fails on VMM memory: %s: %s",
-				 bufwhy, mech, nic, wg, wr);
-			remedy_NCCL_CUMEM_VMM_FAILS(r);
-		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
-			const struct result *tr = ctx_result_of(ctx,
-				"topo.nccl", ctx->inv.pair[worst_pi].subject);
-
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
-				 "NCCL will not use GPUDirect RDMA on %s: %s",
-				 nic, why_name(m->wr.why));
-			/*
-			 * topo.nccl owns the rail's fix (the level, the C2C
-			 * switch, NVML): carry it, so the report lists one
-			 * fix under "to fix" for both results instead of
-			 * "see topo.nccl" there and the fix under "optional".
-			 */
-			if (tr && tr->status == ST_WARN && tr->remediation)
-				result_remedy(r, "%s", tr->remediation);
-			else
-				remedy_NCCL_NO_GDR(r);
-		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF &&
-			   m->dd) {
-			/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DD_FAILS,
-				 "NCCL uses DMA-BUF through Data Direct on %s "
-				 "(no fallback to peermem) and the Data Direct "
-				 "registration fails there: %s: %s", nic, wg, wr);
-			remedy_NCCL_DD_FAILS(r);
-		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DMABUF_FAILS,
-				 "NCCL uses DMA-BUF on %s (no fallback to "
-				 "peermem) and DMA-BUF fails there: %s: %s",
-				 nic, wg, wr);
-			remedy_NCCL_DMABUF_FAILS(r);
-		} else if (worst == PR_FAILED) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
-				 "NCCL uses peermem on %s and peermem fails "
-				 "there: %s: %s", nic, wg, wr);
-			remedy_NCCL_PEERMEM_FAILS(r);
-		} else if (worst == PR_ERROR && undecided && !worst_why) {
-			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_UNDECIDED,
-				 "NCCL's mechanism on %s cannot be decided: %s",
-				 nic, undecided);
-		} else if (worst == PR_ERROR) {
-			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_PROOF_ERROR,
-				 "NCCL uses %s on %s%s%s%s%s; the check could not "
-				 "decide: %s: %s", mech, nic,
-				 kind != BUF_CUMEMALLOC ? " with " : "",
-				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
-				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
-				 kind != BUF_CUMEMALLOC ? bufwhy : "", wg, wr);
-		} else if (ctx->opt->no_alloc) {
-			/* The health-check mode: READY-UNPROVEN, not UNKNOWN. */
-			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_NO_ALLOC,
-				 "NCCL uses %s on %s; --no-alloc: the "
-				 "registration proof was not attempted", mech,
-				 nic);
-		} else {
-			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-				 "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",
-				 mech, nic, kind != BUF_CUMEMALLOC ? " with " : "",
-				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
-				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
-				 kind != BUF_CUMEMALLOC ? bufwhy : "",
-				 wg[0] ? wg : "no registration on this rail",
-				 wg[0] ? ": " : "", wr);
-		}
-	}
-	ev_str(r, "rails", "%s", on);
+	r = data_nccl_worst(ctx, s, &rp, gpu->subject, mech, sizeof(mech));
+	ev_str(r, "rails", "%s", rp.on);
 	/* The result it stands on: its fix is the root fix (failing.c). */
-	if (worst_why && worst == PR_FAILED)
-		ev_str(r, "caused_by", "%s %s", worst_why->gate->id,
-		       ctx->rep->subj[worst_why->subject].id);
+	if (rp.worst_why && rp.worst == PR_FAILED)
+		ev_str(r, "caused_by", "%s %s", rp.worst_why->gate->id,
+		       ctx->rep->subj[rp.worst_why->subject].id);
 	ev_str(r, "mechanism", "%s", mech);
-	ev_str(r, "buffers", "%s", kind_name(kind));
-	ev_str(r, "buffers_why", "%s", bufwhy);
+	ev_str(r, "buffers", "%s", kind_name(rp.kind));
+	ev_str(r, "buffers_why", "%s", rp.bufwhy);
 	ev_str(r, "nccl_version", "%s", s->version);
 }
 
