@@ -5,7 +5,7 @@
 #   core    the result model, name tables, allocation, clock
 #   decode  pure decoders of sysfs/procfs/config-space bytes
 #   access  the sysroot, vendor libraries (dlopen, worker), libpci, capture
-#   nccl    NCCL's rules, versioned, pure
+#   nccl    NCCL's rules and path model, versioned, pure
 #   gate    the gate API: run context, inventory, PCIe tree, emit
 #   probes  the gate functions
 #   engine  the gate table, verdicts, policy
