@@ -2,10 +2,11 @@
 /*
  * What NCCL will do on this node (issue 14): the release it is, the
  * settings it reads, the rails it uses and the mechanism it registers GPU
- * memory with, from the pure rules of nccl/rules.c and nccl/conf.c and
- * the path rewrites and rail choice of nccl/model.c, which this file feeds
- * with the node's facts (docs/nccl-model.md cites NCCL's sources rule by
- * rule).
+ * memory with, from the pure rules of nccl/rules.c, nccl/conf.c and
+ * nccl/settings.c, the PCI view of nccl/pciview.c and the path rewrites,
+ * GDR decisions and rail choice of nccl/model.c. This file gathers the
+ * node's facts for them and emits the gates' results (docs/nccl-model.md
+ * cites NCCL's sources rule by rule).
  *
  *   topo.nccl_config  the release modelled (--nccl-version, --libnccl, or the
  *                     libnccl.so.2 the dynamic loader or a PyTorch wheel
@@ -49,6 +50,7 @@
 #include "nccl/model.h"
 #include "nccl/pciview.h"
 #include "nccl/rules.h"
+#include "nccl/settings.h"
 #include "probes/probes.h"
 
 extern char **environ;
@@ -79,18 +81,7 @@ struct nccl_state {
 	bool replay;
 	char *cap_lib, *cap_envtext;
 	const char **cap_env;
-	/* effective settings */
-	struct nccl_hca_filter hca;
-	bool hca_set;
-	int hca_err;
-	int64_t ib_disable, dmabuf_enable, gdr_read, gdr_c2c, pxn_disable;
-	int64_t pxn_c2c, gid_index, roce_ver;
-	int64_t ib_data_direct;		/* NCCL_IB_DATA_DIRECT */
-	bool level_set;
-	int level_err;
-	enum nccl_ptype level;
-	bool ib_used;		/* the IB transport initialises */
-	char ib_why[192];	/* why not */
+	struct nccl_settings set;	/* effective settings */
 	bool peermem;		/* NCCL's peermem check (ncclIbGdrSupport) */
 	struct nccl_pair_model *pm;	/* per inventory pair */
 	int *pair_at;		/* [gpu * nnic + nic] -> pair index, -1 */
@@ -390,51 +381,10 @@ static const char *get(const struct nccl_state *s, const char *name)
 	return nccl_conf_get(&s->conf, name, NULL, NULL);
 }
 
-static int64_t param(const struct nccl_state *s, const char *name,
-		     int64_t deflt)
-{
-	int64_t v;
-
-	nccl_parse_param(get(s, name), deflt, &v);
-	return v;
-}
-
+/* The settings (nccl_settings_read), and whether NCCL sees peermem. */
 static void read_settings(struct nccl_state *s)
 {
-	const char *v;
-	int ver = s->ver;
-
-	s->ib_disable = param(s, "NCCL_IB_DISABLE", 0);
-	s->dmabuf_enable = param(s, "NCCL_DMABUF_ENABLE", 1);
-	s->gdr_read = nccl_gdr_read_param(get(s, "NCCL_NET_GDR_READ"));
-	s->gdr_c2c = param(s, "NCCL_NET_GDR_C2C", nccl_gdr_c2c_default(ver));
-	s->pxn_disable = param(s, "NCCL_PXN_DISABLE", 0);
-	s->pxn_c2c = param(s, "NCCL_PXN_C2C", nccl_pxn_c2c_default(ver));
-	s->gid_index = param(s, "NCCL_IB_GID_INDEX", nccl_gid_index_default(ver));
-	s->roce_ver = param(s, "NCCL_IB_ROCE_VERSION_NUM", 2);
-	/* net_ib init.cc NCCL_PARAM(IbDataDirect, "IB_DATA_DIRECT", 1),
-	 * 2.27.3+ (read by nccl_data_direct only from that version on). */
-	s->ib_data_direct = param(s, "NCCL_IB_DATA_DIRECT", 1);
-	v = get(s, "NCCL_NET_GDR_LEVEL");
-	s->level_err = v ? nccl_parse_level(ver, v, &s->level) : -ENOENT;
-	s->level_set = v && !s->level_err;
-	if (!s->level_set)
-		s->level = nccl_default_gdr_level(ver, s->gdr_c2c);
-	v = get(s, "NCCL_IB_HCA");
-	s->hca_set = v != NULL;
-	s->hca_err = nccl_hca_parse(ver, v, &s->hca);
-	s->ib_used = true;
-	v = get(s, "NCCL_NET");
-	if (s->ib_disable) {
-		s->ib_used = false;
-		snprintf(s->ib_why, sizeof(s->ib_why), "NCCL_IB_DISABLE=%s "
-			 "turns the IB transport off (NCCL uses sockets)",
-			 get(s, "NCCL_IB_DISABLE"));
-	} else if (v && !nccl_net_selects(ver, v, "IB")) {
-		s->ib_used = false;
-		snprintf(s->ib_why, sizeof(s->ib_why), "NCCL_NET=%.64s selects "
-			 "another transport than IB", v);
-	}
+	nccl_settings_read(&s->conf, s->ver, &s->set);
 	/* ncclIbGdrSupport (net_ib): any of these means peermem. */
 	s->peermem = sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem/version") ||
 		     sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem_nc/version") ||
@@ -499,8 +449,8 @@ static int gid_of(const struct nccl_state *s, const char *dev, int port)
 		return -1;
 	memset(&in, 0, sizeof(in));
 	in.ver = s->ver;
-	in.gid_index = s->gid_index;
-	in.roce_ver = s->roce_ver;
+	in.gid_index = s->set.gid_index;
+	in.roce_ver = s->set.roce_ver;
 	in.flid_index = 1;
 	in.family = addr_family(s);
 	in.tbl = tbl;
@@ -528,7 +478,7 @@ static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	fn = strrchr(v->dd_path, '/');
 	dn.capable = mlx5_data_direct(v);
 	dn.fn = fn ? fn + 1 : v->dd_path;
-	nccl_dd_apply(s->ver, s->ib_data_direct, &ctx->tree, pr->node_gpu, &dn,
+	nccl_dd_apply(s->ver, s->set.ib_data_direct, &ctx->tree, pr->node_gpu, &dn,
 		      m);
 }
 
@@ -587,7 +537,7 @@ static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 	for (size_t p = 0; p < n->nports; p++)
 		if (port_layer_ok(s, n->name, n->ports[p].num) &&
 		    (s->as_built || port_active(s, n->name, n->ports[p].num)) &&
-		    (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num)))
+		    (!s->set.hca_set || nccl_hca_match(&s->set.hca, n->name, n->ports[p].num)))
 			return n->ports[p].num;
 	return -1;
 }
@@ -601,7 +551,7 @@ static bool ports_down(const struct gdr_ctx *ctx, const struct nccl_state *s)
 		for (size_t p = 0; p < n->nports; p++)
 			if (port_layer_ok(s, n->name, n->ports[p].num) &&
 			    !port_active(s, n->name, n->ports[p].num) &&
-			    (!s->hca_set || nccl_hca_match(&s->hca, n->name,
+			    (!s->set.hca_set || nccl_hca_match(&s->set.hca, n->name,
 							   n->ports[p].num)))
 				return true;
 	}
@@ -633,7 +583,7 @@ static bool comm_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
 
-	return g && nccl_dmabuf_comm(s->ver, s->dmabuf_enable,
+	return g && nccl_dmabuf_comm(s->ver, s->set.dmabuf_enable,
 				     ctx->vf->verbs.have_reg_dmabuf_mr,
 				     ctx->vf->cuda.driver_version,
 				     g->attr_dmabuf == CU_ATTR_UNKNOWN ? 0 :
@@ -914,7 +864,7 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 	const struct nccl_state *s = model(ctx);
 
 	*ver = s->ver;
-	*gid_index = s->gid_index;
+	*gid_index = s->set.gid_index;
 	*family = addr_family(s);
 }
 
@@ -984,7 +934,7 @@ static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 		m->type = m->known ? nccl_ptype_of_class(pr->path.cls) : NPT_DIS;
 		dd_apply(ctx, s, pr, m);
 		m->port = hca_port(s, &inv->nic[pr->nic]);
-		m->used = s->ib_used && m->known && m->port >= 0;
+		m->used = s->set.ib_used && m->known && m->port >= 0;
 		pci_view(ctx, s, pr, m);
 		/* ncclTopoSetPaths: every link has the same width both ways. */
 		m->net_type = m->type;
@@ -1041,12 +991,12 @@ static void node_facts(struct gdr_ctx *ctx, const struct nccl_state *s,
 	nd->npeers = npeers;
 	nd->peers = peers;
 	nd->peermem = s->peermem;
-	nd->gdr_read = s->gdr_read;
-	nd->gdr_c2c = s->gdr_c2c;
-	nd->level_set = s->level_set;
-	nd->level = s->level;
-	nd->pxn_disable = s->pxn_disable;
-	nd->pxn_c2c = s->pxn_c2c;
+	nd->gdr_read = s->set.gdr_read;
+	nd->gdr_c2c = s->set.gdr_c2c;
+	nd->level_set = s->set.level_set;
+	nd->level = s->set.level;
+	nd->pxn_disable = s->set.pxn_disable;
+	nd->pxn_c2c = s->set.pxn_c2c;
 	nd->netdevs_policy = get(s, "NCCL_NETDEVS_POLICY");
 }
 
@@ -1254,9 +1204,9 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 		if (!v)
 			continue;
 		if (!strcmp(shown[i], "NCCL_NET_GDR_LEVEL"))
-			malformed = s->level_err != 0;
+			malformed = s->set.level_err != 0;
 		else if (!strcmp(shown[i], "NCCL_IB_HCA"))
-			malformed = s->hca_err != 0;
+			malformed = s->set.hca_err != 0;
 		else if (!strcmp(shown[i], "NCCL_NET") ||
 			 !strcmp(shown[i], "NCCL_NETDEVS_POLICY"))
 			malformed = false;
@@ -1314,11 +1264,11 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "settings", "%s", set[0] ? set : "defaults");
 	if (nbad)
 		ev_str(r, "malformed", "%s", bad);
-	ev_str(r, "gdr_level", "%s%s", nccl_ptype_name(s->level),
-	       s->level_set ? "" : " (default)");
-	ev_int(r, "gdr_read", (long long)s->gdr_read);
-	ev_int(r, "dmabuf_enable", (long long)s->dmabuf_enable);
-	ev_bool(r, "ib_transport", s->ib_used);
+	ev_str(r, "gdr_level", "%s%s", nccl_ptype_name(s->set.level),
+	       s->set.level_set ? "" : " (default)");
+	ev_int(r, "gdr_read", (long long)s->set.gdr_read);
+	ev_int(r, "dmabuf_enable", (long long)s->set.dmabuf_enable);
+	ev_bool(r, "ib_transport", s->set.ib_used);
 	ev_bool(r, "peermem", s->peermem);
 	for (int i = 0; i < 2; i++)
 		if (s->conf.file[i].used)
@@ -1384,7 +1334,7 @@ static const char *level_src(struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	enum plat_kind k = ctx_platform(ctx)->kind;
 
-	if (s->level_set)
+	if (s->set.level_set)
 		return " (NCCL_NET_GDR_LEVEL)";
 	if (level == NPT_P2C && gpu_is_c2c(ctx, gpu) != 1 &&
 	    k != PLAT_KIND_GRACE && k != PLAT_KIND_GRACE_DIRECT_NIC)
@@ -1400,7 +1350,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 	const char *v;
 
 	buf[0] = '\0';
-	if (s->level_set)
+	if (s->set.level_set)
 		return false;
 	/*
 	 * A Grace node whose GPU's C2C link NVML did not answer (no NVML,
@@ -1410,7 +1360,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 	 */
 	k = ctx_platform(ctx)->kind;
 	if (gpu_is_c2c(ctx, gpu) < 0 && s->ver >= NCCL_VER(2, 27, 3) &&
-	    s->gdr_c2c && (k == PLAT_KIND_GRACE ||
+	    s->set.gdr_c2c && (k == PLAT_KIND_GRACE ||
 			   k == PLAT_KIND_GRACE_DIRECT_NIC)) {
 		snprintf(buf, len, "; NVML did not say whether the GPU "
 			 "reaches this Grace CPU over NVLink-C2C (gpu.nvml), "
@@ -1429,7 +1379,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 		snprintf(how, hlen, "use NCCL >= 2.27.3");
 		return true;
 	}
-	if (s->gdr_c2c)
+	if (s->set.gdr_c2c)
 		return false;
 	v = nccl_conf_get(&s->conf, "NCCL_NET_GDR_C2C", &src, NULL);
 	if (v) {
@@ -1538,14 +1488,14 @@ static bool topo_nccl_not_ib(struct gdr_ctx *ctx, const struct nccl_state *s,
 		       "layer neither InfiniBand nor Ethernet");
 		return true;
 	}
-	if (!s->ib_used || m->port < 0) {
+	if (!s->set.ib_used || m->port < 0) {
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NET_NOT_IB,
 			 "NCCL does not use this device: %s",
-			 !s->ib_used ? s->ib_why : s->hca_set ?
+			 !s->set.ib_used ? s->set.ib_why : s->set.hca_set ?
 			 "NCCL_IB_HCA selects none of its ports" :
 			 "no ACTIVE port with an InfiniBand or Ethernet link "
 			 "layer (see nic.port)");
-		if (s->hca_set)
+		if (s->set.hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
 		return true;
 	}
@@ -1607,7 +1557,7 @@ static struct result *topo_nccl_rail(struct gdr_ctx *ctx,
 			 nccl_ptype_name(m->wr.level),
 			 level_src(ctx, s, m->wr.level, pr->gpu), c2c);
 		if (grace && s->ver >= NCCL_VER(2, 26, 0))
-			ev_int(r, "nccl_net_gdr_c2c", s->gdr_c2c);
+			ev_int(r, "nccl_net_gdr_c2c", s->set.gdr_c2c);
 		if (grace)
 			remedy_NCCL_C2C_GDR_OFF(r, how, nccl_ptype_name(d));
 		else
@@ -1668,7 +1618,7 @@ static void topo_nccl_rail_ev(struct gdr_ctx *ctx, struct result *r,
 	if (m->gid_index >= 0)
 		ev_int(r, "gid_index", m->gid_index);
 	ev_str(r, "level", "%s", nccl_ptype_name(m->wr.level));
-	ev_bool(r, "level_from_config", s->level_set);
+	ev_bool(r, "level_from_config", s->set.level_set);
 	ev_bool(r, "gdr_send", m->rd.mode != NCCL_GDR_DISABLED);
 	ev_bool(r, "gdr_recv", m->wr.mode != NCCL_GDR_DISABLED);
 	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
@@ -1873,7 +1823,7 @@ static bool dd_unasked(struct gdr_ctx *ctx, const struct inv_pair *pr)
 	if (ctx->vf->verbs.mlx5_lib.attempted || s->pm[pr - ctx->inv.pair].dd ||
 	    !ctx_platform(ctx)->cx_dma)
 		return false;
-	nccl_data_direct(s->ver, s->ib_data_direct, true, &dd);
+	nccl_data_direct(s->ver, s->set.ib_data_direct, true, &dd);
 	return dd.dma;
 }
 
@@ -2147,10 +2097,10 @@ static void data_nccl_no_rails(struct gdr_ctx *ctx, const struct nccl_state *s,
 	struct result *r;
 	size_t efa = 0;
 
-	if (!s->ib_used) {
+	if (!s->set.ib_used) {
 		r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
 			 "NCCL will not use GPUDirect RDMA on %s: %s",
-			 ctx->rep->subj[gpu->subject].id, s->ib_why);
+			 ctx->rep->subj[gpu->subject].id, s->set.ib_why);
 		remedy_NCCL_NO_GDR(r);
 		return;
 	}
