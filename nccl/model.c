@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * NCCL's path rewrites and rail choice over the node's pairs (see
- * nccl/model.h): P2C, PXN, the no-GDR detour through the CPU, and the
- * rails ncclTopoGetLocal gives each GPU. Pure: the facts come in typed
+ * NCCL's path rewrites, GDR decisions and rail choice over the node's
+ * pairs (see nccl/model.h): P2C, PXN, ncclTopoCheckGdr and the mechanism
+ * both ways, the no-GDR detour through the CPU, and the rails
+ * ncclTopoGetLocal gives each GPU. Pure: the facts come in typed
  * (struct nccl_node), the pair models are updated in place.
  */
 #include <stdlib.h>

@@ -3,9 +3,10 @@
 #define GDRCHECK_NCCL_MODEL_H
 
 /*
- * The steps of NCCL's topology search that rewrite the GPU x NIC paths and
- * pick the rails (paths.cc ncclTopoComputePaths, ncclTopoGetLocal), as
- * pure functions over typed facts: the node's pairs (struct nccl_node,
+ * The steps of NCCL's topology search that rewrite the GPU x NIC paths,
+ * decide GPUDirect RDMA and its mechanism per pair and pick the rails
+ * (paths.cc ncclTopoComputePaths, ncclTopoCheckGdr; net_ib; topo.cc
+ * ncclTopoGetLocal), as pure functions over typed facts: the node's pairs (struct nccl_node,
  * filled by probes/nccl.c from the inventory) and each pair's model
  * (struct nccl_pair_model), which the steps update in place. The rules
  * per release are nccl/rules.c's; nothing here reads the node or emits.
