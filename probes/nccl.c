@@ -2,11 +2,11 @@
 /*
  * What NCCL will do on this node (issue 14): the release it is, the
  * settings it reads, the rails it uses and the mechanism it registers GPU
- * memory with, from the pure rules of nccl/rules.c, nccl/conf.c and
- * nccl/settings.c, the PCI view of nccl/pciview.c and the path rewrites,
- * GDR decisions and rail choice of nccl/model.c. This file gathers the
- * node's facts for them and emits the gates' results (docs/nccl-model.md
- * cites NCCL's sources rule by rule).
+ * memory with, from the pure rules of nccl/rules.c, nccl/conf.c,
+ * nccl/settings.c and nccl/cumem.c (its buffers), the PCI view of
+ * nccl/pciview.c and the path rewrites, GDR decisions and rail choice of
+ * nccl/model.c. This file gathers the node's facts for them and emits the
+ * gates' results (docs/nccl-model.md cites NCCL's sources rule by rule).
  *
  *   topo.nccl_config  the release modelled (--nccl-version, --libnccl, or the
  *                     libnccl.so.2 the dynamic loader or a PyTorch wheel
@@ -46,6 +46,7 @@
 #include "decode/parse.h"
 #include "decode/pcie.h"
 #include "nccl/conf.h"
+#include "nccl/cumem.h"
 #include "nccl/libfind.h"
 #include "nccl/model.h"
 #include "nccl/pciview.h"
@@ -1688,17 +1689,6 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 
 enum proof { PR_PROVEN, PR_UNPROVEN, PR_ERROR, PR_FAILED };
 
-/*
- * NCCL's buffers (cudawrap.cc ncclCuMemEnable, 2.18.1-2.30.7: v2.18.1-1
- * cudawrap.cc:15-46, v2.19.1-1 cudawrap.cc:15-48, v2.23.4-1
- * cudawrap.cc:13-49, v2.24.3-1 cudawrap.cc:13-46, v2.30.7-1
- * cudawrap.cc:16-51): with cuMem on, ncclCudaCalloc and the net
- * transport's device buffers come from ncclCuMemAlloc (cuMemCreate +
- * cuMemMap + cuMemSetAccess; alloc.h, v2.30.7-1 net.cc:1124), so only
- * the VMM registration and transfer prove NCCL's path; with it off,
- * cudaMalloc (cuMemAlloc) memory is what NCCL registers.
- */
-enum bufkind { BUF_CUMEMALLOC, BUF_CUMEM, BUF_UNKNOWN };
 
 static bool word_in(const char *list, const char *w)
 {
@@ -1719,89 +1709,33 @@ static bool word_in(const char *list, const char *w)
  * tried both ways: when the answer differs, the kind is unknown. why says
  * which and from where.
  */
-static enum bufkind cumem_of(const struct gdr_ctx *ctx,
-			     const struct nccl_state *s, int gpu, char *why,
-			     size_t len)
+/* NCCL's buffers (nccl_cumem_kind) from the GPU's CUDA facts. */
+static enum nccl_bufkind cumem_of(const struct gdr_ctx *ctx,
+				  const struct nccl_state *s, int gpu,
+				  char *why, size_t len)
 {
 	const struct cuda_facts *cf = &ctx->vf->cuda;
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
 	const struct reg_vmm_gpu *v = NULL;
-	enum nccl_conf_src src;
-	int line = 0, vmm = -1, gdr_vmm = -1, create = -1;
-	int64_t def = nccl_cumem_param_default(s->ver), param = def;
-	const char *val = nccl_conf_get(&s->conf, "NCCL_CUMEM_ENABLE", &src,
-					&line);
-	char ptxt[160], unknown[96] = "";
-	size_t uu = 0;
-	bool lo, hi;
+	struct nccl_cumem_in in = {
+		.ver = s->ver, .version = s->version, .conf = &s->conf,
+		.driver_version = cf->driver_version,
+		.create = -1, .vmm = -1, .gdr_vmm = -1,
+	};
 
-	if (val) {
-		nccl_parse_param(val, def, &param);
-		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE=%.32s (%s%s%.0d)",
-			 val, nccl_conf_src_name(src), line ? ":" : "", line);
-	} else {
-		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE unset: NCCL "
-			 "%s's default %lld%s", s->version, (long long)def,
-			 def == -2 ? " (auto)" : "");
-	}
 	if (cf->lib.loaded)
-		create = !word_in(cf->lib.missing_optional, "cuMemCreate");
+		in.create = !word_in(cf->lib.missing_optional, "cuMemCreate");
 	if (g && g->ordinal >= 0 && g->ordinal < cf->gpus_recorded)
 		v = &ctx->vf->reg.vmm[g->ordinal];
 	if (v && (v->skip == VMMS_TRIED || v->skip == VMMS_GDR_UNSUPPORTED ||
 		  (v->skip == VMMS_ATTR_FAILED &&
 		   v->attr != CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)))
-		vmm = 1;
+		in.vmm = 1;
 	else if (v && v->skip == VMMS_UNSUPPORTED)
-		vmm = 0;
+		in.vmm = 0;
 	if (g && !(g->attr_unanswered & CU_SLOT_BIT(CU_SLOT_VMM_GDR)))
-		gdr_vmm = g->attr_vmm_gdr;
-	lo = nccl_cumem_enable(s->ver, param, cf->driver_version,
-			       create == 1, vmm > 0, gdr_vmm > 0);
-	hi = nccl_cumem_enable(s->ver, param, cf->driver_version ?
-			       cf->driver_version : 12000, create != 0,
-			       vmm != 0, gdr_vmm != 0);
-	if (s->ver < NCCL_VER(2, 18, 0)) {
-		snprintf(why, len, "NCCL %s has no cuMem "
-			 "allocation (ncclCuMemEnable starts at 2.18.1)",
-			 s->version);
-		return BUF_CUMEMALLOC;
-	}
-	/* The parameter alone decides: ncclIsCuMemSupported is not read. */
-	if (param != -2) {
-		snprintf(why, len, "%s", ptxt);
-		return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
-	}
-	if (!cf->driver_version)
-		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
-				       "%sdriver version", uu ? ", " : "");
-	if (create < 0 && uu < sizeof(unknown))
-		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
-				       "%scuMemCreate", uu ? ", " : "");
-	if (vmm < 0 && uu < sizeof(unknown))
-		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
-				       "%sVMM attribute", uu ? ", " : "");
-	if (gdr_vmm < 0 && s->ver < NCCL_VER(2, 24, 0) && uu < sizeof(unknown))
-		snprintf(unknown + uu, sizeof(unknown) - uu,
-			 "%sGPUDirect RDMA with VMM attribute", uu ? ", " : "");
-	if (lo != hi) {
-		snprintf(why, len, "%s, and cuMem support unknown (%s not "
-			 "read)", ptxt, unknown);
-		return BUF_UNKNOWN;
-	}
-	if (lo)
-		snprintf(why, len, "%s, cuMem supported "
-			 "(driver %d, cuMemCreate, VMM attribute%s)", ptxt,
-			 cf->driver_version, s->ver < NCCL_VER(2, 24, 0) ?
-			 ", GPUDirect RDMA with VMM attribute" : "");
-	else
-		snprintf(why, len, "%s, cuMem not supported (%s)", ptxt,
-			 cf->driver_version && cf->driver_version < 12000 ?
-			 "driver < 12000" : create == 0 ? "no cuMemCreate" :
-			 vmm == 0 ? "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0" :
-			 "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0, "
-			 "required until 2.23.4");
-	return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
+		in.gdr_vmm = g->attr_vmm_gdr;
+	return nccl_cumem_kind(&in, why, len);
 }
 
 /*
@@ -1920,13 +1854,13 @@ static enum proof proven_kind(struct gdr_ctx *ctx, int pi, unsigned int mask,
  * only is not proof of NCCL's failure.
  */
 static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
-			 enum bufkind kind, const struct result **why)
+			 enum nccl_bufkind kind, const struct result **why)
 {
 	const struct result *wa, *wv;
 	enum proof pa, pv;
 
-	if (kind != BUF_UNKNOWN)
-		return proven_kind(ctx, pi, mask, kind == BUF_CUMEM, why);
+	if (kind != NCCL_BUF_UNKNOWN)
+		return proven_kind(ctx, pi, mask, kind == NCCL_BUF_CUMEM, why);
 	pa = proven_kind(ctx, pi, mask, false, &wa);
 	pv = proven_kind(ctx, pi, mask, true, &wv);
 	*why = pa >= pv ? wa : wv;
@@ -1963,16 +1897,16 @@ static bool vmm_only_failure(struct gdr_ctx *ctx, int pi, unsigned int mask,
 	return false;
 }
 
-static const char *kind_name(enum bufkind k)
+static const char *kind_name(enum nccl_bufkind k)
 {
-	return k == BUF_CUMEM ? "cuMemCreate" : k == BUF_CUMEMALLOC ?
+	return k == NCCL_BUF_CUMEM ? "cuMemCreate" : k == NCCL_BUF_CUMEMALLOC ?
 	       "cuMemAlloc" : "unknown";
 }
 
 
 /* What data.nccl gathers over one GPU's rails. */
 struct rails_proof {
-	enum bufkind kind;		/* the buffers NCCL allocates */
+	enum nccl_bufkind kind;		/* the buffers NCCL allocates */
 	char bufwhy[512];
 	char on[256];			/* the rails, as shown */
 	size_t used;
@@ -2029,7 +1963,7 @@ static enum proof rail_proof(struct gdr_ctx *ctx, const struct nccl_state *s,
 		int rpi = pair_index(ctx, m->relay, n);
 		enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
 				    m->mrd.mech : mm;
-		enum bufkind rk = cumem_of(ctx, s, m->relay,
+		enum nccl_bufkind rk = cumem_of(ctx, s, m->relay,
 			rwhy_buf, sizeof(rwhy_buf));
 		enum proof rpr = rpi < 0 ? PR_UNPROVEN :
 			proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
@@ -2193,8 +2127,8 @@ static struct result *data_nccl_worst(struct gdr_ctx *ctx,
 	const char *nic = nccl_nic_name(ctx, rp->worst_pi, nm, sizeof(nm));
 	const char *wr = rp->worst_why ? rp->worst_why->reason : "";
 	const char *wg = rp->worst_why ? rp->worst_why->gate->id : "";
-	enum bufkind kind = rp->kind;
-	bool other = kind != BUF_CUMEMALLOC;
+	enum nccl_bufkind kind = rp->kind;
+	bool other = kind != NCCL_BUF_CUMEMALLOC;
 
 	snprintf(mech, mlen, "%s", mech_word(mm));
 	if (rp->worst == PR_PROVEN)
