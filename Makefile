@@ -32,15 +32,16 @@ ALL_LDFLAGS = $(LDFLAGS)
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c core/sha256.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
-	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c access/peer_msg.c access/peer.c \
-	    nccl/rules.c nccl/conf.c nccl/libfind.c \
-	    gate/catalog.c gate/inventory.c gate/pcitree.c \
+	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
+	    access/peer_msg.c access/peer.c \
+	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/conf.c nccl/libfind.c \
+	    gate/catalog.c gate/context.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/providers.c probes/registration.c \
 	    probes/nccl.c probes/nvlink.c probes/versions.c \
 	    engine/gates.c engine/verdict.c engine/policy.c engine/fixes.c \
-	    report/remedy.c report/text.c report/text_summary.c \
-	    report/text_table.c report/text_problems.c report/text_list.c \
+	    report/remedy.c report/text_util.c report/text_list.c report/text.c report/text_summary.c \
+	    report/text_table.c report/text_problems.c \
 	    report/json.c report/json_out.c \
 	    report/junit.c report/prometheus.c report/redact.c report/failing.c report/codes.c
 CORE_OBJS = $(CORE_SRCS:.c=.o)
@@ -176,7 +177,7 @@ FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/vfacts.c access/sysroot.c
 FUZZ_SRCS_fuzz_peer    = access/peer_msg.c core/sha256.c
-FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text.c \
+FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text_util.c report/text.c \
 			 report/text_summary.c report/text_table.c report/text_problems.c \
 			 report/text_list.c report/json.c report/json_out.c report/junit.c \
 			 report/prometheus.c report/failing.c core/xalloc.c \

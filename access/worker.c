@@ -472,6 +472,66 @@ static void mark_rest(const struct vendor_options *opt,
 }
 
 /* Run one worker from stage `first`; returns the stage to resume at. */
+/*
+ * Stage st has begun: its start time (the worker's clock, if sane), and
+ * the deadline it runs under, the stage's own or the run's if sooner.
+ */
+static double stage_deadline(const struct vendor_options *opt,
+			     struct stage_status *st)
+{
+	double started = st->started_ms, deadline;
+
+	/* Trust the worker's clock only if sane. */
+	if (!(started > 0 && started <= now_ms()))
+		started = now_ms();
+	st->started_ms = started;
+	deadline = started + opt->stage_timeout * 1e3;
+	st->by_deadline = opt->run_deadline_ms > 0 &&
+			  opt->run_deadline_ms < deadline;
+	if (st->by_deadline)
+		deadline = opt->run_deadline_ms;
+	st->limit = (deadline - started) / 1e3;
+	return deadline;
+}
+
+/* How long to wait for output: a tick, or less when a deadline is near. */
+static int poll_timeout(const struct vendor_options *opt, int cur,
+			double deadline)
+{
+	int timeout_ms = POLL_TICK_MS;
+
+	if (cur >= 0 && deadline - now_ms() < timeout_ms)
+		timeout_ms = (int)(deadline - now_ms()) + 1;
+	if (opt->run_deadline_ms > 0 &&
+	    opt->run_deadline_ms - now_ms() < timeout_ms)
+		timeout_ms = (int)(opt->run_deadline_ms - now_ms()) + 1;
+	return timeout_ms < 0 ? 0 : timeout_ms;
+}
+
+/* Wait for the worker's ticks or output, at most timeout_ms. */
+static void wait_output(const struct worker_fds *f, int timeout_ms)
+{
+	struct pollfd p[1 + WSTAGE_COUNT];
+	int n = 0;
+
+	if (f->tick[0] >= 0)
+		p[n++] = (struct pollfd){ .fd = f->tick[0], .events = POLLIN };
+	for (int o = 0; o < WSTAGE_COUNT; o++)
+		if (f->out[o][0] >= 0)
+			p[n++] = (struct pollfd){ .fd = f->out[o][0],
+						  .events = POLLIN };
+	/* EINTR (a signal) and timeouts all loop back to the checks. */
+	if (n)
+		poll(p, (nfds_t)n, timeout_ms);
+	else
+		/*
+		 * Every pipe closed: the worker is exiting. Look again
+		 * soon rather than a whole tick later (the 100 ms the
+		 * bench saw as a bimodal wall time).
+		 */
+		sleep_ms(timeout_ms < 2 ? timeout_ms : 2);
+}
+
 static int run_worker(struct supervisor *sv, int first)
 {
 	const struct vendor_options *opt = sv->opt;
@@ -511,9 +571,8 @@ static int run_worker(struct supervisor *sv, int first)
 	close_write_ends(&f);
 
 	for (;;) {
-		struct pollfd p[1 + WSTAGE_COUNT];
-		int n = 0, s, timeout_ms = POLL_TICK_MS;
 		siginfo_t si;
+		int s;
 
 		drain_output(sv, &f);
 		drain_ticks(&f);
@@ -534,21 +593,8 @@ static int run_worker(struct supervisor *sv, int first)
 		s = running_stage(vf);
 		if (s != cur) {
 			cur = s;
-			if (cur >= 0) {
-				struct stage_status *st = &vf->stage[cur];
-				double started = st->started_ms;
-
-				/* Trust the worker's clock only if sane. */
-				if (!(started > 0 && started <= now_ms()))
-					started = now_ms();
-				st->started_ms = started;
-				deadline = started + opt->stage_timeout * 1e3;
-				st->by_deadline = opt->run_deadline_ms > 0 &&
-						  opt->run_deadline_ms < deadline;
-				if (st->by_deadline)
-					deadline = opt->run_deadline_ms;
-				st->limit = (deadline - started) / 1e3;
-			}
+			if (cur >= 0)
+				deadline = stage_deadline(opt, &vf->stage[cur]);
 		}
 		show_progress(sv, cur);
 		if (cur >= 0 && now_ms() >= deadline) {
@@ -571,29 +617,7 @@ static int run_worker(struct supervisor *sv, int first)
 			ret = WSTAGE_COUNT;
 			goto out;
 		}
-		if (cur >= 0 && deadline - now_ms() < timeout_ms)
-			timeout_ms = (int)(deadline - now_ms()) + 1;
-		if (opt->run_deadline_ms > 0 &&
-		    opt->run_deadline_ms - now_ms() < timeout_ms)
-			timeout_ms = (int)(opt->run_deadline_ms - now_ms()) + 1;
-		if (timeout_ms < 0)
-			timeout_ms = 0;
-		if (f.tick[0] >= 0)
-			p[n++] = (struct pollfd){ .fd = f.tick[0], .events = POLLIN };
-		for (int o = 0; o < WSTAGE_COUNT; o++)
-			if (f.out[o][0] >= 0)
-				p[n++] = (struct pollfd){ .fd = f.out[o][0],
-							  .events = POLLIN };
-		/* EINTR (a signal) and timeouts all loop back to the checks. */
-		if (n)
-			poll(p, (nfds_t)n, timeout_ms);
-		else
-			/*
-			 * Every pipe closed: the worker is exiting. Look again
-			 * soon rather than a whole tick later (the 100 ms the
-			 * bench saw as a bimodal wall time).
-			 */
-			sleep_ms(timeout_ms < 2 ? timeout_ms : 2);
+		wait_output(&f, poll_timeout(opt, cur, deadline));
 	}
 	reaped = kill_and_reap(pid, &status);
 	cur = running_stage(vf);

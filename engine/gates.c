@@ -357,7 +357,7 @@ void gates_run(struct gdr_ctx *ctx)
 	for (int i = 0; i < G_COUNT; i++)
 		free(ds.by_subject[i]);
 	ctx->gate = NULL;
-	nccl_state_free(ctx);	/* issue 14: the NCCL model's working state */
+	ctx_end(ctx);	/* state probes kept across gates (the NCCL model) */
 }
 
 static void paths_string(unsigned int paths, char *buf, size_t len)

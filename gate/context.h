@@ -216,6 +216,8 @@ struct platform_class {
 	char describe[112];		/* "x86_64 (GenuineIntel)", "Grace Direct-NIC ..." */
 };
 
+#define CTX_AT_END_MAX 4	/* probes keeping state across gates */
+
 /*
  * One run: everything a gate may read or remember. Nothing of it is
  * process-wide, so two contexts over two sysroots can run in one process
@@ -237,6 +239,13 @@ struct gdr_ctx {
 	struct uverbs_map uverbs;
 	struct nv_module nv_module;
 	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
+	/*
+	 * Working state a gate keeps for later gates registers how it is
+	 * freed (ctx_at_end); the engine runs these after the last gate
+	 * without knowing whose state it is.
+	 */
+	void (*at_end[CTX_AT_END_MAX])(struct gdr_ctx *ctx);
+	int nat_end;
 	struct platform_class platform;	/* ctx_platform(), computed once */
 	/* /proc/kallsyms read while the vendor worker ran (gdrcheck.c),
 	 * joined; NULL: mech.peermem_api reads it itself. */
@@ -256,6 +265,14 @@ struct ksym_find {
 struct result *emit(struct gdr_ctx *ctx, int subject, enum gdr_status st,
 		    enum reason_code code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/*
+ * Run fn(ctx) once after the last gate (ctx_end), e.g. to free state a
+ * probe built on first use; registering the same fn twice runs it once.
+ */
+void ctx_at_end(struct gdr_ctx *ctx, void (*fn)(struct gdr_ctx *ctx));
+/* The registered hooks, latest first; the list is then empty. */
+void ctx_end(struct gdr_ctx *ctx);
 
 void inventory_build(struct gdr_ctx *ctx);
 void inventory_free(struct inventory *inv);

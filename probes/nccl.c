@@ -2,8 +2,11 @@
 /*
  * What NCCL will do on this node (issue 14): the release it is, the
  * settings it reads, the rails it uses and the mechanism it registers GPU
- * memory with, from the pure rules of nccl/rules.c and nccl/conf.c
- * (docs/nccl-model.md cites NCCL's sources rule by rule).
+ * memory with, from the pure rules of nccl/rules.c, nccl/conf.c,
+ * nccl/settings.c and nccl/cumem.c (its buffers), the PCI view of
+ * nccl/pciview.c and the path rewrites, GDR decisions and rail choice of
+ * nccl/model.c. This file gathers the node's facts for them and emits the
+ * gates' results (docs/nccl-model.md cites NCCL's sources rule by rule).
  *
  *   topo.nccl_config  the release modelled (--nccl-version, --libnccl, or the
  *                     libnccl.so.2 the dynamic loader or a PyTorch wheel
@@ -19,10 +22,10 @@
  *                     whether that exact mechanism was proven by the
  *                     registration and transfer gates on that pair.
  *
- * Path bandwidths (pci_view: PCI links and the port's rate) rank a GPU's
- * NICs before their path types (ncclTopoGetLocal); Broadcom PEX
- * sub-switches are merged as ncclTopoFlattenBcmSwitches does, and their
- * virtual switch links join two switches (bcm_virtual_link).
+ * Path bandwidths (nccl/pciview.c: PCI links, then the port's rate read
+ * here) rank a GPU's NICs before their path types (ncclTopoGetLocal);
+ * Broadcom PEX sub-switches are merged as ncclTopoFlattenBcmSwitches does,
+ * and their virtual switch links join two switches (bcm_virtual_link).
  * Not modelled here (see docs/nccl-model.md): the CPU interconnect's
  * bandwidth, Data Direct devices,
  * NCCL_TOPO_FILE, net plugins.
@@ -43,52 +46,17 @@
 #include "decode/parse.h"
 #include "decode/pcie.h"
 #include "nccl/conf.h"
+#include "nccl/cumem.h"
 #include "nccl/libfind.h"
+#include "nccl/model.h"
+#include "nccl/pciview.h"
 #include "nccl/rules.h"
+#include "nccl/settings.h"
 #include "probes/probes.h"
 
 extern char **environ;
 
 #define MAX_GIDS 256
-
-struct pair_model {
-	bool known;		/* a PCIe path is known */
-	bool used;		/* IB transport on, NCCL_IB_HCA selects it */
-	int port;		/* first port NCCL_IB_HCA selects */
-	enum nccl_ptype type;	/* NCCL's path type, PXN/P2C applied */
-	bool rail;		/* one of the GPU's rails */
-	int relay;		/* PXN relay: inventory GPU index, -1 */
-	enum nccl_ptype relay_dist;	/* the relay's path to the NIC */
-	int err;		/* nccl_gdr_decide failed */
-	struct nccl_gdr_out rd, wr;	/* send (GDR read) / receive */
-	struct nccl_mech_out mrd, mwr;
-	int gid_index;		/* -1 IB or unknown */
-	bool cc_unknown;	/* compute capability unanswered or out of domain */
-	bool dd;		/* NCCL uses the NIC's `<dev>_dma` (Data Direct) */
-	/* NCCL's PCI view (pci_view): Broadcom flattening, bandwidth */
-	bool bcm;		/* merging Broadcom sub-switches changed the type */
-	bool vlink;		/* over a Broadcom virtual switch link */
-	enum nccl_ptype pci_type;	/* the type before flattening */
-	double bw;		/* GPU->NET path bandwidth, GB/s; 0 unknown */
-	/*
-	 * The NIC's path to the GPU (netNode->paths[GPU]): type and bw of
-	 * the same walk, then only the rewrites nccl_rewrite_net_side says
-	 * reach it (P2C, no GDR; never PXN).
-	 */
-	enum nccl_ptype net_type;
-	double net_bw;
-	/* the same path through the CPU (nccl_nogdr_path): its two halves */
-	double bw_gpu_cpu;	/* GPU -> CPU over PCI: GPU link, uplinks */
-	double bw_cpu_net;	/* CPU -> NET: uplinks, NIC link, port */
-	bool nogdr;		/* re-routed through the CPU: no GDR (write) */
-	enum nccl_ptype nogdr_from;	/* the type before the re-route */
-	/*
-	 * No GDR support only because an input was never answered (CUDA
-	 * hung or hid the GPU, an attribute unanswered, the NIC not opened):
-	 * why, else NULL. Unknown is not no (issue 23).
-	 */
-	const char *undecided;
-};
 
 /* Per PCI tree node, read once: the per-pair walks revisit every switch. */
 struct node_memo {
@@ -114,20 +82,9 @@ struct nccl_state {
 	bool replay;
 	char *cap_lib, *cap_envtext;
 	const char **cap_env;
-	/* effective settings */
-	struct nccl_hca_filter hca;
-	bool hca_set;
-	int hca_err;
-	int64_t ib_disable, dmabuf_enable, gdr_read, gdr_c2c, pxn_disable;
-	int64_t pxn_c2c, gid_index, roce_ver;
-	int64_t ib_data_direct;		/* NCCL_IB_DATA_DIRECT */
-	bool level_set;
-	int level_err;
-	enum nccl_ptype level;
-	bool ib_used;		/* the IB transport initialises */
-	char ib_why[192];	/* why not */
+	struct nccl_settings set;	/* effective settings */
 	bool peermem;		/* NCCL's peermem check (ncclIbGdrSupport) */
-	struct pair_model *pm;	/* per inventory pair */
+	struct nccl_pair_model *pm;	/* per inventory pair */
 	int *pair_at;		/* [gpu * nnic + nic] -> pair index, -1 */
 	/*
 	 * The node as built (topo.rails): with every present port ACTIVE,
@@ -425,51 +382,10 @@ static const char *get(const struct nccl_state *s, const char *name)
 	return nccl_conf_get(&s->conf, name, NULL, NULL);
 }
 
-static int64_t param(const struct nccl_state *s, const char *name,
-		     int64_t deflt)
-{
-	int64_t v;
-
-	nccl_parse_param(get(s, name), deflt, &v);
-	return v;
-}
-
+/* The settings (nccl_settings_read), and whether NCCL sees peermem. */
 static void read_settings(struct nccl_state *s)
 {
-	const char *v;
-	int ver = s->ver;
-
-	s->ib_disable = param(s, "NCCL_IB_DISABLE", 0);
-	s->dmabuf_enable = param(s, "NCCL_DMABUF_ENABLE", 1);
-	s->gdr_read = nccl_gdr_read_param(get(s, "NCCL_NET_GDR_READ"));
-	s->gdr_c2c = param(s, "NCCL_NET_GDR_C2C", nccl_gdr_c2c_default(ver));
-	s->pxn_disable = param(s, "NCCL_PXN_DISABLE", 0);
-	s->pxn_c2c = param(s, "NCCL_PXN_C2C", nccl_pxn_c2c_default(ver));
-	s->gid_index = param(s, "NCCL_IB_GID_INDEX", nccl_gid_index_default(ver));
-	s->roce_ver = param(s, "NCCL_IB_ROCE_VERSION_NUM", 2);
-	/* net_ib init.cc NCCL_PARAM(IbDataDirect, "IB_DATA_DIRECT", 1),
-	 * 2.27.3+ (read by nccl_data_direct only from that version on). */
-	s->ib_data_direct = param(s, "NCCL_IB_DATA_DIRECT", 1);
-	v = get(s, "NCCL_NET_GDR_LEVEL");
-	s->level_err = v ? nccl_parse_level(ver, v, &s->level) : -ENOENT;
-	s->level_set = v && !s->level_err;
-	if (!s->level_set)
-		s->level = nccl_default_gdr_level(ver, s->gdr_c2c);
-	v = get(s, "NCCL_IB_HCA");
-	s->hca_set = v != NULL;
-	s->hca_err = nccl_hca_parse(ver, v, &s->hca);
-	s->ib_used = true;
-	v = get(s, "NCCL_NET");
-	if (s->ib_disable) {
-		s->ib_used = false;
-		snprintf(s->ib_why, sizeof(s->ib_why), "NCCL_IB_DISABLE=%s "
-			 "turns the IB transport off (NCCL uses sockets)",
-			 get(s, "NCCL_IB_DISABLE"));
-	} else if (v && !nccl_net_selects(ver, v, "IB")) {
-		s->ib_used = false;
-		snprintf(s->ib_why, sizeof(s->ib_why), "NCCL_NET=%.64s selects "
-			 "another transport than IB", v);
-	}
+	nccl_settings_read(&s->conf, s->ver, &s->set);
 	/* ncclIbGdrSupport (net_ib): any of these means peermem. */
 	s->peermem = sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem/version") ||
 		     sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem_nc/version") ||
@@ -534,8 +450,8 @@ static int gid_of(const struct nccl_state *s, const char *dev, int port)
 		return -1;
 	memset(&in, 0, sizeof(in));
 	in.ver = s->ver;
-	in.gid_index = s->gid_index;
-	in.roce_ver = s->roce_ver;
+	in.gid_index = s->set.gid_index;
+	in.roce_ver = s->set.roce_ver;
 	in.flid_index = 1;
 	in.family = addr_family(s);
 	in.tbl = tbl;
@@ -545,63 +461,26 @@ static int gid_of(const struct nccl_state *s, const char *dev, int port)
 
 /* --- the model ----------------------------------------------------------- */
 
-static enum nccl_ptype ptype_of(enum topo_class c)
-{
-	switch (nccl_path_of(c)) {
-	case NCCL_LOC: return NPT_LOC;
-	case NCCL_PIX: return NPT_PIX;
-	case NCCL_PXB: return NPT_PXB;
-	case NCCL_PHB: return NPT_PHB;
-	default: return NPT_SYS;
-	}
-}
-
 static int pair_index(const struct gdr_ctx *ctx, int gpu, int nic)
 {
 	return ctx->nccl->pair_at[(size_t)gpu * ctx->inv.nnic + (size_t)nic];
 }
 
-/*
- * Data Direct (net_ib init.cc ncclIbInitDevices, 2.27.3+; rules in
- * nccl_data_direct): a capable mlx5 device (nic.data_direct's facts) is
- * exposed as `<dev>_dma` whose pciPath is mlx5dv_get_data_direct_sysfs_path's
- * function, so NCCL's distance, rails and GDR decision use the GPU's path to
- * that function, and it registers through mlx5dv (reg.cc). When NCCL also
- * keeps `<dev>` (2.27.x, or NCCL_IB_DATA_DIRECT=2) its rails take the nearer
- * of the two; here the pair stands for that one.
- */
+/* Data Direct (nccl_dd_apply) from the NIC's libmlx5 facts. */
 static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		     const struct inv_pair *pr, struct pair_model *m)
+		     const struct inv_pair *pr, struct nccl_pair_model *m)
 {
 	const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
-	struct nccl_dd_out dd;
-	struct pcipath p;
 	const char *fn;
-	int node;
+	struct nccl_dd_nic dn;
 
-	if (!v || pr->node_gpu < 0)
-		return;
-	nccl_data_direct(s->ver, s->ib_data_direct, mlx5_data_direct(v), &dd);
-	if (!dd.dma)
+	if (!v)
 		return;
 	fn = strrchr(v->dd_path, '/');
-	node = pcitree_find(&ctx->tree, fn ? fn + 1 : v->dd_path);
-	if (node >= 0)
-		pcitree_path(&ctx->tree, pr->node_gpu, node, &p);
-	/*
-	 * A function the tree lacks (a sysfs the capture cut short): NCCL
-	 * still uses `<dev>_dma` and mlx5dv; the NIC's own path stands in
-	 * for its distance.
-	 */
-	if (node < 0 || !p.known || p.cls == TOPO_UNKNOWN) {
-		m->dd = !dd.plain;
-		return;
-	}
-	if (dd.plain && m->known && ptype_of(p.cls) > m->type)
-		return;
-	m->dd = true;
-	m->known = true;
-	m->type = ptype_of(p.cls);
+	dn.capable = mlx5_data_direct(v);
+	dn.fn = fn ? fn + 1 : v->dd_path;
+	nccl_dd_apply(s->ver, s->set.ib_data_direct, &ctx->tree, pr->node_gpu, &dn,
+		      m);
 }
 
 /* The device name NCCL gives the pair's NIC. */
@@ -659,7 +538,7 @@ static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 	for (size_t p = 0; p < n->nports; p++)
 		if (port_layer_ok(s, n->name, n->ports[p].num) &&
 		    (s->as_built || port_active(s, n->name, n->ports[p].num)) &&
-		    (!s->hca_set || nccl_hca_match(&s->hca, n->name, n->ports[p].num)))
+		    (!s->set.hca_set || nccl_hca_match(&s->set.hca, n->name, n->ports[p].num)))
 			return n->ports[p].num;
 	return -1;
 }
@@ -673,7 +552,7 @@ static bool ports_down(const struct gdr_ctx *ctx, const struct nccl_state *s)
 		for (size_t p = 0; p < n->nports; p++)
 			if (port_layer_ok(s, n->name, n->ports[p].num) &&
 			    !port_active(s, n->name, n->ports[p].num) &&
-			    (!s->hca_set || nccl_hca_match(&s->hca, n->name,
+			    (!s->set.hca_set || nccl_hca_match(&s->set.hca, n->name,
 							   n->ports[p].num)))
 				return true;
 	}
@@ -705,7 +584,7 @@ static bool comm_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
 
-	return g && nccl_dmabuf_comm(s->ver, s->dmabuf_enable,
+	return g && nccl_dmabuf_comm(s->ver, s->set.dmabuf_enable,
 				     ctx->vf->verbs.have_reg_dmabuf_mr,
 				     ctx->vf->cuda.driver_version,
 				     g->attr_dmabuf == CU_ATTR_UNKNOWN ? 0 :
@@ -717,11 +596,10 @@ static bool comm_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
  * and NIC here, or NULL: their inputs (the GPU's attributes, the NIC's
  * provider probe) were never read, so "no GDR support" would be a guess.
  */
-static const char *gdr_inputs_unknown(const struct gdr_ctx *ctx, int gpu,
-				      int nic)
+/* A GPU input of the GDR decision never answered: why, else NULL. */
+static const char *gpu_inputs_unknown(const struct gdr_ctx *ctx, int gpu)
 {
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
 
 	if (ctx_gpu_hidden(ctx, gpu))
 		return "the GPU is hidden from this process (see gpu.visible)";
@@ -731,69 +609,74 @@ static const char *gdr_inputs_unknown(const struct gdr_ctx *ctx, int gpu,
 	if (g->attr_gdr == CU_ATTR_UNKNOWN || g->attr_dmabuf == CU_ATTR_UNKNOWN)
 		return "the GPU's GPUDirect RDMA and DMA-BUF attributes were "
 		       "not answered (see gpu.gdr_attr, gpu.dmabuf_attr)";
+	return NULL;
+}
+
+/* The NIC's DMA-BUF support never learnt: why, else NULL. */
+static const char *nic_inputs_unknown(const struct gdr_ctx *ctx, int nic)
+{
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
+
 	if (ctx->vf->verbs.have_reg_dmabuf_mr && (!v || !v->opened))
 		return "this process could not open the RDMA device, so its "
 		       "DMA-BUF support is unknown (see nic.uverbs)";
 	return NULL;
 }
 
-static void decide(struct gdr_ctx *ctx, struct nccl_state *s, int gpu,
-		   int nic, struct pair_model *m, int npeers,
-		   enum nccl_ptype relay_dist)
+/*
+ * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
+ * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
+ * the C2C link count and status field values; gdrcheck has NVML's C2C
+ * mode (gpu_is_c2c), the same fact on GH200/GB200. An unanswered compute
+ * capability counts as 9.0: only Grace GPUs answer C2C at all.
+ */
+static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
+				    const struct nccl_state *s, int gpu)
 {
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-	struct nccl_mech_out probe;
-	struct nccl_gdr_in in;
-	bool cd = comm_dmabuf(ctx, s, gpu), nd = nic_dmabuf(ctx, s, nic);
+	int cc = 90;
 
-	nccl_mechanism(s->ver, true, cd, nd, s->peermem, &probe);
-	memset(&in, 0, sizeof(in));
-	in.ver = s->ver;
-	in.net_gdr = probe.net_gdr;
-	in.gpu_gdr = !g || g->attr_gdr != 0;
+	/* Only an answer inside its domain counts (out-of-range scenario). */
+	if (g && !(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
+					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))) &&
+	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+			     g->cc_major) &&
+	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+			     g->cc_minor))
+		cc = g->cc_major * 10 + g->cc_minor;
+	return nccl_gpu_cpu_path(s->ver, gpu_is_c2c(ctx, gpu) == 1, cc);
+}
+
+/* What the GDR decision and the mechanism read of GPU gpu. */
+static void gpu_facts(const struct gdr_ctx *ctx, const struct nccl_state *s,
+		      int gpu, struct nccl_gpu_facts *f)
+{
+	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
+
+	f->dev = g ? g->ordinal : gpu;
+	f->cpu_path = gpu_cpu_path(ctx, s, gpu);
+	f->gdr = !g || g->attr_gdr != 0;
 	/*
 	 * Only an answered compute capability inside its domain counts; else
 	 * the read rule falls back to the newest GPUs' (cc >= 8: on), and the
 	 * result says it assumed.
 	 */
-	m->cc_unknown = !g ||
+	f->cc_unknown = !g ||
 		(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
 				       CU_SLOT_BIT(CU_SLOT_CC_MINOR))) ||
 		cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
 				g->cc_major) ||
 		cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
 				g->cc_minor);
-	in.cc = m->cc_unknown ? 90 : g->cc_major * 10 + g->cc_minor;
-	in.ngpus = (int)ctx->inv.ngpu;
-	in.nvlink_peer = npeers > 0;
-	in.dist = m->type;
-	in.relay_dist = relay_dist;
-	in.cpu_c2c = gpu_is_c2c(ctx, gpu) == 1;
-	in.gdr_read = s->gdr_read;
-	in.gdr_c2c = s->gdr_c2c;
-	in.level_set = s->level_set;
-	in.level = s->level;
-	in.read = true;
-	m->err = nccl_gdr_decide(&in, &m->rd);
-	in.read = false;
-	m->err |= nccl_gdr_decide(&in, &m->wr);
-	nccl_mechanism(s->ver, m->rd.mode != NCCL_GDR_DISABLED, cd, nd,
-		       s->peermem, &m->mrd);
-	nccl_mechanism(s->ver, m->wr.mode != NCCL_GDR_DISABLED, cd, nd,
-		       s->peermem, &m->mwr);
-	m->undecided = m->wr.mode == NCCL_GDR_DISABLED &&
-		       m->wr.why == NCCL_GDR_NO_SUPPORT ?
-		       gdr_inputs_unknown(ctx, gpu, nic) : NULL;
+	f->cc = f->cc_unknown ? 90 : g->cc_major * 10 + g->cc_minor;
+	f->c2c = gpu_is_c2c(ctx, gpu) == 1;
+	f->comm_dmabuf = comm_dmabuf(ctx, s, gpu);
+	f->unknown = gpu_inputs_unknown(ctx, gpu);
 }
 
 static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
 
 /* --- NCCL's PCI view: Broadcom flattening, link bandwidths -------------- */
-
-static double min_bw(double a, double b)
-{
-	return a < b ? a : b;
-}
 
 static void pci_attr(const struct nccl_state *s, const char *bdf,
 		     const char *attr, char *buf, size_t len)
@@ -884,35 +767,7 @@ static uint64_t node_id(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	return m->id;
 }
 
-/*
- * The PCI switch node NCCL makes for bridge b: the upstream port of its
- * switch (xml.cc walks a device's sysfs path up two levels at a time, so
- * a device hangs off the upstream port above its downstream port); -1.
- */
-static int switch_of(const struct pcitree *t, int b)
-{
-	if (b < 0 || (size_t)b >= t->count)
-		return -1;
-	if (t->n[b].port_type == PCIE_TYPE_UPSTREAM)
-		return b;
-	if (t->n[b].port_type == PCIE_TYPE_DOWNSTREAM && t->n[b].parent >= 0 &&
-	    t->n[t->n[b].parent].port_type == PCIE_TYPE_UPSTREAM)
-		return t->n[b].parent;
-	return -1;
-}
 
-/* Switch u's node after ncclTopoFlattenBcmSwitches: its parent or itself. */
-static int flat_switch(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		       int u)
-{
-	const struct pcitree *t = &ctx->tree;
-	int p = switch_of(t, t->n[u].parent);
-
-	if (p >= 0 && nccl_bcm_flattens(s->ver, node_id(ctx, s, p),
-					node_id(ctx, s, u)))
-		return p;
-	return u;
-}
 
 /* Does switch a's virtual_switch_links directory name switch b? */
 static bool bcm_link(const struct gdr_ctx *ctx, const struct nccl_state *s,
@@ -937,284 +792,67 @@ static bool bcm_link(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	return sysroot_exists(s->sr, p);
 }
 
-/* The switch nodes above tree node i, nearest first. */
-static int switches_above(const struct pcitree *t, int i, int *out)
+/* nccl/pciview.c's reader: sysfs facts of tree nodes, each read once. */
+struct pci_reader_arg {
+	const struct gdr_ctx *ctx;
+	struct nccl_state *s;
+};
+
+static uint64_t reader_id(void *arg, int node)
 {
-	int n = 0, last = -1;
+	struct pci_reader_arg *a = arg;
 
-	for (int b = t->n[i].parent, hops = 0; b >= 0 && hops < PCIPATH_MAX;
-	     b = t->n[b].parent, hops++) {
-		int u = switch_of(t, b);
+	return node_id(a->ctx, a->s, node);
+}
 
-		if (u >= 0 && u != last && n < PCIPATH_MAX)
-			out[n++] = last = u;
-	}
-	return n;
+static double reader_link_bw(void *arg, int node, bool nvml)
+{
+	struct pci_reader_arg *a = arg;
+
+	return link_bw(a->ctx, a->s, node, nvml);
+}
+
+static bool reader_bcm_link(void *arg, int x, int y)
+{
+	struct pci_reader_arg *a = arg;
+
+	return bcm_link(a->ctx, a->s, x, y);
 }
 
 /*
- * Broadcom virtual switch links (2.22.3+: xml.cc getBcmLinks, since
- * 2.30.7 src/os/linux.cc ncclOsGetBcmLinks): a PCI node whose vendor is
- * 0x1000 gets a pcilink to every bus id listed (and present) in
- * /sys/kernel/pci_switch_link/virtual_switch_links/<busid>/, which
- * topo.cc ncclTopoAddPciLinks turns into a LINK_LOC (LOC_BW) link to that
- * PCI switch node. A path from the GPU's switches to the NIC's over such a
- * link is a PCI -> PCI hop: PXB (paths.cc ncclTopoSetPaths), shorter than
- * the way through the CPU. NCCL adds the link one way per listing and
- * fails (no reverse link) when only one side lists it: both are required
- * here. Returns the number of the GPU's / NIC's switches climbed (*gu,
- * *nu, the linked ones included), or false.
- */
-static bool bcm_virtual_link(const struct gdr_ctx *ctx,
-			     const struct nccl_state *s,
-			     const struct inv_pair *pr, int *gsw, int *gu,
-			     int *nsw, int *nu)
-{
-	int ng = switches_above(&ctx->tree, pr->node_gpu, gsw);
-	int nn = switches_above(&ctx->tree, pr->node_nic, nsw);
-
-	if (!nccl_bcm_virtual_links(s->ver))
-		return false;
-	for (int i = 0; i < ng; i++)
-		for (int j = 0; j < nn; j++)
-			if (bcm_link(ctx, s, gsw[i], nsw[j]) &&
-			    bcm_link(ctx, s, nsw[j], gsw[i])) {
-				*gu = i + 1;
-				*nu = j + 1;
-				return true;
-			}
-	return false;
-}
-
-/*
- * A pair as NCCL's topology has it: the PCI switch nodes on the path after
- * Broadcom flattening (one level: the merged parent's id is changed so it
- * is not merged again), PXB -> PIX when one is left; and the path's
- * bandwidth, the narrowest link on it (paths.cc ncclTopoSetPaths bw =
- * min(path bw, link bw)): the GPU's and NIC's PCI links, the uplink of
- * every switch climbed (not the one the path turns at, nor a merged one),
- * the port's speed (NIC -> NET link); a Broadcom virtual switch link
- * between the two sides (bcm_virtual_link) replaces the way through the
- * CPU. Not modelled: the CPU interconnect of a SYS path (topo.cc
- * ncclTopoConnectCpus), NVLink/C2C links.
+ * NCCL's PCI view of the pair (nccl_pci_view), then the port's rate: the
+ * NIC -> NET link. Not modelled: the CPU interconnect of a SYS path
+ * (topo.cc ncclTopoConnectCpus), NVLink/C2C links.
  */
 static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
-		     const struct inv_pair *pr, struct pair_model *m)
+		     const struct inv_pair *pr, struct nccl_pair_model *m)
 {
-	const struct pcitree *t = &ctx->tree;
-	const struct pcipath *pp = &pr->path;
-	int sw[PCIPATH_MAX], fl[PCIPATH_MAX], nsw = 0, nfl = 0;
-	int gsw[PCIPATH_MAX], nsw2[PCIPATH_MAX], gu = 0, nu = 0;
-	int turn = switch_of(t, pp->turn), mbps, ng, nn;
+	struct pci_reader_arg arg = { ctx, s };
+	const struct nccl_pci_reader rd = {
+		&arg, reader_id, reader_link_bw, reader_bcm_link,
+	};
+	const struct nccl_pci_view_in in = {
+		s->ver, &ctx->tree, &pr->path, pr->node_gpu, pr->node_nic, &rd,
+	};
+	struct nccl_pci_bw b;
 	char p[192], rate[96];
-	double bw, gbw, nbw;
 
-	m->pci_type = m->type;
-	m->bw = 0;
-	m->bw_gpu_cpu = m->bw_cpu_net = 0;
-	if (!m->known || pr->node_gpu < 0 || pr->node_nic < 0)
+	if (!nccl_pci_view(&in, m, &b))
 		return;
-	/*
-	 * Data Direct (dd_apply): NCCL's device is the `_dma` function, not
-	 * the one pr->path leads to; its switches are not re-walked here,
-	 * and its width is the GPU's link and the port's.
-	 */
-	for (int i = 0; i < pp->nbridges && !m->dd; i++) {
-		int u = switch_of(t, pp->bridges[i]), k, f;
-
-		if (u < 0)
-			continue;
-		for (k = 0; k < nsw && sw[k] != u; k++)
-			;
-		if (k < nsw)
-			continue;
-		sw[nsw++] = u;
-		f = flat_switch(ctx, s, u);
-		m->bcm |= f != u;
-		for (k = 0; k < nfl && fl[k] != f; k++)
-			;
-		if (k == nfl)
-			fl[nfl++] = f;
-	}
-	if (m->bcm && pp->turn >= 0 &&
-	    (m->type == NPT_PIX || m->type == NPT_PXB))
-		m->type = nccl_pci_switch_path(nfl);
-	/* Say so only where the merge changed the type. */
-	m->bcm = m->type != m->pci_type;
-
-	bw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
-	if (!m->dd)
-		bw = min_bw(bw, link_bw(ctx, s, pr->node_nic, false));
-	if (!m->dd && pp->turn < 0 &&
-	    bcm_virtual_link(ctx, s, pr, gsw, &gu, nsw2, &nu)) {
-		/* Up to the linked switches only; their uplinks unused. */
-		m->vlink = true;
-		m->type = NPT_PXB;
-		for (int k = 0; k + 1 < gu; k++)
-			if (flat_switch(ctx, s, gsw[k]) == gsw[k])
-				bw = min_bw(bw, link_bw(ctx, s, gsw[k], false));
-		for (int k = 0; k + 1 < nu; k++)
-			if (flat_switch(ctx, s, nsw2[k]) == nsw2[k])
-				bw = min_bw(bw, link_bw(ctx, s, nsw2[k], false));
-	} else {
-		for (int k = 0; k < nsw; k++)
-			if (sw[k] != turn && flat_switch(ctx, s, sw[k]) == sw[k])
-				bw = min_bw(bw, link_bw(ctx, s, sw[k], false));
-	}
-	/*
-	 * The same pair through the CPU (ncclTopoComputePaths' no-GDR step,
-	 * addInterStep: min(GPU->CPU bw, CPU->NET bw)): every switch uplink
-	 * on both sides, the turn's included, no virtual link.
-	 */
-	gbw = link_bw(ctx, s, pr->node_gpu, s->ver >= NCCL_VER(2, 30, 7));
-	ng = switches_above(t, pr->node_gpu, gsw);
-	for (int k = 0; k < ng; k++)
-		if (flat_switch(ctx, s, gsw[k]) == gsw[k])
-			gbw = min_bw(gbw, link_bw(ctx, s, gsw[k], false));
-	nbw = 0;
-	if (!m->dd) {
-		nbw = link_bw(ctx, s, pr->node_nic, false);
-		nn = switches_above(t, pr->node_nic, nsw2);
-		for (int k = 0; k < nn; k++)
-			if (flat_switch(ctx, s, nsw2[k]) == nsw2[k])
-				nbw = min_bw(nbw, link_bw(ctx, s, nsw2[k],
-							  false));
-	}
 	if (m->port < 0)
 		return;
 	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
 		 ctx->inv.nic[pr->nic].name, m->port);
 	if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
 		return;
-	mbps = nccl_ib_port_mbps(s->ver, rate);
-	if (mbps > 0) {
-		m->bw = min_bw(bw, nccl_net_bw(mbps));
-		m->bw_gpu_cpu = gbw;
-		m->bw_cpu_net = m->dd ? nccl_net_bw(mbps) :
-				min_bw(nbw, nccl_net_bw(mbps));
-	}
+	nccl_pci_view_port(m, &b, nccl_ib_port_mbps(s->ver, rate));
 }
 
-/*
- * Rails from the pairs' current path types: ncclTopoGetLocal (the nearest
- * NICs) then ncclTopoGetLocalNet. NCCL runs it on gpu->paths[NET] after
- * ncclTopoComputePaths, so after the PXN rewrite and the no-GDR re-route
- * (paths.cc; topo.cc; apply_nogdr). The GPU count it divides by is seen
- * from the first local NIC (net_type/net_bw), where PXN is not: a GPU
- * reaching its NICs by PXN usually shares them with one GPU only.
- */
-/*
- * ncclTopoGetLocalNet's localGpuCount for a GPU whose first local NIC is
- * nic: the GPUs nearest that NIC by its own paths. paths: room for ngpu.
- */
-static int net_local_gpus(struct gdr_ctx *ctx, const struct nccl_state *s,
-			  int nic, struct nccl_net_path *paths)
-{
-	int nc = 0;
-	bool bw_known = true;
 
-	for (size_t h = 0; h < ctx->inv.ngpu; h++) {
-		int pi = pair_index(ctx, (int)h, nic);
-
-		/* NCCL's system holds the GPUs whose path it knows. */
-		if (pi < 0 || !s->pm[pi].used)
-			continue;
-		paths[nc].type = s->pm[pi].net_type;
-		paths[nc].bw = s->pm[pi].net_bw;
-		bw_known &= paths[nc].bw > 0;
-		nc++;
-	}
-	/* As for the GPU's side: a width unread compares the types alone. */
-	for (int k = 0; k < nc && !bw_known; k++)
-		paths[k].bw = 1.0;
-	return nc ? nccl_net_local_gpus(s->ver, paths, nc) : 0;
-}
-
-static void compute_rails(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	const struct inventory *inv = &ctx->inv;
-	size_t ng = inv->ngpu, nn = inv->nnic;
-	int *locals = xcalloc(ng * nn + 1, sizeof(int));
-	int *nlocal = xcalloc(ng + 1, sizeof(int));
-	int *cand = xcalloc(nn + 1, sizeof(int));
-	/* As many equally near NICs as the node has (an SR-IOV host: 256). */
-	int *loc = xcalloc(nn + 1, sizeof(int));
-	struct nccl_net_path *paths = xcalloc((nn > ng ? nn : ng) + 1,
-					      sizeof(*paths));
-
-	for (size_t i = 0; i < inv->npair; i++)
-		s->pm[i].rail = false;
-
-	for (size_t g = 0; g < ng; g++) {
-		int nc = 0;
-		bool bw_known = true;
-
-		for (size_t n = 0; n < nn; n++) {
-			int pi = pair_index(ctx, (int)g, (int)n);
-
-			if (pi < 0 || !s->pm[pi].used)
-				continue;
-			cand[nc] = (int)n;
-			paths[nc].type = s->pm[pi].type;
-			paths[nc].bw = s->pm[pi].bw;
-			bw_known &= s->pm[pi].bw > 0;
-			nc++;
-		}
-		/* A port rate unread: compare the types alone (equal widths). */
-		for (int k = 0; k < nc && !bw_known; k++)
-			paths[k].bw = 1.0;
-		nlocal[g] = nc ? nccl_local_nets(s->ver, paths, nc, loc) : 0;
-		for (int k = 0; k < nlocal[g]; k++)
-			locals[g * nn + (size_t)k] = cand[loc[k]];
-	}
-	for (size_t g = 0; g < ng; g++) {
-		const struct cuda_gpu *cg = ctx_cuda_gpu(ctx, (int)g);
-		struct nccl_rail_in ri;
-		int lg, same = 0, same_idx = 0;
-
-		if (!nlocal[g])
-			continue;
-		lg = net_local_gpus(ctx, s, locals[g * nn], paths);
-		for (size_t h = 0; h < ng; h++) {
-			bool eq = nlocal[h] == nlocal[g];
-
-			for (int k = 0; k < nlocal[h]; k++)
-				eq &= locals[h * nn + (size_t)k] ==
-				      locals[g * nn + (size_t)k];
-			if (eq) {
-				if (h < g)
-					same_idx++;
-				same++;
-			}
-		}
-		memset(&ri, 0, sizeof(ri));
-		ri.ver = s->ver;
-		ri.gpu_dev = cg ? cg->ordinal : (int)g;
-		ri.local_nets = nlocal[g];
-		ri.local_gpus = lg ? lg : 1;
-		ri.same_set_index = same_idx;
-		ri.same_set_count = same;
-		ri.policy = nccl_netdevs_parse(get(s, "NCCL_NETDEVS_POLICY"),
-					       &ri.policy_max);
-		for (int ch = 0; ch < nlocal[g]; ch++) {
-			int k;
-
-			ri.channel = ch;
-			k = nccl_rail_pick(&ri);
-			if (k >= 0 && k < nlocal[g])
-				s->pm[pair_index(ctx, (int)g,
-					locals[g * nn + (size_t)k])].rail = true;
-		}
-	}
-	free(locals);
-	free(nlocal);
-	free(cand);
-	free(loc);
-	free(paths);
-}
 
 
 static struct nccl_state *model(struct gdr_ctx *ctx);
+static void nccl_state_free(struct gdr_ctx *ctx);
 
 /*
  * The NCCL settings ncclIbGetGidIndex reads, for platform.provider: the
@@ -1227,7 +865,7 @@ void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 	const struct nccl_state *s = model(ctx);
 
 	*ver = s->ver;
-	*gid_index = s->gid_index;
+	*gid_index = s->set.gid_index;
 	*family = addr_family(s);
 }
 
@@ -1247,7 +885,7 @@ bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
 const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair)
 {
 	const struct nccl_state *s = model(ctx);
-	const struct pair_model *m;
+	const struct nccl_pair_model *m;
 
 	if (pair < 0 || (size_t)pair >= ctx->inv.npair || !s->pm)
 		return NULL;
@@ -1272,143 +910,6 @@ bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair)
 		s->pm[pair].rd.mode == NCCL_GDR_PCI);
 }
 
-/*
- * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
- * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
- * the C2C link count and status field values; gdrcheck has NVML's C2C
- * mode (gpu_is_c2c), the same fact on GH200/GB200. An unanswered compute
- * capability counts as 9.0: only Grace GPUs answer C2C at all.
- */
-static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
-				    const struct nccl_state *s, int gpu)
-{
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-	int cc = 90;
-
-	/* Only an answer inside its domain counts (out-of-range scenario). */
-	if (g && !(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
-					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))) &&
-	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-			     g->cc_major) &&
-	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-			     g->cc_minor))
-		cc = g->cc_major * 10 + g->cc_minor;
-	return nccl_gpu_cpu_path(s->ver, gpu_is_c2c(ctx, gpu) == 1, cc);
-}
-
-/*
- * paths.cc ncclTopoComputePaths, "update the GPU -> NIC path in the case
- * of C2C + PHB" (2.27.3-2.30.7, rule in nccl_p2c_path): on a GPU whose CPU
- * path is C2C, a NIC behind the same CPU (NIC->CPU PHB) is P2C. It runs
- * after ncclTopoSetPaths and before PXN; since 2.29.2 only for the GPU's
- * ncclTopoGetLocal NICs, taken from the PCI-walk types. The NIC's path to
- * the GPU's CPU: SYS when the pair crosses CPUs, else PHB.
- */
-static void apply_p2c(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	const struct inventory *inv = &ctx->inv;
-	size_t nn = inv->nnic;
-	struct nccl_net_path *paths = xcalloc(nn + 1, sizeof(*paths));
-	int *cand = xcalloc(nn + 1, sizeof(int));
-	int *loc = xcalloc(nn + 1, sizeof(int));
-	bool *local = xcalloc(nn + 1, sizeof(bool));
-
-	for (size_t g = 0; g < inv->ngpu; g++) {
-		enum nccl_ptype gc = gpu_cpu_path(ctx, s, (int)g);
-		int nc = 0, nl;
-
-		if (gc != NPT_C2C)
-			continue;
-		for (size_t n = 0; n < nn; n++) {
-			int pi = pair_index(ctx, (int)g, (int)n);
-
-			local[n] = false;
-			if (pi < 0 || !s->pm[pi].used)
-				continue;
-			cand[nc] = (int)n;
-			paths[nc].type = s->pm[pi].type;
-			paths[nc].bw = 1.0;	/* bandwidths not modelled */
-			nc++;
-		}
-		nl = nc ? nccl_local_nets(s->ver, paths, nc, loc) : 0;
-		for (int k = 0; k < nl; k++)
-			local[cand[loc[k]]] = true;
-		for (size_t n = 0; n < nn; n++) {
-			int pi = pair_index(ctx, (int)g, (int)n);
-			struct pair_model *m;
-
-			if (pi < 0 || !s->pm[pi].used)
-				continue;
-			m = &s->pm[pi];
-			m->type = nccl_p2c_path(s->ver, m->type, gc,
-						m->type == NPT_SYS ? NPT_SYS :
-						NPT_PHB, local[n]);
-			if (nccl_rewrite_net_side(s->ver, NCCL_RW_P2C))
-				m->net_type = m->type;
-		}
-	}
-	free(paths);
-	free(cand);
-	free(loc);
-	free(local);
-}
-
-/*
- * paths.cc ncclTopoComputePaths' last step, "Update path when we dont
- * want to / can't use GPU Direct RDMA" (rule in nccl_nogdr_path; after the
- * PXN step of the same pair, before ncclTopoGetLocal picks the rails): a
- * pair whose write-direction check (ncclTopoCheckGdr read=0, decided in
- * m->wr) fails is diverted through the GPU's local CPU, GPU->CPU (C2C,
- * NVL or PHB: gpu_cpu_path) then CPU->NIC (PHB on the GPU's CPU, SYS
- * across CPUs); its bandwidth is the smaller half (addInterStep). A PXN
- * pair so diverted loses its relay. The decisions stay those of the path
- * NCCL checked (they are off both ways: a write failure fails the read
- * check too), so a TOO_FAR result names the PCI distance that caused it.
- * NCCL's GPU index order (NIC-major loop, a relay's path re-routed before
- * or after the PXN test) does not change the outcome: a relay whose own
- * pair fails the write check fails PXN's read check (2.30.3+) and gives
- * its peer's PXN path the same distance to fail with (before). Returns
- * whether a type or bandwidth changed (the rails must be picked again).
- */
-static bool apply_nogdr(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	const struct inventory *inv = &ctx->inv;
-	bool changed = false;
-
-	for (size_t i = 0; i < inv->npair; i++) {
-		const struct inv_pair *pr = &inv->pair[i];
-		struct pair_model *m = &s->pm[i];
-		enum nccl_ptype gc, t;
-		double bw = 0;
-
-		if (!m->used || m->err)
-			continue;
-		gc = gpu_cpu_path(ctx, s, pr->gpu);
-		if (!nccl_nogdr_path(s->ver, m->type,
-				     m->wr.mode != NCCL_GDR_DISABLED, gc,
-				     m->pci_type == NPT_SYS ? NPT_SYS : NPT_PHB,
-				     &t))
-			continue;
-		/* C2C/NVL to the CPU: NVLink widths are not modelled. */
-		if (m->bw > 0)
-			bw = gc == NPT_PHB ? min_bw(m->bw_gpu_cpu, m->bw_cpu_net) :
-			     m->bw_cpu_net;
-		changed |= t != m->type || bw != m->bw;
-		m->nogdr = true;
-		m->nogdr_from = m->type;
-		m->type = t;
-		m->bw = bw;
-		/* addInterStep merges both halves alike either way. */
-		if (nccl_rewrite_net_side(s->ver, NCCL_RW_NOGDR)) {
-			changed |= t != m->net_type || bw != m->net_bw;
-			m->net_type = t;
-			m->net_bw = bw;
-		}
-		m->relay = -1;
-		m->relay_dist = NPT_DIS;
-	}
-	return changed;
-}
 
 /*
  * One pass of the model over every pair: NCCL's devices (ACTIVE ports,
@@ -1416,126 +917,111 @@ static bool apply_nogdr(struct gdr_ctx *ctx, struct nccl_state *s)
  * with a port that is not ACTIVE: as built, then as it is now.
  */
 static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
-		       const int *npeers, const int *peers)
+		       const struct nccl_node *nd)
 {
 	const struct inventory *inv = &ctx->inv;
-	bool any_pxn = false;
 
 	memset(s->pm, 0, (inv->npair ? inv->npair : 1) * sizeof(*s->pm));
 	for (size_t i = 0; i < inv->ngpu * inv->nnic; i++)
 		s->pair_at[i] = -1;
 	for (size_t i = 0; i < inv->npair; i++) {
 		const struct inv_pair *pr = &inv->pair[i];
-		struct pair_model *m = &s->pm[i];
+		struct nccl_pair_model *m = &s->pm[i];
 
 		s->pair_at[(size_t)pr->gpu * inv->nnic + (size_t)pr->nic] = (int)i;
 		m->relay = -1;
 		m->gid_index = -1;
 		m->known = pr->path.known && pr->path.cls != TOPO_UNKNOWN;
-		m->type = m->known ? ptype_of(pr->path.cls) : NPT_DIS;
+		m->type = m->known ? nccl_ptype_of_class(pr->path.cls) : NPT_DIS;
 		dd_apply(ctx, s, pr, m);
 		m->port = hca_port(s, &inv->nic[pr->nic]);
-		m->used = s->ib_used && m->known && m->port >= 0;
+		m->used = s->set.ib_used && m->known && m->port >= 0;
 		pci_view(ctx, s, pr, m);
 		/* ncclTopoSetPaths: every link has the same width both ways. */
 		m->net_type = m->type;
 		m->net_bw = m->bw;
 	}
 
-	apply_p2c(ctx, s);
-	compute_rails(ctx, s);
-
-	/*
-	 * PXN (paths.cc ncclTopoComputePaths): the relay is the NIC's local
-	 * GPU (ncclTopoGetLocalGpu, from the NIC->GPU paths PXN never
-	 * rewrites: here the GPUs the NIC is a rail of before PXN), and
-	 * ncclTopoCheckGdr(relay, NIC, read) must pass (2.30.3+); so first
-	 * the pre-PXN rails and their GDR decisions.
-	 */
-	for (size_t i = 0; i < inv->npair; i++) {
-		const struct inv_pair *pr = &inv->pair[i];
-		struct pair_model *m = &s->pm[i];
-
-		m->relay_dist = NPT_DIS;
-		if (m->used && m->rail)
-			decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
-			       NPT_DIS);
-	}
-	for (size_t i = 0; i < inv->npair; i++) {
-		const struct inv_pair *pr = &inv->pair[i];
-		struct pair_model *m = &s->pm[i];
-
-		if (!m->used)
-			continue;
-		for (int k = 0; k < npeers[pr->gpu] && m->relay < 0; k++) {
-			int p = peers[(size_t)pr->gpu * inv->ngpu + (size_t)k], pi;
-			struct nccl_pxn_in x;
-
-			if (p < 0 || (size_t)p >= inv->ngpu || p == pr->gpu)
-				continue;
-			pi = pair_index(ctx, p, pr->nic);
-			if (pi < 0 || !s->pm[pi].rail || s->pm[pi].relay >= 0)
-				continue;
-			memset(&x, 0, sizeof(x));
-			x.ver = s->ver;
-			x.pxn_disable = s->pxn_disable;
-			x.pxn_c2c = s->pxn_c2c;
-			x.gpu_net = m->type;
-			x.gpu_net_bw = m->bw;
-			x.peer_net = s->pm[pi].type;
-			x.peer_net_bw = s->pm[pi].bw;
-			x.peer_nvlink = true;
-			x.same_system = true;
-			x.peer_is_relay = true;
-			x.peer_gdr_read = s->pm[pi].rd.mode != NCCL_GDR_DISABLED;
-			if (nccl_pxn_applies(&x)) {
-				m->relay = p;
-				m->relay_dist = s->pm[pi].type;
-				m->type = NPT_PXN;
-				/* min(NVLink, relay->NIC): the relay's path. */
-				m->bw = s->pm[pi].bw;
-				if (nccl_rewrite_net_side(s->ver, NCCL_RW_PXN)) {
-					m->net_type = m->type;
-					m->net_bw = m->bw;
-				}
-				any_pxn = true;
-			}
-		}
-	}
-	/*
-	 * ncclTopoGetLocal then reads the rewritten GPU->NIC paths: a GPU
-	 * with no near NIC gets the PXN NICs as rails (PXN < PHB, equal
-	 * widths). Then the GDR decision of every pair, a PXN one with its
-	 * relay's distance (ncclTopoCheckGdr).
-	 */
-	if (any_pxn)
-		compute_rails(ctx, s);
-	for (size_t i = 0; i < inv->npair; i++) {
-		const struct inv_pair *pr = &inv->pair[i];
-		struct pair_model *m = &s->pm[i];
-
-		if (m->used)
-			decide(ctx, s, pr->gpu, pr->nic, m, npeers[pr->gpu],
-			       m->relay_dist);
-	}
-	if (apply_nogdr(ctx, s))
-		compute_rails(ctx, s);
+	nccl_model_paths(nd, s->pm);
 	for (size_t i = 0; i < inv->npair; i++)
 		if (s->pm[i].used && s->pm[i].rail)
 			s->pm[i].gid_index = gid_of(s,
 				inv->nic[inv->pair[i].nic].name, s->pm[i].port);
 }
 
+/*
+ * What nccl/model.c reads of the node: the pairs' GPU and NIC, each GPU's
+ * and NIC's facts, the NVLink peers and the settings. Filled once;
+ * pair_at is filled by each model_pass.
+ */
+static void node_facts(struct gdr_ctx *ctx, const struct nccl_state *s,
+		       struct nccl_node *nd)
+{
+	const struct inventory *inv = &ctx->inv;
+	int *pair_gpu = xcalloc(inv->npair + 1, sizeof(int));
+	int *pair_nic = xcalloc(inv->npair + 1, sizeof(int));
+	struct nccl_gpu_facts *gpu = xcalloc(inv->ngpu + 1, sizeof(*gpu));
+	struct nccl_nic_facts *nic = xcalloc(inv->nnic + 1, sizeof(*nic));
+	int *npeers = xcalloc(inv->ngpu + 1, sizeof(int));
+	/* Row g: the NVLink peers of GPU g (at most every other GPU). */
+	int *peers = xcalloc(inv->ngpu * inv->ngpu + 1, sizeof(*peers));
+
+	memset(nd, 0, sizeof(*nd));
+	for (size_t i = 0; i < inv->npair; i++) {
+		pair_gpu[i] = inv->pair[i].gpu;
+		pair_nic[i] = inv->pair[i].nic;
+	}
+	for (size_t g = 0; g < inv->ngpu; g++) {
+		gpu_facts(ctx, s, (int)g, &gpu[g]);
+		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers + g * inv->ngpu,
+					     (int)inv->ngpu);
+	}
+	for (size_t n = 0; n < inv->nnic; n++) {
+		nic[n].dmabuf = nic_dmabuf(ctx, s, (int)n);
+		nic[n].unknown = nic_inputs_unknown(ctx, (int)n);
+	}
+	nd->ver = s->ver;
+	nd->ngpu = inv->ngpu;
+	nd->nnic = inv->nnic;
+	nd->npair = inv->npair;
+	nd->pair_gpu = pair_gpu;
+	nd->pair_nic = pair_nic;
+	nd->pair_at = s->pair_at;
+	nd->gpu = gpu;
+	nd->nic = nic;
+	nd->npeers = npeers;
+	nd->peers = peers;
+	nd->peermem = s->peermem;
+	nd->gdr_read = s->set.gdr_read;
+	nd->gdr_c2c = s->set.gdr_c2c;
+	nd->level_set = s->set.level_set;
+	nd->level = s->set.level;
+	nd->pxn_disable = s->set.pxn_disable;
+	nd->pxn_c2c = s->set.pxn_c2c;
+	nd->netdevs_policy = get(s, "NCCL_NETDEVS_POLICY");
+}
+
+static void node_facts_free(struct nccl_node *nd)
+{
+	free((void *)nd->pair_gpu);
+	free((void *)nd->pair_nic);
+	free((void *)nd->gpu);
+	free((void *)nd->nic);
+	free((void *)nd->npeers);
+	free((void *)nd->peers);
+}
+
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
+	struct nccl_node nd;
 	struct nccl_state *s;
-	int *npeers, *peers;
 
 	if (ctx->nccl)
 		return ctx->nccl;
 	s = xcalloc(1, sizeof(*s));
 	ctx->nccl = s;
+	ctx_at_end(ctx, nccl_state_free);	/* after the last gate */
 	s->sr = ctx->sr;
 	s->replay = capture_replaying(ctx);
 	if (s->replay) {
@@ -1549,15 +1035,10 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
 	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
-	npeers = xcalloc(inv->ngpu + 1, sizeof(int));
-	/* Row g: the NVLink peers of GPU g (at most every other GPU). */
-	peers = xcalloc(inv->ngpu * inv->ngpu + 1, sizeof(*peers));
-	for (size_t g = 0; g < inv->ngpu; g++)
-		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers + g * inv->ngpu,
-					     (int)inv->ngpu);
+	node_facts(ctx, s, &nd);
 	if (ports_down(ctx, s)) {
 		s->as_built = true;
-		model_pass(ctx, s, npeers, peers);
+		model_pass(ctx, s, &nd);
 		s->built = xcalloc(inv->npair + 1, sizeof(*s->built));
 		for (size_t i = 0; i < inv->npair; i++) {
 			s->built[i].rail = s->pm[i].used && s->pm[i].rail;
@@ -1565,9 +1046,8 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		}
 		s->as_built = false;
 	}
-	model_pass(ctx, s, npeers, peers);
-	free(npeers);
-	free(peers);
+	model_pass(ctx, s, &nd);
+	node_facts_free(&nd);
 	fill_facts(ctx, s);
 	return s;
 }
@@ -1640,7 +1120,7 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 		memset(gr->rail, 0, (want ? want : 1) * sizeof(*gr->rail));
 		for (size_t n = 0; n < inv->nnic; n++) {
 			int pi = pair_index(ctx, (int)g, (int)n);
-			const struct pair_model *m;
+			const struct nccl_pair_model *m;
 			struct nccl_rail *r;
 
 			if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used ||
@@ -1668,7 +1148,8 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 	}
 }
 
-void nccl_state_free(struct gdr_ctx *ctx)
+/* The model's working state, freed after the gates (ctx_end). */
+static void nccl_state_free(struct gdr_ctx *ctx)
 {
 	struct nccl_state *s = ctx->nccl;
 
@@ -1724,9 +1205,9 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 		if (!v)
 			continue;
 		if (!strcmp(shown[i], "NCCL_NET_GDR_LEVEL"))
-			malformed = s->level_err != 0;
+			malformed = s->set.level_err != 0;
 		else if (!strcmp(shown[i], "NCCL_IB_HCA"))
-			malformed = s->hca_err != 0;
+			malformed = s->set.hca_err != 0;
 		else if (!strcmp(shown[i], "NCCL_NET") ||
 			 !strcmp(shown[i], "NCCL_NETDEVS_POLICY"))
 			malformed = false;
@@ -1784,11 +1265,11 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "settings", "%s", set[0] ? set : "defaults");
 	if (nbad)
 		ev_str(r, "malformed", "%s", bad);
-	ev_str(r, "gdr_level", "%s%s", nccl_ptype_name(s->level),
-	       s->level_set ? "" : " (default)");
-	ev_int(r, "gdr_read", (long long)s->gdr_read);
-	ev_int(r, "dmabuf_enable", (long long)s->dmabuf_enable);
-	ev_bool(r, "ib_transport", s->ib_used);
+	ev_str(r, "gdr_level", "%s%s", nccl_ptype_name(s->set.level),
+	       s->set.level_set ? "" : " (default)");
+	ev_int(r, "gdr_read", (long long)s->set.gdr_read);
+	ev_int(r, "dmabuf_enable", (long long)s->set.dmabuf_enable);
+	ev_bool(r, "ib_transport", s->set.ib_used);
 	ev_bool(r, "peermem", s->peermem);
 	for (int i = 0; i < 2; i++)
 		if (s->conf.file[i].used)
@@ -1854,7 +1335,7 @@ static const char *level_src(struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	enum plat_kind k = ctx_platform(ctx)->kind;
 
-	if (s->level_set)
+	if (s->set.level_set)
 		return " (NCCL_NET_GDR_LEVEL)";
 	if (level == NPT_P2C && gpu_is_c2c(ctx, gpu) != 1 &&
 	    k != PLAT_KIND_GRACE && k != PLAT_KIND_GRACE_DIRECT_NIC)
@@ -1870,7 +1351,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 	const char *v;
 
 	buf[0] = '\0';
-	if (s->level_set)
+	if (s->set.level_set)
 		return false;
 	/*
 	 * A Grace node whose GPU's C2C link NVML did not answer (no NVML,
@@ -1880,7 +1361,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 	 */
 	k = ctx_platform(ctx)->kind;
 	if (gpu_is_c2c(ctx, gpu) < 0 && s->ver >= NCCL_VER(2, 27, 3) &&
-	    s->gdr_c2c && (k == PLAT_KIND_GRACE ||
+	    s->set.gdr_c2c && (k == PLAT_KIND_GRACE ||
 			   k == PLAT_KIND_GRACE_DIRECT_NIC)) {
 		snprintf(buf, len, "; NVML did not say whether the GPU "
 			 "reaches this Grace CPU over NVLink-C2C (gpu.nvml), "
@@ -1899,7 +1380,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 		snprintf(how, hlen, "use NCCL >= 2.27.3");
 		return true;
 	}
-	if (s->gdr_c2c)
+	if (s->set.gdr_c2c)
 		return false;
 	v = nccl_conf_get(&s->conf, "NCCL_NET_GDR_C2C", &src, NULL);
 	if (v) {
@@ -1917,7 +1398,7 @@ static bool c2c_why(struct gdr_ctx *ctx, const struct nccl_state *s,
 }
 
 /* The typed pair fact the report's table and policy read (core/result.h). */
-static enum pair_gdr gdr_fact(const struct pair_model *m)
+static enum pair_gdr gdr_fact(const struct nccl_pair_model *m)
 {
 	if (m->wr.mode == NCCL_GDR_DISABLED)
 		return PAIR_GDR_HOST;
@@ -1945,7 +1426,7 @@ static double rail_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
  */
 static const char *narrower(const struct gdr_ctx *ctx,
 			    const struct nccl_state *s, int gpu,
-			    const struct pair_model *m, char *buf, size_t len)
+			    const struct nccl_pair_model *m, char *buf, size_t len)
 {
 	double best = rail_bw(ctx, s, gpu);
 
@@ -1963,7 +1444,7 @@ static const char *narrower(const struct gdr_ctx *ctx,
  */
 static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
 			const struct nccl_state *s, int gpu,
-			const struct pair_model *m)
+			const struct nccl_pair_model *m)
 {
 	double best = rail_bw(ctx, s, gpu);
 
@@ -1986,25 +1467,17 @@ static void pci_view_ev(struct result *r, const struct gdr_ctx *ctx,
 		       nccl_ptype_name(m->type));
 }
 
-void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
+/*
+ * A pair the IB model does not judge: an EFA (aws-ofi-nccl), a device
+ * NCCL's IB transport does not use, or a model that cannot decide; says
+ * so and returns true.
+ */
+static bool topo_nccl_not_ib(struct gdr_ctx *ctx, const struct nccl_state *s,
+			     const struct inv_pair *pr,
+			     const struct nccl_pair_model *m)
 {
-	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
-	struct nccl_state *s = model(ctx);
-	const struct pair_model *m = &s->pm[t->pair];
-	char rails[256], nm[80], narrow[96];
 	struct result *r;
 
-	if (ctx_gpu_hidden(ctx, pr->gpu)) {
-		emit(ctx, pr->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
-		     "not visible to this process (see gpu.visible)");
-		return;
-	}
-	/* Not a DEP: topo.path ERRORs on paths the model still places. */
-	if (!m->known) {
-		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
-		     "no PCIe path known (see topo.path)");
-		return;
-	}
 	if (nic_is_efa(ctx, &ctx->inv.nic[pr->nic])) {
 		/* platform.provider: aws-ofi-nccl, not NCCL's net_ib. */
 		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_NET_OFI,
@@ -2014,59 +1487,65 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 ctx->inv.nic[pr->nic].name);
 		ev_str(r, "nccl_ib", "ncclIbInitDevices skips the port: link "
 		       "layer neither InfiniBand nor Ethernet");
-		return;
+		return true;
 	}
-	if (!s->ib_used || m->port < 0) {
+	if (!s->set.ib_used || m->port < 0) {
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NET_NOT_IB,
 			 "NCCL does not use this device: %s",
-			 !s->ib_used ? s->ib_why : s->hca_set ?
+			 !s->set.ib_used ? s->set.ib_why : s->set.hca_set ?
 			 "NCCL_IB_HCA selects none of its ports" :
 			 "no ACTIVE port with an InfiniBand or Ethernet link "
 			 "layer (see nic.port)");
-		if (s->hca_set)
+		if (s->set.hca_set)
 			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
-		return;
+		return true;
 	}
 	if (m->err) {
 		emit(ctx, pr->subject, ST_ERROR, C_NCCL_MODEL_FAILED,
 		     "the NCCL model cannot decide: a path type of NCCL %s is "
 		     "missing", s->version);
-		return;
+		return true;
 	}
-	rails_string(ctx, pr->gpu, rails, sizeof(rails));
-	if (m->rail && m->undecided) {
-		/* Not NCCL_RAIL_NO_GDR: nothing said no (issue 23). */
-		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_UNDECIDED,
-			 "NCCL rail: whether NCCL uses GPUDirect RDMA here "
-			 "cannot be decided: %s", m->undecided);
-		ev_bool(r, "rail", true);
-		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
-		ev_int(r, "port", m->port);
-		ev_str(r, "nccl_version", "%s", s->version);
-		return;
-	}
-	if (!m->rail) {
-		/* Far pairs are information: NCCL does not use them. */
-		if (m->relay >= 0)
-			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
-				 "not a rail of this GPU: NCCL uses %s; here "
-				 "PXN through %s (NVLink), GDR %s",
-				 rails, ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id,
-				 m->rd.mode != NCCL_GDR_DISABLED ? "on" : "off");
-		else
-			r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
-				 "not a rail of this GPU: NCCL uses %s; here %s "
-				 "(%s%s)", rails, nccl_ptype_name(m->type),
-				 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
-				 "no GDR if used",
-				 narrower(ctx, s, pr->gpu, m, narrow,
-					  sizeof(narrow)));
-		ev_bool(r, "rail", false);
-		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
-		pci_view_ev(r, ctx, s, pr->gpu, m);
-		ev_str(r, "nccl_version", "%s", s->version);
-		return;
-	}
+	return false;
+}
+
+/* Far pairs are information: NCCL does not use them. */
+static void topo_nccl_far(struct gdr_ctx *ctx, const struct nccl_state *s,
+			  const struct inv_pair *pr, const struct nccl_pair_model *m,
+			  const char *rails)
+{
+	char narrow[96];
+	struct result *r;
+
+	if (m->relay >= 0)
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+			 "not a rail of this GPU: NCCL uses %s; here "
+			 "PXN through %s (NVLink), GDR %s",
+			 rails, ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id,
+			 m->rd.mode != NCCL_GDR_DISABLED ? "on" : "off");
+	else
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+			 "not a rail of this GPU: NCCL uses %s; here %s "
+			 "(%s%s)", rails, nccl_ptype_name(m->type),
+			 m->wr.mode != NCCL_GDR_DISABLED ? "GDR if used" :
+			 "no GDR if used",
+			 narrower(ctx, s, pr->gpu, m, narrow,
+				  sizeof(narrow)));
+	ev_bool(r, "rail", false);
+	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+	pci_view_ev(r, ctx, s, pr->gpu, m);
+	ev_str(r, "nccl_version", "%s", s->version);
+}
+
+/* A rail: whether NCCL uses GPUDirect RDMA on it, each way. */
+static struct result *topo_nccl_rail(struct gdr_ctx *ctx,
+				     const struct nccl_state *s, int pair,
+				     const struct nccl_pair_model *m)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[pair];
+	char nm[80], via[160] = "";
+	struct result *r;
+
 	if (m->wr.mode == NCCL_GDR_DISABLED && m->wr.why == NCCL_GDR_TOO_FAR) {
 		enum nccl_ptype d = m->wr.distance;
 		char c2c[200], how[200];
@@ -2079,44 +1558,56 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 			 nccl_ptype_name(m->wr.level),
 			 level_src(ctx, s, m->wr.level, pr->gpu), c2c);
 		if (grace && s->ver >= NCCL_VER(2, 26, 0))
-			ev_int(r, "nccl_net_gdr_c2c", s->gdr_c2c);
+			ev_int(r, "nccl_net_gdr_c2c", s->set.gdr_c2c);
 		if (grace)
 			remedy_NCCL_C2C_GDR_OFF(r, how, nccl_ptype_name(d));
 		else
 			remedy_NCCL_DISTANCE_EXCEEDS_LEVEL(r,
 				nccl_ptype_name(d), d >= NPT_SYS ?
 				"CPU interconnect" : "root complex");
-	} else if (m->wr.mode == NCCL_GDR_DISABLED) {
+		return r;
+	}
+	if (m->wr.mode == NCCL_GDR_DISABLED) {
 		/* Not the distance: the level advice would not help. */
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_RAIL_NO_GDR,
 			 "NCCL rail: NCCL will not use GPUDirect RDMA here: %s",
 			 why_name(m->wr.why));
 		if (m->wr.why == NCCL_GDR_NO_SUPPORT)
 			remedy_NCCL_RAIL_NO_GDR(r);
-	} else if (m->rd.mode == NCCL_GDR_DISABLED) {
+		return r;
+	}
+	if (m->rd.mode == NCCL_GDR_DISABLED) {
 		r = emit(ctx, pr->subject, ST_WARN, C_NCCL_GDR_WRITE_ONLY,
 			 "NCCL rail: GDR for receives (distance %s <= %s) but "
 			 "not for sends: %s", nccl_ptype_name(m->wr.distance),
 			 nccl_ptype_name(m->wr.level), why_name(m->rd.why));
 		remedy_NCCL_GDR_WRITE_ONLY(r);
-	} else {
-		char via[160] = "";
-
-		/* ncclTopoCheckGdr: a PXN path's distance is the relay's. */
-		if (m->relay >= 0)
-			snprintf(via, sizeof(via), " (PXN: sends through %s "
-				 "over NVLink; the relay's distance)",
-				 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
-		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
-			 "NCCL rail %s port %d: %s both ways%s, distance %s <= "
-			 "level %s%s%s", nccl_nic_name(ctx, t->pair, nm,
-			 sizeof(nm)), m->port,
-			 mech_name(m->mwr.mech),
-			 m->mwr.no_fallback ? " (no fallback)" : "",
-			 nccl_ptype_name(m->wr.distance),
-			 nccl_ptype_name(m->wr.level),
-			 level_src(ctx, s, m->wr.level, pr->gpu), via);
+		return r;
 	}
+	/* ncclTopoCheckGdr: a PXN path's distance is the relay's. */
+	if (m->relay >= 0)
+		snprintf(via, sizeof(via), " (PXN: sends through %s "
+			 "over NVLink; the relay's distance)",
+			 ctx->rep->subj[ctx->inv.gpu[m->relay].subject].id);
+	return emit(ctx, pr->subject, ST_PASS, C_NCCL_GDR_ALLOWED,
+		    "NCCL rail %s port %d: %s both ways%s, distance %s <= "
+		    "level %s%s%s", nccl_nic_name(ctx, pair, nm,
+		    sizeof(nm)), m->port,
+		    mech_name(m->mwr.mech),
+		    m->mwr.no_fallback ? " (no fallback)" : "",
+		    nccl_ptype_name(m->wr.distance),
+		    nccl_ptype_name(m->wr.level),
+		    level_src(ctx, s, m->wr.level, pr->gpu), via);
+}
+
+/* What a rail's result shows of the model's decision. */
+static void topo_nccl_rail_ev(struct gdr_ctx *ctx, struct result *r,
+			      const struct nccl_state *s, int pair,
+			      const struct nccl_pair_model *m)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[pair];
+	char nm[80];
+
 	fact_gdr(r, gdr_fact(m));
 	ev_bool(r, "rail", true);
 	ev_str(r, "path", "%s", nccl_ptype_name(m->type));
@@ -2128,7 +1619,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	if (m->gid_index >= 0)
 		ev_int(r, "gid_index", m->gid_index);
 	ev_str(r, "level", "%s", nccl_ptype_name(m->wr.level));
-	ev_bool(r, "level_from_config", s->level_set);
+	ev_bool(r, "level_from_config", s->set.level_set);
 	ev_bool(r, "gdr_send", m->rd.mode != NCCL_GDR_DISABLED);
 	ev_bool(r, "gdr_recv", m->wr.mode != NCCL_GDR_DISABLED);
 	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
@@ -2142,7 +1633,7 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 		 * mlx5dv_reg_dmabuf_mr; net.cc: a PCI gdrMode exports with
 		 * CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (CUDA >= 12.8). */
 		ev_str(r, "nccl_device", "%s",
-		       nccl_nic_name(ctx, t->pair, nm, sizeof(nm)));
+		       nccl_nic_name(ctx, pair, nm, sizeof(nm)));
 		ev_str(r, "data_direct_pci", "%s", fn ? fn + 1 : "");
 		ev_bool(r, "pcie_mapping", m->wr.mode == NCCL_GDR_PCI ||
 			m->rd.mode == NCCL_GDR_PCI);
@@ -2153,21 +1644,51 @@ void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "nccl_version", "%s", s->version);
 }
 
+void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
+	struct nccl_state *s = model(ctx);
+	const struct nccl_pair_model *m = &s->pm[t->pair];
+	char rails[256];
+	struct result *r;
+
+	if (ctx_gpu_hidden(ctx, pr->gpu)) {
+		emit(ctx, pr->subject, ST_SKIP, C_GPU_NOT_IN_CUDA,
+		     "not visible to this process (see gpu.visible)");
+		return;
+	}
+	/* Not a DEP: topo.path ERRORs on paths the model still places. */
+	if (!m->known) {
+		emit(ctx, pr->subject, ST_SKIP, C_PATH_UNKNOWN,
+		     "no PCIe path known (see topo.path)");
+		return;
+	}
+	if (topo_nccl_not_ib(ctx, s, pr, m))
+		return;
+	rails_string(ctx, pr->gpu, rails, sizeof(rails));
+	if (m->rail && m->undecided) {
+		/* Not NCCL_RAIL_NO_GDR: nothing said no (issue 23). */
+		r = emit(ctx, pr->subject, ST_SKIP, C_NCCL_UNDECIDED,
+			 "NCCL rail: whether NCCL uses GPUDirect RDMA here "
+			 "cannot be decided: %s", m->undecided);
+		ev_bool(r, "rail", true);
+		ev_str(r, "path", "%s", nccl_ptype_name(m->type));
+		ev_int(r, "port", m->port);
+		ev_str(r, "nccl_version", "%s", s->version);
+		return;
+	}
+	if (!m->rail) {
+		topo_nccl_far(ctx, s, pr, m, rails);
+		return;
+	}
+	r = topo_nccl_rail(ctx, s, t->pair, m);
+	topo_nccl_rail_ev(ctx, r, s, t->pair, m);
+}
+
 /* --- data.nccl ----------------------------------------------------------- */
 
 enum proof { PR_PROVEN, PR_UNPROVEN, PR_ERROR, PR_FAILED };
 
-/*
- * NCCL's buffers (cudawrap.cc ncclCuMemEnable, 2.18.1-2.30.7: v2.18.1-1
- * cudawrap.cc:15-46, v2.19.1-1 cudawrap.cc:15-48, v2.23.4-1
- * cudawrap.cc:13-49, v2.24.3-1 cudawrap.cc:13-46, v2.30.7-1
- * cudawrap.cc:16-51): with cuMem on, ncclCudaCalloc and the net
- * transport's device buffers come from ncclCuMemAlloc (cuMemCreate +
- * cuMemMap + cuMemSetAccess; alloc.h, v2.30.7-1 net.cc:1124), so only
- * the VMM registration and transfer prove NCCL's path; with it off,
- * cudaMalloc (cuMemAlloc) memory is what NCCL registers.
- */
-enum bufkind { BUF_CUMEMALLOC, BUF_CUMEM, BUF_UNKNOWN };
 
 static bool word_in(const char *list, const char *w)
 {
@@ -2188,89 +1709,33 @@ static bool word_in(const char *list, const char *w)
  * tried both ways: when the answer differs, the kind is unknown. why says
  * which and from where.
  */
-static enum bufkind cumem_of(const struct gdr_ctx *ctx,
-			     const struct nccl_state *s, int gpu, char *why,
-			     size_t len)
+/* NCCL's buffers (nccl_cumem_kind) from the GPU's CUDA facts. */
+static enum nccl_bufkind cumem_of(const struct gdr_ctx *ctx,
+				  const struct nccl_state *s, int gpu,
+				  char *why, size_t len)
 {
 	const struct cuda_facts *cf = &ctx->vf->cuda;
 	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
 	const struct reg_vmm_gpu *v = NULL;
-	enum nccl_conf_src src;
-	int line = 0, vmm = -1, gdr_vmm = -1, create = -1;
-	int64_t def = nccl_cumem_param_default(s->ver), param = def;
-	const char *val = nccl_conf_get(&s->conf, "NCCL_CUMEM_ENABLE", &src,
-					&line);
-	char ptxt[160], unknown[96] = "";
-	size_t uu = 0;
-	bool lo, hi;
+	struct nccl_cumem_in in = {
+		.ver = s->ver, .version = s->version, .conf = &s->conf,
+		.driver_version = cf->driver_version,
+		.create = -1, .vmm = -1, .gdr_vmm = -1,
+	};
 
-	if (val) {
-		nccl_parse_param(val, def, &param);
-		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE=%.32s (%s%s%.0d)",
-			 val, nccl_conf_src_name(src), line ? ":" : "", line);
-	} else {
-		snprintf(ptxt, sizeof(ptxt), "NCCL_CUMEM_ENABLE unset: NCCL "
-			 "%s's default %lld%s", s->version, (long long)def,
-			 def == -2 ? " (auto)" : "");
-	}
 	if (cf->lib.loaded)
-		create = !word_in(cf->lib.missing_optional, "cuMemCreate");
+		in.create = !word_in(cf->lib.missing_optional, "cuMemCreate");
 	if (g && g->ordinal >= 0 && g->ordinal < cf->gpus_recorded)
 		v = &ctx->vf->reg.vmm[g->ordinal];
 	if (v && (v->skip == VMMS_TRIED || v->skip == VMMS_GDR_UNSUPPORTED ||
 		  (v->skip == VMMS_ATTR_FAILED &&
 		   v->attr != CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)))
-		vmm = 1;
+		in.vmm = 1;
 	else if (v && v->skip == VMMS_UNSUPPORTED)
-		vmm = 0;
+		in.vmm = 0;
 	if (g && !(g->attr_unanswered & CU_SLOT_BIT(CU_SLOT_VMM_GDR)))
-		gdr_vmm = g->attr_vmm_gdr;
-	lo = nccl_cumem_enable(s->ver, param, cf->driver_version,
-			       create == 1, vmm > 0, gdr_vmm > 0);
-	hi = nccl_cumem_enable(s->ver, param, cf->driver_version ?
-			       cf->driver_version : 12000, create != 0,
-			       vmm != 0, gdr_vmm != 0);
-	if (s->ver < NCCL_VER(2, 18, 0)) {
-		snprintf(why, len, "NCCL %s has no cuMem "
-			 "allocation (ncclCuMemEnable starts at 2.18.1)",
-			 s->version);
-		return BUF_CUMEMALLOC;
-	}
-	/* The parameter alone decides: ncclIsCuMemSupported is not read. */
-	if (param != -2) {
-		snprintf(why, len, "%s", ptxt);
-		return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
-	}
-	if (!cf->driver_version)
-		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
-				       "%sdriver version", uu ? ", " : "");
-	if (create < 0 && uu < sizeof(unknown))
-		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
-				       "%scuMemCreate", uu ? ", " : "");
-	if (vmm < 0 && uu < sizeof(unknown))
-		uu += (size_t)snprintf(unknown + uu, sizeof(unknown) - uu,
-				       "%sVMM attribute", uu ? ", " : "");
-	if (gdr_vmm < 0 && s->ver < NCCL_VER(2, 24, 0) && uu < sizeof(unknown))
-		snprintf(unknown + uu, sizeof(unknown) - uu,
-			 "%sGPUDirect RDMA with VMM attribute", uu ? ", " : "");
-	if (lo != hi) {
-		snprintf(why, len, "%s, and cuMem support unknown (%s not "
-			 "read)", ptxt, unknown);
-		return BUF_UNKNOWN;
-	}
-	if (lo)
-		snprintf(why, len, "%s, cuMem supported "
-			 "(driver %d, cuMemCreate, VMM attribute%s)", ptxt,
-			 cf->driver_version, s->ver < NCCL_VER(2, 24, 0) ?
-			 ", GPUDirect RDMA with VMM attribute" : "");
-	else
-		snprintf(why, len, "%s, cuMem not supported (%s)", ptxt,
-			 cf->driver_version && cf->driver_version < 12000 ?
-			 "driver < 12000" : create == 0 ? "no cuMemCreate" :
-			 vmm == 0 ? "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0" :
-			 "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0, "
-			 "required until 2.23.4");
-	return lo ? BUF_CUMEM : BUF_CUMEMALLOC;
+		in.gdr_vmm = g->attr_vmm_gdr;
+	return nccl_cumem_kind(&in, why, len);
 }
 
 /*
@@ -2292,7 +1757,7 @@ static bool dd_unasked(struct gdr_ctx *ctx, const struct inv_pair *pr)
 	if (ctx->vf->verbs.mlx5_lib.attempted || s->pm[pr - ctx->inv.pair].dd ||
 	    !ctx_platform(ctx)->cx_dma)
 		return false;
-	nccl_data_direct(s->ver, s->ib_data_direct, true, &dd);
+	nccl_data_direct(s->ver, s->set.ib_data_direct, true, &dd);
 	return dd.dma;
 }
 
@@ -2389,13 +1854,13 @@ static enum proof proven_kind(struct gdr_ctx *ctx, int pi, unsigned int mask,
  * only is not proof of NCCL's failure.
  */
 static enum proof proven(struct gdr_ctx *ctx, int pi, unsigned int mask,
-			 enum bufkind kind, const struct result **why)
+			 enum nccl_bufkind kind, const struct result **why)
 {
 	const struct result *wa, *wv;
 	enum proof pa, pv;
 
-	if (kind != BUF_UNKNOWN)
-		return proven_kind(ctx, pi, mask, kind == BUF_CUMEM, why);
+	if (kind != NCCL_BUF_UNKNOWN)
+		return proven_kind(ctx, pi, mask, kind == NCCL_BUF_CUMEM, why);
 	pa = proven_kind(ctx, pi, mask, false, &wa);
 	pv = proven_kind(ctx, pi, mask, true, &wv);
 	*why = pa >= pv ? wa : wv;
@@ -2432,26 +1897,282 @@ static bool vmm_only_failure(struct gdr_ctx *ctx, int pi, unsigned int mask,
 	return false;
 }
 
-static const char *kind_name(enum bufkind k)
+static const char *kind_name(enum nccl_bufkind k)
 {
-	return k == BUF_CUMEM ? "cuMemCreate" : k == BUF_CUMEMALLOC ?
+	return k == NCCL_BUF_CUMEM ? "cuMemCreate" : k == NCCL_BUF_CUMEMALLOC ?
 	       "cuMemAlloc" : "unknown";
 }
 
+
+/* What data.nccl gathers over one GPU's rails. */
+struct rails_proof {
+	enum nccl_bufkind kind;		/* the buffers NCCL allocates */
+	char bufwhy[512];
+	char on[256];			/* the rails, as shown */
+	size_t used;
+	int nrails;
+	enum proof worst;
+	const struct result *worst_why;
+	int worst_pi;			/* the pair of the worst rail */
+	bool worst_vmm_only;
+	bool nogdr;			/* a rail without GDR */
+	const char *undecided;		/* a rail's inputs never read */
+};
+
+static const char *mech_word(enum nccl_mech mm)
+{
+	return mm == NCCL_MECH_DMABUF ? "DMA-BUF" :
+	       mm == NCCL_MECH_PEERMEM ? "peermem" : "host memory";
+}
+
+/*
+ * The proof of the mechanism mm NCCL uses on rail pi (to NIC n); *why is
+ * the result it stands on, *vo whether only VMM memory fails.
+ */
+static enum proof rail_proof(struct gdr_ctx *ctx, const struct nccl_state *s,
+			     int pi, int n, enum nccl_mech mm,
+			     struct rails_proof *rp, const struct result **why,
+			     bool *vo)
+{
+	const struct nccl_pair_model *m = &s->pm[pi];
+	char rwhy_buf[512];
+	enum proof p;
+
+	if (mm == NCCL_MECH_HOST && m->undecided) {
+		/* The inputs were never read: undecided, not no. */
+		rp->undecided = m->undecided;
+		*why = NULL;
+		return PR_ERROR;
+	}
+	if (mm == NCCL_MECH_HOST) {
+		rp->nogdr = true;
+		*why = NULL;
+		return PR_FAILED;
+	}
+	p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
+		   P_PEERMEM, rp->kind, why);
+	*vo = vmm_only_failure(ctx, pi, mm == NCCL_MECH_DMABUF ?
+			       P_DMABUF : P_PEERMEM, p, why);
+	/*
+	 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
+	 * sends leave from the relay GPU's memory, so the
+	 * relay's pair must be proven too.
+	 */
+	if (m->relay >= 0) {
+		const struct result *rwhy;
+		int rpi = pair_index(ctx, m->relay, n);
+		enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
+				    m->mrd.mech : mm;
+		enum nccl_bufkind rk = cumem_of(ctx, s, m->relay,
+			rwhy_buf, sizeof(rwhy_buf));
+		enum proof rpr = rpi < 0 ? PR_UNPROVEN :
+			proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
+			       P_DMABUF : P_PEERMEM, rk, &rwhy);
+
+		if (rpi < 0)
+			rwhy = NULL;
+		if (rpr > p) {
+			p = rpr;
+			*why = rwhy;
+			*vo = vmm_only_failure(ctx, rpi,
+				rm == NCCL_MECH_DMABUF ?
+				P_DMABUF : P_PEERMEM, rpr, why);
+		}
+	}
+	return p;
+}
+
+/* One rail of the GPU: listed, proven, and the worst one kept. */
+static void data_nccl_rail(struct gdr_ctx *ctx, const struct nccl_state *s,
+			   struct nccl_gpu_rails *gr, int pi, int n,
+			   struct rails_proof *rp)
+{
+	const struct nccl_pair_model *m = &s->pm[pi];
+	enum nccl_mech mm;
+	const struct result *why;
+	bool vo = false;
+	enum proof p;
+	char nm[80];
+
+	rp->nrails++;
+	mm = m->mwr.mech != NCCL_MECH_HOST ? m->mwr.mech : m->mrd.mech;
+	if (rp->used < sizeof(rp->on))
+		rp->used += (size_t)snprintf(rp->on + rp->used,
+					     sizeof(rp->on) - rp->used,
+					     "%s%s%s%s%s", rp->used ? ", " : "",
+					     nccl_nic_name(ctx, pi, nm, sizeof(nm)),
+					     m->relay >= 0 ? " (PXN through " : "",
+					     m->relay >= 0 ? ctx->rep->subj[
+					     ctx->inv.gpu[m->relay].subject].id : "",
+					     m->relay >= 0 ? ")" : "");
+	p = rail_proof(ctx, s, pi, n, mm, rp, &why, &vo);
+	if (gr)
+		for (int k = 0; k < gr->nrails; k++)
+			if (gr->rail[k].nic == ctx->inv.nic[n].subject)
+				gr->rail[k].proof =
+					p == PR_PROVEN ? "proven" :
+					p == PR_FAILED ? "failed" :
+					p == PR_ERROR ? "error" : "unproven";
+	if (p > rp->worst || rp->worst_pi < 0) {
+		if (p >= rp->worst) {
+			rp->worst = p;
+			rp->worst_why = why;
+			rp->worst_vmm_only = vo;
+		}
+		if (rp->worst_pi < 0 || p >= rp->worst)
+			rp->worst_pi = pi;
+	}
+}
+
+/* A GPU NCCL uses no rail for: why, and whether that blocks. */
+static void data_nccl_no_rails(struct gdr_ctx *ctx, const struct nccl_state *s,
+			       const struct inv_gpu *gpu)
+{
+	struct result *r;
+	size_t efa = 0;
+
+	if (!s->set.ib_used) {
+		r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
+			 "NCCL will not use GPUDirect RDMA on %s: %s",
+			 ctx->rep->subj[gpu->subject].id, s->set.ib_why);
+		remedy_NCCL_NO_GDR(r);
+		return;
+	}
+	for (size_t i = 0; i < ctx->inv.nnic; i++)
+		efa += nic_is_efa(ctx, &ctx->inv.nic[i]);
+	if (efa)
+		emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
+		     "NCCL's IB transport uses no RDMA device "
+		     "on %s; not proven: the node's %zu AWS "
+		     "EFA device(s) are driven by aws-ofi-nccl "
+		     "(NCCL_NET ofi), which gdrcheck's "
+		     "IB-verbs model does not cover (see "
+		     "platform.provider)",
+		     ctx->rep->subj[gpu->subject].id, efa);
+	else
+		emit(ctx, gpu->subject, ST_SKIP,
+		     C_NCCL_UNPROVEN, "NCCL uses no RDMA "
+		     "device on %s; not proven: no RDMA device "
+		     "with a known path that NCCL selects",
+		     ctx->rep->subj[gpu->subject].id);
+}
+
+/* The worst rail failed: which mechanism, and whose fix. */
+static struct result *data_nccl_failed(struct gdr_ctx *ctx,
+				       const struct rails_proof *rp,
+				       const struct nccl_pair_model *m,
+				       enum nccl_mech mm, const char *nic,
+				       const char *mech, int subject)
+{
+	const char *wr = rp->worst_why ? rp->worst_why->reason : "";
+	const char *wg = rp->worst_why ? rp->worst_why->gate->id : "";
+	struct result *r;
+
+	if (rp->worst_vmm_only) {
+		r = emit(ctx, subject, ST_BLOCKED,
+			 C_NCCL_CUMEM_VMM_FAILS, "NCCL allocates its "
+			 "buffers with cuMemCreate (%s) and uses %s on "
+			 "%s; that fails on VMM memory: %s: %s",
+			 rp->bufwhy, mech, nic, wg, wr);
+		remedy_NCCL_CUMEM_VMM_FAILS(r);
+	} else if (rp->nogdr && mm == NCCL_MECH_HOST) {
+		const struct result *tr = ctx_result_of(ctx,
+			"topo.nccl", ctx->inv.pair[rp->worst_pi].subject);
+
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_NO_GDR,
+			 "NCCL will not use GPUDirect RDMA on %s: %s",
+			 nic, why_name(m->wr.why));
+		/*
+		 * topo.nccl owns the rail's fix (the level, the C2C
+		 * switch, NVML): carry it, so the report lists one
+		 * fix under "to fix" for both results instead of
+		 * "see topo.nccl" there and the fix under "optional".
+		 */
+		if (tr && tr->status == ST_WARN && tr->remediation)
+			result_remedy(r, "%s", tr->remediation);
+		else
+			remedy_NCCL_NO_GDR(r);
+	} else if (mm == NCCL_MECH_DMABUF && m->dd) {
+		/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_DD_FAILS,
+			 "NCCL uses DMA-BUF through Data Direct on %s "
+			 "(no fallback to peermem) and the Data Direct "
+			 "registration fails there: %s: %s", nic, wg, wr);
+		remedy_NCCL_DD_FAILS(r);
+	} else if (mm == NCCL_MECH_DMABUF) {
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_DMABUF_FAILS,
+			 "NCCL uses DMA-BUF on %s (no fallback to "
+			 "peermem) and DMA-BUF fails there: %s: %s",
+			 nic, wg, wr);
+		remedy_NCCL_DMABUF_FAILS(r);
+	} else {
+		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
+			 "NCCL uses peermem on %s and peermem fails "
+			 "there: %s: %s", nic, wg, wr);
+		remedy_NCCL_PEERMEM_FAILS(r);
+	}
+	return r;
+}
+
+/* The GPU's result: the worst of its rails' proofs. */
+static struct result *data_nccl_worst(struct gdr_ctx *ctx,
+				      const struct nccl_state *s,
+				      const struct rails_proof *rp,
+				      int subject, char *mech, size_t mlen)
+{
+	const struct nccl_pair_model *m = &s->pm[rp->worst_pi];
+	enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
+			    m->mwr.mech : m->mrd.mech;
+	char nm[80];
+	const char *nic = nccl_nic_name(ctx, rp->worst_pi, nm, sizeof(nm));
+	const char *wr = rp->worst_why ? rp->worst_why->reason : "";
+	const char *wg = rp->worst_why ? rp->worst_why->gate->id : "";
+	enum nccl_bufkind kind = rp->kind;
+	bool other = kind != NCCL_BUF_CUMEMALLOC;
+
+	snprintf(mech, mlen, "%s", mech_word(mm));
+	if (rp->worst == PR_PROVEN)
+		return emit(ctx, subject, ST_PASS, C_NCCL_RAILS_PROVEN,
+			    "NCCL uses %s on %s with %s buffers (%s): "
+			    "registration and transfer verified", mech, rp->on,
+			    kind_name(kind), rp->bufwhy);
+	if (rp->worst == PR_FAILED)
+		return data_nccl_failed(ctx, rp, m, mm, nic, mech, subject);
+	if (rp->worst == PR_ERROR && rp->undecided && !rp->worst_why)
+		return emit(ctx, subject, ST_ERROR, C_NCCL_UNDECIDED,
+			    "NCCL's mechanism on %s cannot be decided: %s",
+			    nic, rp->undecided);
+	if (rp->worst == PR_ERROR)
+		return emit(ctx, subject, ST_ERROR, C_NCCL_PROOF_ERROR,
+			    "NCCL uses %s on %s%s%s%s%s; the check could not "
+			    "decide: %s: %s", mech, nic,
+			    other ? " with " : "",
+			    other ? kind_name(kind) : "",
+			    other ? " buffers: " : "",
+			    other ? rp->bufwhy : "", wg, wr);
+	if (ctx->opt->no_alloc)
+		/* The health-check mode: READY-UNPROVEN, not UNKNOWN. */
+		return emit(ctx, subject, ST_SKIP, C_NCCL_NO_ALLOC,
+			    "NCCL uses %s on %s; --no-alloc: the "
+			    "registration proof was not attempted", mech,
+			    nic);
+	return emit(ctx, subject, ST_SKIP, C_NCCL_UNPROVEN,
+		    "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",
+		    mech, nic, other ? " with " : "",
+		    other ? kind_name(kind) : "",
+		    other ? " buffers: " : "",
+		    other ? rp->bufwhy : "",
+		    wg[0] ? wg : "no registration on this rail",
+		    wg[0] ? ": " : "", wr);
+}
 
 void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
 	struct nccl_state *s = model(ctx);
 	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
 	struct nccl_gpu_rails *gr = NULL;
-	enum proof worst = PR_PROVEN;
-	const struct result *worst_why = NULL;
-	char on[256] = "", mech[16] = "", bufwhy[512], rwhy_buf[512];
-	enum bufkind kind;
-	size_t used = 0;
-	int nrails = 0, worst_pi = -1;
-	bool nogdr = false, worst_vmm_only = false;
-	const char *undecided = NULL;
+	struct rails_proof rp;
+	char mech[16] = "";
 	struct result *r;
 
 	if (ctx_gpu_hidden(ctx, t->gpu)) {
@@ -2459,219 +2180,33 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 		     "not visible to this process (see gpu.visible)");
 		return;
 	}
+	memset(&rp, 0, sizeof(rp));
+	rp.worst = PR_PROVEN;
+	rp.worst_pi = -1;
 	for (size_t g = 0; g < ctx->rep->nccl.ngpus; g++)
 		if (ctx->rep->nccl.gpus[g].gpu == gpu->subject)
 			gr = &ctx->rep->nccl.gpus[g];
-	kind = cumem_of(ctx, s, t->gpu, bufwhy, sizeof(bufwhy));
+	rp.kind = cumem_of(ctx, s, t->gpu, rp.bufwhy, sizeof(rp.bufwhy));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
 		int pi = pair_index(ctx, t->gpu, (int)n);
-		const struct pair_model *m;
-		const struct result *why;
-		enum nccl_mech mm;
-		enum proof p;
-		bool vo = false;
-		char nm[80];
 
 		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
 			continue;
-		m = &s->pm[pi];
-		nrails++;
-		mm = m->mwr.mech != NCCL_MECH_HOST ? m->mwr.mech : m->mrd.mech;
-		if (used < sizeof(on))
-			used += (size_t)snprintf(on + used, sizeof(on) - used,
-						 "%s%s%s%s%s", used ? ", " : "",
-						 nccl_nic_name(ctx, pi, nm, sizeof(nm)),
-						 m->relay >= 0 ? " (PXN through " : "",
-						 m->relay >= 0 ? ctx->rep->subj[
-						 ctx->inv.gpu[m->relay].subject].id : "",
-						 m->relay >= 0 ? ")" : "");
-		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
-			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
-			 "host memory");
-		if (mm == NCCL_MECH_HOST && m->undecided) {
-			/* The inputs were never read: undecided, not no. */
-			undecided = m->undecided;
-			p = PR_ERROR;
-			why = NULL;
-		} else if (mm == NCCL_MECH_HOST) {
-			nogdr = true;
-			p = PR_FAILED;
-			why = NULL;
-		} else {
-			p = proven(ctx, pi, mm == NCCL_MECH_DMABUF ? P_DMABUF :
-				   P_PEERMEM, kind, &why);
-			vo = vmm_only_failure(ctx, pi, mm == NCCL_MECH_DMABUF ?
-					      P_DMABUF : P_PEERMEM, p, &why);
-			/*
-			 * PXN (paths.cc ncclTopoComputePaths, GPU->NIC only):
-			 * sends leave from the relay GPU's memory, so the
-			 * relay's pair must be proven too.
-			 */
-			if (m->relay >= 0) {
-				const struct result *rwhy;
-				int rpi = pair_index(ctx, m->relay, (int)n);
-				enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
-						    m->mrd.mech : mm;
-				enum bufkind rk = cumem_of(ctx, s, m->relay,
-					rwhy_buf, sizeof(rwhy_buf));
-				enum proof rp = rpi < 0 ? PR_UNPROVEN :
-					proven(ctx, rpi, rm == NCCL_MECH_DMABUF ?
-					       P_DMABUF : P_PEERMEM, rk, &rwhy);
-
-				if (rpi < 0)
-					rwhy = NULL;
-				if (rp > p) {
-					p = rp;
-					why = rwhy;
-					vo = vmm_only_failure(ctx, rpi,
-						rm == NCCL_MECH_DMABUF ?
-						P_DMABUF : P_PEERMEM, rp, &why);
-				}
-			}
-		}
-		if (gr)
-			for (int k = 0; k < gr->nrails; k++)
-				if (gr->rail[k].nic == ctx->inv.nic[n].subject)
-					gr->rail[k].proof =
-						p == PR_PROVEN ? "proven" :
-						p == PR_FAILED ? "failed" :
-						p == PR_ERROR ? "error" : "unproven";
-		if (p > worst || worst_pi < 0) {
-			if (p >= worst) {
-				worst = p;
-				worst_why = why;
-				worst_vmm_only = vo;
-			}
-			if (worst_pi < 0 || p >= worst)
-				worst_pi = pi;
-		}
+		data_nccl_rail(ctx, s, gr, pi, (int)n, &rp);
 	}
-	if (!nrails) {
-		if (!s->ib_used) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
-				 "NCCL will not use GPUDirect RDMA on %s: %s",
-				 ctx->rep->subj[gpu->subject].id, s->ib_why);
-			remedy_NCCL_NO_GDR(r);
-		} else {
-			size_t efa = 0;
-
-			for (size_t i = 0; i < ctx->inv.nnic; i++)
-				efa += nic_is_efa(ctx, &ctx->inv.nic[i]);
-			if (efa)
-				emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-				     "NCCL's IB transport uses no RDMA device "
-				     "on %s; not proven: the node's %zu AWS "
-				     "EFA device(s) are driven by aws-ofi-nccl "
-				     "(NCCL_NET ofi), which gdrcheck's "
-				     "IB-verbs model does not cover (see "
-				     "platform.provider)",
-				     ctx->rep->subj[gpu->subject].id, efa);
-			else
-				emit(ctx, gpu->subject, ST_SKIP,
-				     C_NCCL_UNPROVEN, "NCCL uses no RDMA "
-				     "device on %s; not proven: no RDMA device "
-				     "with a known path that NCCL selects",
-				     ctx->rep->subj[gpu->subject].id);
-		}
+	if (!rp.nrails) {
+		data_nccl_no_rails(ctx, s, gpu);
 		return;
 	}
-	{
-		const struct pair_model *m = &s->pm[worst_pi];
-		enum nccl_mech mm = m->mwr.mech != NCCL_MECH_HOST ?
-				    m->mwr.mech : m->mrd.mech;
-		char nm[80];
-		const char *nic = nccl_nic_name(ctx, worst_pi, nm, sizeof(nm));
-		const char *wr = worst_why ? worst_why->reason : "";
-		const char *wg = worst_why ? worst_why->gate->id : "";
-
-		snprintf(mech, sizeof(mech), "%s", mm == NCCL_MECH_DMABUF ?
-			 "DMA-BUF" : mm == NCCL_MECH_PEERMEM ? "peermem" :
-			 "host memory");
-		if (worst == PR_PROVEN) {
-			r = emit(ctx, gpu->subject, ST_PASS, C_NCCL_RAILS_PROVEN,
-				 "NCCL uses %s on %s with %s buffers (%s): "
-				 "registration and transfer verified", mech, on,
-				 kind_name(kind), bufwhy);
-		} else if (worst == PR_FAILED && worst_vmm_only) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED,
-				 C_NCCL_CUMEM_VMM_FAILS, "NCCL allocates its "
-				 "buffers with cuMemCreate (%s) and uses %s on "
-				 "%s; that fails on VMM memory: %s: %s",
-				 bufwhy, mech, nic, wg, wr);
-			remedy_NCCL_CUMEM_VMM_FAILS(r);
-		} else if (worst == PR_FAILED && nogdr && mm == NCCL_MECH_HOST) {
-			const struct result *tr = ctx_result_of(ctx,
-				"topo.nccl", ctx->inv.pair[worst_pi].subject);
-
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_NO_GDR,
-				 "NCCL will not use GPUDirect RDMA on %s: %s",
-				 nic, why_name(m->wr.why));
-			/*
-			 * topo.nccl owns the rail's fix (the level, the C2C
-			 * switch, NVML): carry it, so the report lists one
-			 * fix under "to fix" for both results instead of
-			 * "see topo.nccl" there and the fix under "optional".
-			 */
-			if (tr && tr->status == ST_WARN && tr->remediation)
-				result_remedy(r, "%s", tr->remediation);
-			else
-				remedy_NCCL_NO_GDR(r);
-		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF &&
-			   m->dd) {
-			/* Its own code: the fix differs (NCCL_IB_DATA_DIRECT). */
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DD_FAILS,
-				 "NCCL uses DMA-BUF through Data Direct on %s "
-				 "(no fallback to peermem) and the Data Direct "
-				 "registration fails there: %s: %s", nic, wg, wr);
-			remedy_NCCL_DD_FAILS(r);
-		} else if (worst == PR_FAILED && mm == NCCL_MECH_DMABUF) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_DMABUF_FAILS,
-				 "NCCL uses DMA-BUF on %s (no fallback to "
-				 "peermem) and DMA-BUF fails there: %s: %s",
-				 nic, wg, wr);
-			remedy_NCCL_DMABUF_FAILS(r);
-		} else if (worst == PR_FAILED) {
-			r = emit(ctx, gpu->subject, ST_BLOCKED, C_NCCL_PEERMEM_FAILS,
-				 "NCCL uses peermem on %s and peermem fails "
-				 "there: %s: %s", nic, wg, wr);
-			remedy_NCCL_PEERMEM_FAILS(r);
-		} else if (worst == PR_ERROR && undecided && !worst_why) {
-			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_UNDECIDED,
-				 "NCCL's mechanism on %s cannot be decided: %s",
-				 nic, undecided);
-		} else if (worst == PR_ERROR) {
-			r = emit(ctx, gpu->subject, ST_ERROR, C_NCCL_PROOF_ERROR,
-				 "NCCL uses %s on %s%s%s%s%s; the check could not "
-				 "decide: %s: %s", mech, nic,
-				 kind != BUF_CUMEMALLOC ? " with " : "",
-				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
-				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
-				 kind != BUF_CUMEMALLOC ? bufwhy : "", wg, wr);
-		} else if (ctx->opt->no_alloc) {
-			/* The health-check mode: READY-UNPROVEN, not UNKNOWN. */
-			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_NO_ALLOC,
-				 "NCCL uses %s on %s; --no-alloc: the "
-				 "registration proof was not attempted", mech,
-				 nic);
-		} else {
-			r = emit(ctx, gpu->subject, ST_SKIP, C_NCCL_UNPROVEN,
-				 "NCCL uses %s on %s%s%s%s%s; not proven: %s%s%s",
-				 mech, nic, kind != BUF_CUMEMALLOC ? " with " : "",
-				 kind != BUF_CUMEMALLOC ? kind_name(kind) : "",
-				 kind != BUF_CUMEMALLOC ? " buffers: " : "",
-				 kind != BUF_CUMEMALLOC ? bufwhy : "",
-				 wg[0] ? wg : "no registration on this rail",
-				 wg[0] ? ": " : "", wr);
-		}
-	}
-	ev_str(r, "rails", "%s", on);
+	r = data_nccl_worst(ctx, s, &rp, gpu->subject, mech, sizeof(mech));
+	ev_str(r, "rails", "%s", rp.on);
 	/* The result it stands on: its fix is the root fix (failing.c). */
-	if (worst_why && worst == PR_FAILED)
-		ev_str(r, "caused_by", "%s %s", worst_why->gate->id,
-		       ctx->rep->subj[worst_why->subject].id);
+	if (rp.worst_why && rp.worst == PR_FAILED)
+		ev_str(r, "caused_by", "%s %s", rp.worst_why->gate->id,
+		       ctx->rep->subj[rp.worst_why->subject].id);
 	ev_str(r, "mechanism", "%s", mech);
-	ev_str(r, "buffers", "%s", kind_name(kind));
-	ev_str(r, "buffers_why", "%s", bufwhy);
+	ev_str(r, "buffers", "%s", kind_name(rp.kind));
+	ev_str(r, "buffers_why", "%s", rp.bufwhy);
 	ev_str(r, "nccl_version", "%s", s->version);
 }
 

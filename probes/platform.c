@@ -290,15 +290,60 @@ void gate_platform_iommu(struct gdr_ctx *ctx, const struct target *t)
 
 /* --- ACS on the GPU-NIC path -------------------------------------------- */
 
+/* On a Grace Direct-NIC node the x86 ACS rule is not this gate's to apply. */
+static void acs_not_applicable(struct gdr_ctx *ctx, const struct inv_pair *pr)
+{
+	const struct result *da;
+	struct result *r;
+
+	/*
+	 * rdma_topo keeps P2P Request Redirect on the GPU's switch
+	 * port and the root port on purpose: the x86 rule "redirect
+	 * off" is wrong advice here.
+	 */
+	r = emit(ctx, pr->subject, ST_SKIP, C_ACS_RULE_NOT_APPLICABLE,
+		 "the ACS-redirect-off rule does not apply to %s: ACS "
+		 "is set per port there (see platform.direct_acs)",
+		 ctx_platform(ctx)->describe);
+	ev_int(r, "bridges", pr->path.nbridges);
+	/* The matrix shows what platform.direct_acs found. */
+	da = ctx_result_of(ctx, "platform.direct_acs", ctx->host);
+	if (da && da->status == ST_PASS)
+		fact_acs(r, PAIR_ACS_CLEAR);
+	else if (da && da->status == ST_WARN)
+		fact_acs(r, PAIR_ACS_REDIRECT);
+}
+
+/* Per-bridge registers are in platform.bridges; here the findings. */
+static void acs_evidence(const struct gdr_ctx *ctx, struct result *r,
+			 const struct pcipath *p, int with_acs)
+{
+	char key[64];
+
+	ev_int(r, "bridges", p->nbridges);
+	ev_int(r, "with_acs", with_acs);
+	for (int i = 0; i < p->nbridges; i++) {
+		const struct pci_cfg *c = &ctx->cfg[p->bridges[i]];
+
+		if (!c->acs_unreadable[0] && !(c->acs.present &&
+					       (c->acs.ctrl & ACS_REDIRECTS)))
+			continue;
+		snprintf(key, sizeof(key), "acs_%s", ctx->tree.n[p->bridges[i]].bdf);
+		if (c->acs_unreadable[0])
+			ev_str(r, key, "unreadable: %s", c->acs_unreadable);
+		else
+			ev_str(r, key, "ctl 0x%04x", c->acs.ctrl);
+	}
+}
+
 void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
 	const struct pcipath *p = &pr->path;
-	char redir[512] = "", bad[512] = "", key[64], bdfs[512] = "";
+	char redir[512] = "", bad[512] = "", bdfs[512] = "";
 	int redirect = 0, header_only = 0, unreadable = 0, with_acs = 0;
 	size_t used = 0, bused = 0, dused = 0;
 	const struct reg_pair *pp;
-	const struct result *da;
 	struct result *r;
 	bool proven;
 
@@ -309,22 +354,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 		return;
 	}
 	if (ctx_platform(ctx)->kind == PLAT_KIND_GRACE_DIRECT_NIC) {
-		/*
-		 * rdma_topo keeps P2P Request Redirect on the GPU's switch
-		 * port and the root port on purpose: the x86 rule "redirect
-		 * off" is wrong advice here.
-		 */
-		r = emit(ctx, pr->subject, ST_SKIP, C_ACS_RULE_NOT_APPLICABLE,
-			 "the ACS-redirect-off rule does not apply to %s: ACS "
-			 "is set per port there (see platform.direct_acs)",
-			 ctx_platform(ctx)->describe);
-		ev_int(r, "bridges", p->nbridges);
-		/* The matrix shows what platform.direct_acs found. */
-		da = ctx_result_of(ctx, "platform.direct_acs", ctx->host);
-		if (da && da->status == ST_PASS)
-			fact_acs(r, PAIR_ACS_CLEAR);
-		else if (da && da->status == ST_WARN)
-			fact_acs(r, PAIR_ACS_REDIRECT);
+		acs_not_applicable(ctx, pr);
 		return;
 	}
 	if (ctx->pci_open_err) {
@@ -418,21 +448,7 @@ void gate_platform_acs(struct gdr_ctx *ctx, const struct target *t)
 			 "with an ACS capability)", p->nbridges, with_acs);
 		fact_acs(r, PAIR_ACS_CLEAR);
 	}
-	/* Per-bridge registers are in platform.bridges; here the findings. */
-	ev_int(r, "bridges", p->nbridges);
-	ev_int(r, "with_acs", with_acs);
-	for (int i = 0; i < p->nbridges; i++) {
-		const struct pci_cfg *c = &ctx->cfg[p->bridges[i]];
-
-		if (!c->acs_unreadable[0] && !(c->acs.present &&
-					       (c->acs.ctrl & ACS_REDIRECTS)))
-			continue;
-		snprintf(key, sizeof(key), "acs_%s", ctx->tree.n[p->bridges[i]].bdf);
-		if (c->acs_unreadable[0])
-			ev_str(r, key, "unreadable: %s", c->acs_unreadable);
-		else
-			ev_str(r, key, "ctl 0x%04x", c->acs.ctrl);
-	}
+	acs_evidence(ctx, r, p, with_acs);
 }
 
 /* --- every bridge on a GPU-NIC path, once ----------------------------- */

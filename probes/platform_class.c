@@ -518,11 +518,78 @@ static bool cmdline_has(const char *acs, const char *mask, const char *bdf)
 	return false;
 }
 
+/*
+ * Every other CX switch port and Grace/Vera root port with ACS, after the
+ * nw ports of the Data Direct complexes; returns the new count.
+ */
+static size_t other_acs_ports(const struct gdr_ctx *ctx,
+			      const enum dev_kind *kind, struct acs_want *w,
+			      size_t nw)
+{
+	for (size_t i = 0; i < ctx->tree.count; i++) {
+		enum dev_kind k = kind[i];
+		bool taken = false;
+
+		if (k != DK_CX_SWITCH && k != DK_GRACE_RP && k != DK_VERA_RP)
+			continue;
+		for (size_t j = 0; j < nw; j++)
+			taken |= w[j].node == (int)i;
+		if (taken || (!has_acs(ctx, (int)i) &&
+			      !ctx->cfg[i].acs_unreadable[0]))
+			continue;
+		w[nw++] = (struct acs_want){ (int)i, k == DK_CX_SWITCH ?
+			"CX switch port" : k == DK_VERA_RP ? "Vera root port" :
+			"Grace root port",
+			kernel_default(k), false };
+	}
+	return nw;
+}
+
+/* The kernel's line lists ports in address order (rdma_topo sorts). */
+static void sort_by_bdf(const struct gdr_ctx *ctx, struct acs_want *w,
+			size_t nw)
+{
+	for (size_t i = 0; i < nw; i++)
+		for (size_t j = i + 1; j < nw; j++)
+			if (strcmp(ctx->tree.n[w[j].node].bdf,
+				   ctx->tree.n[w[i].node].bdf) < 0) {
+				struct acs_want tmp = w[i];
+
+				w[i] = w[j];
+				w[j] = tmp;
+			}
+}
+
+/* Each port's ACS control against the mask rdma_topo wants there. */
+static void port_evidence(const struct gdr_ctx *ctx, struct result *r,
+			  const struct acs_want *w, size_t nw)
+{
+	char key[64];
+
+	for (size_t i = 0; i < nw; i++) {
+		const struct pci_cfg *c = &ctx->cfg[w[i].node];
+		char bits[8];
+
+		snprintf(key, sizeof(key), "acs_%s", ctx->tree.n[w[i].node].bdf);
+		if (c->acs_unreadable[0]) {
+			ev_str(r, key, "%s: want %s, unreadable: %s", w[i].role,
+			       w[i].mask, c->acs_unreadable);
+			continue;
+		}
+		for (int b = 0; b < 7; b++)
+			bits[b] = c->acs.ctrl & (1u << (6 - b)) ? '1' : '0';
+		bits[7] = '\0';
+		ev_str(r, key, "%s: ctl 0x%04x (%s), want %s: %s", w[i].role,
+		       c->acs.ctrl, bits, w[i].mask,
+		       mask_holds(w[i].mask, c->acs.ctrl) ? "ok" : "differs");
+	}
+}
+
 void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct platform_class *pc = ctx_platform(ctx);
 	struct acs_want *w = NULL;
-	char why[160] = "", line[1024] = "", cmd[4096] = "", key[64], bad[256] = "";
+	char why[160] = "", line[1024] = "", cmd[4096] = "", bad[256] = "";
 	const char *acs = NULL;
 	enum dev_kind *kind = NULL;
 	size_t nw = 0, used = 0, bused = 0;
@@ -556,35 +623,10 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 		remedy_DIRECT_ACS_LAYOUT_UNKNOWN(r);
 		goto out;
 	}
-	/* Every other CX switch port and Grace/Vera root port with ACS. */
-	for (size_t i = 0; i < ctx->tree.count; i++) {
-		enum dev_kind k = kind[i];
-		bool taken = false;
-
-		if (k != DK_CX_SWITCH && k != DK_GRACE_RP && k != DK_VERA_RP)
-			continue;
-		for (size_t j = 0; j < nw; j++)
-			taken |= w[j].node == (int)i;
-		if (taken || (!has_acs(ctx, (int)i) &&
-			      !ctx->cfg[i].acs_unreadable[0]))
-			continue;
-		w[nw++] = (struct acs_want){ (int)i, k == DK_CX_SWITCH ?
-			"CX switch port" : k == DK_VERA_RP ? "Vera root port" :
-			"Grace root port",
-			kernel_default(k), false };
-	}
+	nw = other_acs_ports(ctx, kind, w, nw);
 	if (!sysroot_read_line(ctx->sr, "/proc/cmdline", cmd, sizeof(cmd)))
 		acs = strstr(cmd, "config_acs=");
-	/* The kernel's line lists ports in address order (rdma_topo sorts). */
-	for (size_t i = 0; i < nw; i++)
-		for (size_t j = i + 1; j < nw; j++)
-			if (strcmp(ctx->tree.n[w[j].node].bdf,
-				   ctx->tree.n[w[i].node].bdf) < 0) {
-				struct acs_want tmp = w[i];
-
-				w[i] = w[j];
-				w[j] = tmp;
-			}
+	sort_by_bdf(ctx, w, nw);
 	for (size_t i = 0; i < nw; i++) {
 		const struct pci_cfg *c = &ctx->cfg[w[i].node];
 		const char *bdf = ctx->tree.n[w[i].node].bdf;
@@ -636,23 +678,7 @@ void gate_platform_direct_acs(struct gdr_ctx *ctx, const struct target *t)
 			 " (configured on the command line)" : "");
 	}
 	ev_str(r, "platform", "%s", pc->describe);
-	for (size_t i = 0; i < nw; i++) {
-		const struct pci_cfg *c = &ctx->cfg[w[i].node];
-		char bits[8];
-
-		snprintf(key, sizeof(key), "acs_%s", ctx->tree.n[w[i].node].bdf);
-		if (c->acs_unreadable[0]) {
-			ev_str(r, key, "%s: want %s, unreadable: %s", w[i].role,
-			       w[i].mask, c->acs_unreadable);
-			continue;
-		}
-		for (int b = 0; b < 7; b++)
-			bits[b] = c->acs.ctrl & (1u << (6 - b)) ? '1' : '0';
-		bits[7] = '\0';
-		ev_str(r, key, "%s: ctl 0x%04x (%s), want %s: %s", w[i].role,
-		       c->acs.ctrl, bits, w[i].mask,
-		       mask_holds(w[i].mask, c->acs.ctrl) ? "ok" : "differs");
-	}
+	port_evidence(ctx, r, w, nw);
 	ev_str(r, "config_acs_line", "pci=config_acs=\"%s\"", line);
 	if (pc->kernel_known && kver_cmp(&pc->kernel, 6, 11) < 0)
 		ev_str(r, "config_acs_kernel", "%s: before 6.11, which added "

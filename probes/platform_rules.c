@@ -770,6 +770,68 @@ static bool apart(const struct gdr_ctx *ctx, const char *a, const char *b)
 	return na != nb;
 }
 
+/*
+ * The importer is the device NCCL registers through (the NCCL model
+ * owns that: nccl_pair_dd). Direct-NIC with `<dev>_dma`: the NIC's
+ * Data Direct function as libmlx5 named it (nic.data_direct; a far
+ * pair's NIC has its function under another root port), the group
+ * rdma_topo check compares. A Data Direct capable NIC that NCCL uses
+ * as plain `<dev>` (NCCL_IB_DATA_DIRECT=0, an NCCL before 2.27):
+ * the NIC's own function, through ibv_reg_dmabuf_mr. Without verbs
+ * facts, the Data Direct function below the GPU's root port
+ * (rdma_topo's pairing). Returns nic or dma (dma[20] filled).
+ */
+static const char *importer_of(struct gdr_ctx *ctx, int pair, const char *nic,
+			       char dma[20], bool *own, bool *pf_not_dd)
+{
+	const struct inv_pair *pr = &ctx->inv.pair[pair];
+	const char *gpu = ctx->inv.gpu[pr->gpu].pci;
+	const struct verbs_nic *vn = ctx_verbs_nic(ctx, pr->nic);
+
+	if (vn && mlx5_data_direct(vn) && nccl_pair_dd(ctx, pair)) {
+		const char *fn = strrchr(vn->dd_path, '/');
+
+		snprintf(dma, 20, "%.19s", fn ? fn + 1 : vn->dd_path);
+		*own = true;
+		return dma;
+	}
+	if (vn && mlx5_data_direct(vn))
+		*pf_not_dd = true;
+	else if (!direct_nic_dma_of(ctx, gpu, dma, 20))
+		return dma;
+	return nic;
+}
+
+/* Which device NCCL registers through: the NCCL model's answer. */
+static void nccl_device_evidence(struct gdr_ctx *ctx, struct result *r,
+				 int pair, bool own, bool pf_not_dd)
+{
+	const char *name = ctx->inv.nic[ctx->inv.pair[pair].nic].name;
+
+	if (own)
+		ev_str(r, "nccl_device", "%s_dma (the Data Direct function)",
+		       name);
+	else if (pf_not_dd)
+		ev_str(r, "nccl_device", "%s (the NIC's own function; NCCL does "
+		       "not use %s_dma here: NCCL_IB_DATA_DIRECT or its "
+		       "version, see topo.nccl)", name, name);
+	if (pf_not_dd)
+		ev_bool(r, "nccl_pcie_mapping",
+			nccl_pair_pcie_mapping(ctx, pair));
+}
+
+/* NVreg_GrdmaPciTopoCheckOverride as read (grdma_override). */
+static void override_evidence(struct result *r, int ovr)
+{
+	if (ovr < 0)
+		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
+	else
+		ev_str(r, "GrdmaPciTopoCheckOverride", "%d (%s)", ovr,
+		       ovr == 0 ? "driver decides" : ovr == 1 ?
+		       "allow: topology check overridden" : ovr == 2 ?
+		       "deny" : "unknown value");
+}
+
 void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
@@ -778,7 +840,6 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	const struct platform_class *pc = ctx_platform(ctx);
 	char gg[32] = "", ng[32] = "", dma[20];
 	int ovr = grdma_override(ctx->sr), rg, rn;
-	const struct verbs_nic *vn;
 	bool own = false, pf_not_dd = false;
 	const struct result *rail;
 	struct result *r;
@@ -788,29 +849,7 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		     "no PCIe path known (see topo.path)");
 		return;
 	}
-	/*
-	 * The importer is the device NCCL registers through (the NCCL model
-	 * owns that: nccl_pair_dd). Direct-NIC with `<dev>_dma`: the NIC's
-	 * Data Direct function as libmlx5 named it (nic.data_direct; a far
-	 * pair's NIC has its function under another root port), the group
-	 * rdma_topo check compares. A Data Direct capable NIC that NCCL uses
-	 * as plain `<dev>` (NCCL_IB_DATA_DIRECT=0, an NCCL before 2.27):
-	 * the NIC's own function, through ibv_reg_dmabuf_mr. Without verbs
-	 * facts, the Data Direct function below the GPU's root port
-	 * (rdma_topo's pairing).
-	 */
-	vn = ctx_verbs_nic(ctx, pr->nic);
-	if (vn && mlx5_data_direct(vn) && nccl_pair_dd(ctx, t->pair)) {
-		const char *fn = strrchr(vn->dd_path, '/');
-
-		snprintf(dma, sizeof(dma), "%.19s", fn ? fn + 1 : vn->dd_path);
-		nic = dma;
-		own = true;
-	} else if (vn && mlx5_data_direct(vn)) {
-		pf_not_dd = true;
-	} else if (!direct_nic_dma_of(ctx, gpu, dma, sizeof(dma))) {
-		nic = dma;
-	}
+	nic = importer_of(ctx, t->pair, nic, dma, &own, &pf_not_dd);
 	/* topo.nccl owns whether NCCL uses this pair at all. */
 	rail = ctx_result_of(ctx, "topo.nccl", pr->subject);
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
@@ -894,25 +933,8 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 		       "the Data Direct function below the GPU's root port");
 	else if (pf_not_dd)
 		ev_str(r, "nic_function", "%s (the NIC's own function)", nic);
-	/* Which device NCCL registers through: the NCCL model's answer. */
-	if (own)
-		ev_str(r, "nccl_device", "%s_dma (the Data Direct function)",
-		       ctx->inv.nic[pr->nic].name);
-	else if (pf_not_dd)
-		ev_str(r, "nccl_device", "%s (the NIC's own function; NCCL does "
-		       "not use %s_dma here: NCCL_IB_DATA_DIRECT or its "
-		       "version, see topo.nccl)", ctx->inv.nic[pr->nic].name,
-		       ctx->inv.nic[pr->nic].name);
-	if (pf_not_dd)
-		ev_bool(r, "nccl_pcie_mapping",
-			nccl_pair_pcie_mapping(ctx, t->pair));
-	if (ovr < 0)
-		ev_str(r, "GrdmaPciTopoCheckOverride", "not in %s", NV_PARAMS);
-	else
-		ev_str(r, "GrdmaPciTopoCheckOverride", "%d (%s)", ovr,
-		       ovr == 0 ? "driver decides" : ovr == 1 ?
-		       "allow: topology check overridden" : ovr == 2 ?
-		       "deny" : "unknown value");
+	nccl_device_evidence(ctx, r, t->pair, own, pf_not_dd);
+	override_evidence(r, ovr);
 }
 
 /* --- arm-smmu-v3 identity domains before 6.11 --------------------------- */

@@ -134,9 +134,6 @@ enum vmm_proof_state {
 int vmm_proof(const struct gdr_ctx *ctx, int pair, enum vmm_path path);
 void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t);
 
-/* The NCCL model's state (probes/nccl.c), freed after the gates. */
-void nccl_state_free(struct gdr_ctx *ctx);
-
 /*
  * NVLink facts from NVML (issue 14 item 1, implemented by the NVML work;
  * probes/nvlink_stub.c holds weak defaults returning -1 until it lands).

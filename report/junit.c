@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/result.h"
-#include "report/text.h"
+#include "report/text_util.h"
 
 /*
  * Text and attribute values: markup characters as entities; anything the

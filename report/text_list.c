@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/xalloc.h"
-#include "report/text.h"
+#include "report/text_util.h"
 
 int text_natcmp(const char *a, const char *b)
 {

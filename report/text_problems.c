@@ -17,9 +17,10 @@
 
 #include "core/xalloc.h"
 #include "gate/catalog.h"
-#include "report/text.h"
+#include "report/text_sections.h"
 
-bool text_is_problem(const struct text_ctx *t, size_t i)
+/* Whether result i is shown as a problem by default (see above). */
+static bool text_is_problem(const struct text_ctx *t, size_t i)
 {
 	const struct result *res = &t->r->res[i];
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "gate/catalog.h"
-#include "report/text.h"
+#include "report/text_sections.h"
 
 /*
  * What NCCL would do, from the model's typed rails (report.nccl): how many

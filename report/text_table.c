@@ -14,7 +14,7 @@
 
 #include "core/xalloc.h"
 #include "gate/catalog.h"
-#include "report/text.h"
+#include "report/text_sections.h"
 
 /*
  * What a cell shows comes from the typed pair facts (core/result.h), the

@@ -5,7 +5,7 @@
 #   core    the result model, name tables, allocation, clock
 #   decode  pure decoders of sysfs/procfs/config-space bytes
 #   access  the sysroot, vendor libraries (dlopen, worker), libpci, capture
-#   nccl    NCCL's rules, versioned, pure
+#   nccl    NCCL's rules and path model, versioned, pure
 #   gate    the gate API: run context, inventory, PCIe tree, emit
 #   probes  the gate functions
 #   engine  the gate table, verdicts, policy
@@ -37,6 +37,50 @@ for f in files:
         for d in deps:
             if d.startswith('core/') and d != 'core/names.h':
                 bad.append(f'{f}: a decoder includes {d}')
+# The engine runs gates, it does not know their state: no engine/ file
+# names the NCCL model's state (ctx->nccl, struct nccl_state) or calls a
+# nccl_* function the probes declare (it is freed through ctx_at_end).
+probe_nccl = set()
+for f in files:
+    if f.startswith('probes/') and f.endswith('.h'):
+        probe_nccl.update(re.findall(r'\b(nccl_\w+)\s*\(',
+                                     open(f, encoding='utf-8').read()))
+for f in files:
+    if not f.startswith('engine/'):
+        continue
+    text = open(f, encoding='utf-8').read()
+    for w in sorted(set(re.findall(r'\bnccl_state\b|->nccl\b(?!\.)',
+                                   text))):
+        bad.append(f'{f}: engine reaches into the NCCL model ({w})')
+    for fn in sorted(probe_nccl):
+        if re.search(r'\b' + fn + r'\s*\(', text):
+            bad.append(f'{f}: engine calls {fn}() of the probes')
+# The human report's calls run one way: report/text.c calls the parts
+# (report/text_sections.h), every part calls only the shared helpers of
+# report/text_util.h, and no helper file includes the parts' header.
+text_c = [f for f in files if re.match(r'report/text\w*\.c$', f)]
+util_fns = set(re.findall(r'\b(text_\w+)\s*\(',
+                          open('report/text_util.h', encoding='utf-8').read()))
+defined = {}
+for f in text_c:
+    body = open(f, encoding='utf-8').read()
+    for fn in re.findall(r'^(?!static)\w[\w \*]*?\b(\w+)\(', body, re.M):
+        defined[fn] = f
+for f in text_c:
+    if f == 'report/text.c':
+        continue
+    body = open(f, encoding='utf-8').read()
+    for fn in sorted(set(re.findall(r'\b(\w+)\s*\(', body))):
+        if defined.get(fn, f) != f and fn not in util_fns:
+            bad.append(f'{f}: calls {fn}() of {defined[fn]}: a report '
+                       'part calls only report/text_util.h')
+    if f in (defined.get(fn) for fn in util_fns):
+        if 'report/text_sections.h' in graph[f]:
+            bad.append(f'{f}: a shared helper includes the report parts')
+for f in files:
+    if f.startswith('report/') and f != 'report/text.c' and \
+       'report/text.h' in inc.findall(open(f, encoding='utf-8').read()):
+        bad.append(f'{f}: includes report/text.h (text.c only)')
 # Circles between files (a .c and its own .h are one unit).
 def unit(p):
     return p[:-2] if p.endswith(('.c', '.h')) else p

@@ -8,6 +8,7 @@
 #   4. docs      every option and gate is in the man page
 #      catalog   man REASON CODES and schema enum match --list-codes --json
 #      layers    every #include points down the folders (check-layers.sh)
+#      function-length  no product function over 120 lines
 #      examples  committed real reports still match the schema
 #      h200-replay  the real H200 capture replays to the node's results
 #      slurm     the health-check wrapper against a real local Slurm
@@ -77,6 +78,7 @@ for t in tests/unit/test_*; do
 done
 
 suite layers sh -c 'if tests/check-layers.sh; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi'
+suite function-length sh -c 'if python3 tests/check-function-length.py; then echo "function-length: 1 passed, 0 failed"; else echo "function-length: 0 passed, 1 failed"; fi'
 suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 # No two results of a scenario's report disagree on a shared fact.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tables for nccl/rules.h and nccl/conf.h. Every row cites the NCCL
- * source line it mirrors as "tag file:line" (github.com/NVIDIA/nccl); a
- * row that disagrees with that line is a bug in the model.
+ * Unit tables for nccl/rules.h and nccl/conf.h, and nccl/model.h's steps
+ * over typed facts. Every row cites the NCCL source line it mirrors as
+ * "tag file:line" (github.com/NVIDIA/nccl); a row that disagrees with that
+ * line is a bug in the model.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +22,7 @@
 
 #include "access/sysroot.h"
 #include "nccl/conf.h"
+#include "nccl/model.h"
 #include "nccl/rules.h"
 
 /* The tree under test: one reader, pointed at each fixture in turn. */
@@ -1208,6 +1210,71 @@ static void test_rail_pick(void **state)
 		.ver = V(2, 30, 7), .local_nets = 0, .local_gpus = 1 }), -EINVAL);
 }
 
+/*
+ * nccl/model.h over typed facts alone, no gate context: two GPUs, each
+ * with a PIX NIC and the other's at SYS. Each GPU's rail is its own NIC
+ * (ncclTopoGetLocal), GDR is on there (PIX <= the default level) and off
+ * on the SYS pairs (above it, not re-routed: not < PHB, 2.21.5+).
+ */
+static void test_model_paths(void **state)
+{
+	static const int pair_gpu[4] = { 0, 0, 1, 1 };
+	static const int pair_nic[4] = { 0, 1, 0, 1 };
+	static const int pair_at[4] = { 0, 1, 2, 3 };
+	static const int npeers[2] = { 0, 0 };
+	static const int peers[4] = { -1, -1, -1, -1 };
+	struct nccl_gpu_facts gpu[2];
+	struct nccl_nic_facts nic[2] = { { true, NULL }, { true, NULL } };
+	struct nccl_pair_model pm[4];
+	struct nccl_node nd;
+	int ver = V(2, 30, 7);
+
+	memset(gpu, 0, sizeof(gpu));
+	for (int g = 0; g < 2; g++) {
+		gpu[g].dev = g;
+		gpu[g].cpu_path = NPT_PHB;
+		gpu[g].gdr = true;
+		gpu[g].cc = 90;
+		gpu[g].comm_dmabuf = true;
+	}
+	memset(pm, 0, sizeof(pm));
+	for (int i = 0; i < 4; i++) {
+		pm[i].known = pm[i].used = true;
+		pm[i].port = 1;
+		pm[i].relay = -1;
+		pm[i].gid_index = -1;
+		pm[i].type = pm[i].net_type = pm[i].pci_type =
+			pair_gpu[i] == pair_nic[i] ? NPT_PIX : NPT_SYS;
+		pm[i].bw = pm[i].net_bw = 24.0;
+		pm[i].bw_gpu_cpu = pm[i].bw_cpu_net = 24.0;
+	}
+	memset(&nd, 0, sizeof(nd));
+	nd.ver = ver;
+	nd.ngpu = nd.nnic = 2;
+	nd.npair = 4;
+	nd.pair_gpu = pair_gpu;
+	nd.pair_nic = pair_nic;
+	nd.pair_at = pair_at;
+	nd.gpu = gpu;
+	nd.nic = nic;
+	nd.npeers = npeers;
+	nd.peers = peers;
+	nd.gdr_read = nccl_gdr_read_param(NULL);
+	nd.gdr_c2c = nccl_gdr_c2c_default(ver);
+	nd.level = nccl_default_gdr_level(ver, nd.gdr_c2c);
+	nd.pxn_c2c = nccl_pxn_c2c_default(ver);
+	nccl_model_paths(&nd, pm);
+	assert_true(pm[0].rail && pm[3].rail);
+	assert_false(pm[1].rail || pm[2].rail);
+	assert_int_not_equal(pm[0].wr.mode, NCCL_GDR_DISABLED);
+	assert_int_not_equal(pm[0].rd.mode, NCCL_GDR_DISABLED);
+	assert_int_equal(pm[0].mwr.mech, NCCL_MECH_DMABUF);
+	assert_int_equal(pm[1].wr.mode, NCCL_GDR_DISABLED);
+	assert_int_equal(pm[1].wr.why, NCCL_GDR_TOO_FAR);
+	assert_int_equal(pm[1].type, NPT_SYS);
+	assert_int_equal(pm[1].relay, -1);
+}
+
 static void test_netdevs_policy(void **state)
 {
 	int max;
@@ -1488,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_rail_pick),
 		cmocka_unit_test(test_netdevs_policy),
 		cmocka_unit_test(test_port_fusion),
+		cmocka_unit_test(test_model_paths),
 		CONF_TEST(test_conf_precedence),
 		CONF_TEST(test_conf_file_variable),
 		CONF_TEST(test_conf_lines),

@@ -15,7 +15,7 @@
 #include "engine/gates.h"
 #include "core/result.h"
 #include "gate/catalog.h"
-#include "report/text.h"
+#include "report/text_util.h"
 
 /* --- the model ----------------------------------------------------------- */
 

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef GDRCHECK_REPORT_TEXT_H
-#define GDRCHECK_REPORT_TEXT_H
+#ifndef GDRCHECK_REPORT_TEXT_UTIL_H
+#define GDRCHECK_REPORT_TEXT_UTIL_H
 
 /*
- * The human report's parts, one concern per file, shared by report/text*.c
- * only (not a public interface):
+ * What the human report's parts share, below all of them (not a public
+ * interface): the rendering context, colours, the clean-output rule and
+ * the compressed subject lists. Nothing here calls a part; only
+ * report/text.c calls the parts (report/text_sections.h), so the calls run
+ * one way (tests/check-layers.sh).
  *
- *   text.c          the order of the parts, the header, the -v detail, -q
- *   text_summary.c  verdicts (node, per path, NCCL) and one count line per
- *                   layer
- *   text_table.c    the GPU x NIC table (nvidia-smi topo -m style)
- *   text_problems.c the problems and the fixes (to fix / optional)
+ *   text_util.c     colours, text_put_clean
  *   text_list.c     compressed subject lists (GPU0-7, GPU0-7 x mlx5_0-11)
  */
 #include <stdbool.h>
@@ -47,14 +46,5 @@ void text_pair_list(const struct report *r, const int (*pv)[2], size_t n,
 		    const char *sep, char *buf, size_t size);
 /* Compare subject ids with their numbers as numbers (mlx5_2 < mlx5_10). */
 int text_natcmp(const char *a, const char *b);
-
-/* Whether result i is shown as a problem by default (see text_problems.c). */
-bool text_is_problem(const struct text_ctx *t, size_t i);
-
-void text_summary(const struct text_ctx *t);
-void text_layers(const struct text_ctx *t);
-void text_table(const struct text_ctx *t);
-void text_problems(const struct text_ctx *t);
-void text_fixes(const struct text_ctx *t);
 
 #endif
