@@ -60,6 +60,7 @@ fixtures with hostile names (control bytes, invalid UTF-8).
 
 Other directives:
   numa-nodes N                      /sys/devices/system/node/node0..N-1
+                                    (cpumap: 32 CPUs per node)
   cpuinfo hypervisor|bare           /proc/cpuinfo flags (VM or not)
   cmdline TEXT                      /proc/cmdline
   iommu-unit NAME                   /sys/class/iommu/NAME
@@ -274,6 +275,20 @@ class Builder:
         if "pf" in kv:
             self.d_vf(dev, kv["pf"])
         self.rel_link(f"/sys/bus/pci/devices/{bdf}", dev)
+        self.pci_links(bdf, dev)
+
+    def pci_links(self, bdf, dev):
+        """What the kernel adds beside each function and NCCL's topology
+        reader relies on: `subsystem` (-> /sys/bus/pci: a NIC without it is
+        no PCI device to NCCL) and the bus it sits on, pci_bus/DDDD:BB in
+        its parent (bridge or root) with /sys/class/pci_bus/DDDD:BB linking
+        there (NCCL finds a device as /sys/class/pci_bus/BUS/../../BDF)."""
+        self.rel_link(f"{dev}/subsystem", "/sys/bus/pci")
+        bus = bdf.rsplit(":", 1)[0]
+        parent = os.path.dirname(dev)
+        self.mkdir(f"{parent}/pci_bus/{bus}")
+        if not os.path.lexists(self.p(f"/sys/class/pci_bus/{bus}")):
+            self.rel_link(f"/sys/class/pci_bus/{bus}", f"{parent}/pci_bus/{bus}")
 
     def d_vf(self, dev, pf):
         """dev is an SR-IOV VF of PCI function pf (declared before)."""
@@ -352,7 +367,9 @@ class Builder:
                 os.makedirs(os.path.dirname(full), exist_ok=True)
                 with open(full, "wb") as f:
                     f.write(data)
-                self.rel_link(f"/sys/bus/pci/devices/{bdf}", real)
+                if not os.path.lexists(self.p(f"/sys/bus/pci/devices/{bdf}")):
+                    self.rel_link(f"/sys/bus/pci/devices/{bdf}", real)
+                    self.pci_links(bdf, real)
 
 
 def kvs(tokens):
@@ -456,8 +473,12 @@ def run_spec(b, spec, env=None):
                 elif cmd == "port":
                     b.d_port(args[0], args[1], kvs(args[2:]))
                 elif cmd == "numa-nodes":
-                    for i in range(int(args[0])):
-                        b.mkdir(f"/sys/devices/system/node/node{i}")
+                    # cpumap as the kernel writes it (32-bit words, highest
+                    # first): 32 CPUs per node, node i owning word i.
+                    n = int(args[0])
+                    for i in range(n):
+                        words = ["ffffffff" if w == i else "00000000" for w in reversed(range(n))]
+                        b.write(f"/sys/devices/system/node/node{i}/cpumap", ",".join(words) + "\n")
                 elif cmd == "cpuinfo":
                     flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr"
                     if args[0] == "hypervisor":

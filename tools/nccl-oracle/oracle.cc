@@ -1,0 +1,163 @@
+// NCCL oracle: runs NCCL's own topology code (compiled from the tag's
+// sources) on the node this process sees under /sys, and prints, per GPU,
+// what NCCL decides: NET paths, GDR for send/recv, rails and PXN relays.
+// Output: one compact JSON object on stdout (run.sh sorts and indents it).
+#include "nccl.h"
+#include "comm.h"
+#include "graph.h"
+#include "graph/topo.h"
+#include "net.h"
+#include "utils.h"
+#include "transport.h"
+#include <stdio.h>
+#include <string.h>
+#include <string>
+
+#define ORACLE_VER NCCL_VERSION_CODE
+extern int oracleCudaDev, oracleFill, oracleNetPhysDevs;
+extern char ncclLastError[];
+int oracleCudaDeviceCount();
+extern "C" cudaError_t cudaDeviceGetAttribute(int*, cudaDeviceAttr, int);
+extern "C" cudaError_t cudaDriverGetVersion(int*);
+NCCL_PARAM(OracleDmaBufEnable, "DMABUF_ENABLE", 1);
+
+static std::string jstr(const char* s) {
+  std::string o = "\"";
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') o += '\\';
+    if ((unsigned char)*s < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", *s); o += b; continue; }
+    o += *s;
+  }
+  return o + "\"";
+}
+
+static const char* scenario;
+static int fail(const char* what, ncclResult_t r) {
+  std::string msg = std::string("error: ") + what;
+  if (ncclLastError[0]) msg += std::string(": ") + ncclLastError;
+  else msg += ": ncclResult " + std::to_string((int)r);
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  printf("{\"nccl\": \"%d.%d.%d\", \"scenario\": %s, \"status\": %s, \"gpus\": []}\n",
+         NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, jstr(scenario).c_str(), jstr(msg.c_str()).c_str());
+  return 0;
+}
+#define TRY(what, call) do { ncclResult_t r_ = (call); if (r_ != ncclSuccess) return fail(what, r_); } while (0)
+
+static const char* netName(ncclComm* comm, int dev) {
+  static char names[NCCL_TOPO_MAX_NODES][256];
+  ncclNetProperties_t props;
+  if (dev < 0 || dev >= NCCL_TOPO_MAX_NODES || comm->ncclNet->getProperties(dev, &props) != ncclSuccess) return "?";
+  snprintf(names[dev], sizeof names[dev], "%s", props.name);
+  return names[dev];
+}
+
+// NCCL's view of one rank: ncclTopoGetSystem, then paths, trim, paths again,
+// as initTransportsRank does.
+static ncclResult_t rankSystem(ncclComm* comm, int rank, ncclTopoSystem** sys) {
+  comm->rank = rank;
+  oracleCudaDev = comm->peerInfo[rank].cudaDev;
+  NCCLCHECK(ncclTopoGetSystem(comm, sys));
+  comm->topo = *sys;
+  NCCLCHECK(ncclTopoComputePaths(*sys, comm));
+  NCCLCHECK(ncclTopoTrimSystem(*sys, comm));
+  NCCLCHECK(ncclTopoComputePaths(*sys, comm));
+  return ncclSuccess;
+}
+
+int main(int argc, char** argv) {
+  scenario = argc > 1 ? argv[1] : "";
+  int nGpus = oracleCudaDeviceCount();
+  if (nGpus <= 0) return fail("no CUDA device", ncclInvalidUsage);
+  if (nGpus > 32) nGpus = 32;
+
+  // The NET plugin NCCL would pick first: its own IB plugin (net_ib.cc).
+  ncclNet_t* net = &ncclNetIb;
+  void* netCtx = NULL;
+  ncclNetCommConfig_t netConfig = {};
+  TRY("NET/IB init", net->init(&netCtx, 0, &netConfig, ncclDebugLog, NULL));
+  TRY("NET/IB devices", net->devices(&oracleNetPhysDevs));
+  if (oracleNetPhysDevs == 0) return fail("NET/IB", ncclSystemError);
+
+  // A two-node communicator: ranks 0..n-1 are this node's GPUs, n..2n-1 a
+  // twin node (other host hash), so NCCL keeps its NETs (inter-node).
+  ncclComm* comm = (ncclComm*)calloc(1, sizeof(ncclComm));
+  comm->nRanks = 2 * nGpus;
+  comm->nNodes = 2;
+  comm->ncclNet = net;
+  comm->netContext = netCtx;
+  comm->ncclNetVer = 11;
+  comm->peerInfo = (ncclPeerInfo*)calloc(comm->nRanks + 1, sizeof(ncclPeerInfo));
+  for (int r = 0; r < comm->nRanks; r++) {
+    ncclPeerInfo* p = comm->peerInfo + r;
+    int dev = r % nGpus;
+    p->rank = r;
+    p->cudaDev = dev;
+    p->hostHash = r < nGpus ? 0x1111 : 0x2222;
+    oracleCudaDev = dev;
+    TRY("getBusId", getBusId(dev, &p->busId));
+    // ncclGpuGdrSupport (plugin/net.cc): the driver's GPUDirect RDMA attribute.
+    int attr = 0;
+    cudaDeviceGetAttribute(&attr, cudaDevAttrGPUDirectRDMASupported, dev);
+    p->gdrSupport = attr;
+  }
+  // dmaBufSupported (init.cc): NCCL_DMABUF_ENABLE, the plugin's regMrDmaBuf,
+  // driver >= 11.7 and the GPU's DMA-BUF attribute.
+  {
+    int drv = 0, flag = 0;
+    cudaDriverGetVersion(&drv);
+    cudaDeviceGetAttribute(&flag, (cudaDeviceAttr)124, 0);
+    comm->dmaBufSupport = ncclParamOracleDmaBufEnable() != 0 && net->regMrDmaBuf != NULL && drv >= 11070 && flag;
+  }
+
+  ncclTopoSystem* sys;
+  // Pass 1: each rank's own XML (collected by the bootstrap stub).
+  for (int r = 0; r < nGpus; r++) {
+    comm->rank = r;
+    oracleCudaDev = r;
+    TRY("ncclTopoGetSystem", ncclTopoGetSystem(comm, &sys));
+    ncclTopoFree(sys);
+  }
+  oracleFill = 1;
+  std::string out = "{\"nccl\": \"" + std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
+                    std::to_string(NCCL_PATCH) + "\", \"scenario\": " + jstr(scenario) + ", \"status\": \"ok\", \"gpus\": [";
+  for (int rank = 0; rank < nGpus; rank++) {
+    TRY("topology", rankSystem(comm, rank, &sys));
+    int g;
+    TRY("ncclTopoRankToIndex", ncclTopoRankToIndex(sys, rank, &g, true));
+    ncclTopoNode* gpu = sys->nodes[GPU].nodes + g;
+    char busId[32];
+    int64ToBusId(comm->peerInfo[rank].busId, busId);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s{\"rank\": %d, \"dev\": %d, \"busid\": \"%s\", \"nets\": [", rank ? ", " : "", rank, gpu->gpu.dev, busId);
+    out += buf;
+    for (int n = 0; n < sys->nodes[NET].count; n++) {
+      ncclTopoNode* nn = sys->nodes[NET].nodes + n;
+      enum ncclTopoGdrMode s, rcv;
+      TRY("ncclTopoCheckGdr", ncclTopoCheckGdr(sys, rank, nn->id, 1, &s));
+      TRY("ncclTopoCheckGdr", ncclTopoCheckGdr(sys, rank, nn->id, 0, &rcv));
+      snprintf(buf, sizeof buf, "%s{\"name\": %s, \"dev\": %d, \"path\": \"%s\", \"bw\": %.4f, \"gdr_send\": %s, \"gdr_recv\": %s}",
+               n ? ", " : "", jstr(netName(comm, nn->net.dev)).c_str(), nn->net.dev, topoPathTypeStr[gpu->paths[NET][n].type],
+               gpu->paths[NET][n].bw, s != ncclTopoGdrModeDisable ? "true" : "false", rcv != ncclTopoGdrModeDisable ? "true" : "false");
+      out += buf;
+    }
+    std::string rails, byChannel, pxn;
+    std::string seen = ",";
+    for (int c = 0; c < 32; c++) {
+      int64_t id; int dev;
+      TRY("ncclTopoGetLocalNet", ncclTopoGetLocalNet(sys, rank, c, &id, &dev));
+      std::string name = jstr(netName(comm, dev));
+      byChannel += (c ? ", " : "") + name;
+      if (seen.find("," + name + ",") != std::string::npos) continue;
+      seen += name + ",";
+      rails += (rails.empty() ? "" : ", ") + name;
+      int proxy;
+      TRY("ncclTopoGetIntermediateRank", ncclTopoGetIntermediateRank(sys, rank, id, &proxy));
+      pxn += (pxn.empty() ? "" : ", ") + name + ": " + (proxy == rank ? std::string("null") : std::to_string(proxy));
+    }
+    out += "], \"rails\": [" + rails + "], \"rail_by_channel\": [" + byChannel + "], \"pxn\": {" + pxn + "}}";
+    ncclTopoFree(sys);
+  }
+  out += "]}";
+  printf("%s\n", out.c_str());
+  return 0;
+}
