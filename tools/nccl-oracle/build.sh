@@ -25,10 +25,21 @@ sed -e "s/\${nccl:Major}/$NCCL_MAJOR/g" -e "s/\${nccl:Minor}/$NCCL_MINOR/g" \
 s=$src/src
 # NCCL's own files: the topology model and what it calls for sysfs, NVML,
 # parameters and logging, and NCCL's IB net plugin (over the verbs double).  Everything else is stubbed (stubs.cc).
-files="graph/xml.cc graph/topo.cc graph/paths.cc misc/nvmlwrap.cc misc/param.cc misc/utils.cc debug.cc transport/net_ib.cc misc/ibvwrap.cc misc/ibvsymbols.cc misc/mlx5dvwrap.cc misc/mlx5dvsymbols.cc misc/socket.cc"
-[ -d "$s/os" ] && files="$files $(cd "$s" && ls os/*.cc 2>/dev/null | grep -v -i win | tr '\n' ' ')"
+files="graph/xml.cc graph/topo.cc graph/paths.cc misc/nvmlwrap.cc misc/param.cc misc/utils.cc debug.cc
+	misc/ibvwrap.cc misc/ibvsymbols.cc misc/mlx5dvwrap.cc misc/mlx5dvsymbols.cc misc/socket.cc"
+# The IB plugin: one file until 2.29, a directory since.
+if [ -d "$s/transport/net_ib" ]; then
+	files="$files $(cd "$s" && ls transport/net_ib/*.cc | tr '\n' ' ')"
+else
+	files="$files transport/net_ib.cc"
+fi
+# 2.30+: an OS layer (os/linux*.cc, built with -DNCCL_OS_LINUX as NCCL's
+# makefiles/common.mk does) and a parameter registry (param/, less the
+# ncclparam tool).
+[ -d "$s/os" ] && files="$files os/linux.cc os/linux_ipcsocket.cc os/linux_socket_pair.cc"
+[ -d "$s/param" ] && files="$files $(cd "$s" && ls param/*.cc | grep -v ncclparam.cc | tr '\n' ' ')"
 inc="-I$src/gen -I$s/include -I$s/include/plugin -I$s -I$cuda/include -I$cuda/include/cccl"
-[ -d "$s/os" ] && inc="$inc -I$s/os"
+[ -d "$s/os" ] && inc="$inc -DNCCL_OS_LINUX"
 flags="-std=c++17 -O1 -g -fPIC -w -DNCCL_ORACLE_CODE=$code"
 objs=""
 for f in $files; do

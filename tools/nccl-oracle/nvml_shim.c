@@ -12,6 +12,9 @@
  *   nvmlDeviceGetFieldValues: NVLINK_GET_STATE from the link state; C2C
  *     link count/status/max bw from C2C mode: 10 links of 45000 MB/s when
  *     C2C is enabled (a GH200's NVML answer; an assumption, bw only);
+ *   nvmlDeviceGetCurrPcieLinkGeneration/Width, GetPcieLinkMaxSpeed (2.30+):
+ *     the GPU's own current_link_speed/width and max_link_speed in the
+ *     tree's sysfs (this runs inside the oracle's mount namespace);
  *   nvmlDeviceGetP2PStatus: OK (P2P is allowed between the node's GPUs);
  *   fabric, platform and confidential-compute queries: NOT_SUPPORTED.
  */
@@ -166,3 +169,47 @@ ret_t nvmlDeviceGetGpuFabricInfo(dev_t_ d, void *i) { (void)d; (void)i; return N
 ret_t nvmlDeviceGetPlatformInfo(dev_t_ d, void *i) { (void)d; (void)i; return NOT_SUPPORTED; }
 ret_t nvmlSystemGetConfComputeState(void *s) { (void)s; return NOT_SUPPORTED; }
 ret_t nvmlSystemGetConfComputeSettings(void *s) { (void)s; return NOT_SUPPORTED; }
+
+/* The GPU's sysfs attribute NAME, or "" */
+static void sysattr(dev_t_ d, const char *name, char *out, size_t len)
+{
+	pci_t p;
+	unsigned v[4];
+	char path[256];
+	FILE *f;
+	out[0] = 0;
+	if (nvmlDeviceGetPciInfo_v3(d, &p) != OK || !bdf(p.busId, v))
+		return;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/%s", v[0], v[1], v[2], v[3], name);
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(out, (int)len, f)) out[0] = 0;
+		fclose(f);
+	}
+}
+static float gts(dev_t_ d, const char *name)
+{
+	char b[64];
+	float x = 0;
+	sysattr(d, name, b, sizeof(b));
+	sscanf(b, "%f", &x);
+	return x;
+}
+ret_t nvmlDeviceGetCurrPcieLinkGeneration(dev_t_ d, unsigned *gen)
+{
+	float x = gts(d, "current_link_speed");
+	*gen = x >= 64 ? 6 : x >= 32 ? 5 : x >= 16 ? 4 : x >= 8 ? 3 : x >= 5 ? 2 : x >= 2.5 ? 1 : 0;
+	return *gen ? OK : NOT_SUPPORTED;
+}
+ret_t nvmlDeviceGetCurrPcieLinkWidth(dev_t_ d, unsigned *w)
+{
+	char b[64];
+	sysattr(d, "current_link_width", b, sizeof(b));
+	*w = (unsigned)strtoul(b, NULL, 0);
+	return *w ? OK : NOT_SUPPORTED;
+}
+/* NVML answers the per-lane speed in MB/s (2500 .. 64000). */
+ret_t nvmlDeviceGetPcieLinkMaxSpeed(dev_t_ d, unsigned *mbps)
+{
+	*mbps = (unsigned)(gts(d, "max_link_speed") * 1000);
+	return *mbps ? OK : NOT_SUPPORTED;
+}

@@ -85,7 +85,12 @@ int main(int argc, char** argv) {
   comm->nNodes = 2;
   comm->ncclNet = net;
   comm->netContext = netCtx;
+#if ORACLE_VER >= 23000
+  comm->ncclNetVer = 12;  // NCCL's internal IB plugin speaks the newest API
+  comm->sharedRes = (ncclSharedResources*)calloc(1, sizeof(*comm->sharedRes));  // no GIN
+#else
   comm->ncclNetVer = 11;
+#endif
   comm->peerInfo = (ncclPeerInfo*)calloc(comm->nRanks + 1, sizeof(ncclPeerInfo));
   for (int r = 0; r < comm->nRanks; r++) {
     ncclPeerInfo* p = comm->peerInfo + r;
@@ -93,6 +98,9 @@ int main(int argc, char** argv) {
     p->rank = r;
     p->cudaDev = dev;
     p->hostHash = r < nGpus ? 0x1111 : 0x2222;
+#if ORACLE_VER >= 23000
+    p->mloPart = NCCL_TOPO_UNDEF;  // not an MLOPart GPU (init.cc fillInfo)
+#endif
     oracleCudaDev = dev;
     TRY("getBusId", getBusId(dev, &p->busId));
     // ncclGpuGdrSupport (plugin/net.cc): the driver's GPUDirect RDMA attribute.

@@ -54,6 +54,12 @@ cudaError_t cudaDriverGetVersion(int* v) {
   return ((int (*)(int*))cuSym("cuDriverGetVersion"))(v) ? cudaErrorInvalidValue : cudaSuccess;
 }
 const char* cudaGetErrorString(cudaError_t e) { return "cuda error (oracle stub)"; }
+cudaError_t cudaGetLastError() { return cudaSuccess; }
+// Host memory registration and stream capture: used outside the topology.
+cudaError_t cudaHostRegister(void*, size_t, unsigned) { return cudaErrorNotSupported; }
+cudaError_t cudaHostUnregister(void*) { return cudaErrorNotSupported; }
+cudaError_t cudaHostGetDevicePointer(void**, void*, unsigned) { return cudaErrorNotSupported; }
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode*) { return cudaSuccess; }
 }
 
 // --- Bootstrap: the intra-node all-gather of per-rank XMLs ----------------
@@ -113,11 +119,28 @@ struct ncclTransport* ncclTransports[NTRANSPORTS] = { &oracleTransport, &oracleT
 ncclResult_t initChannel(struct ncclComm*, int) { return ncclInternalError; }
 int64_t ncclParamWorkArgsBytes() { return 0; }
 ncclResult_t ncclTopoGetNetDev(struct ncclComm*, int, struct ncclTopoGraph*, int, int, int64_t*, int*, int*) { return ncclInternalError; }
+#if ORACLE_VER >= 23000
+ncclResult_t ncclGinGdakiCreateContext(void*, int, int, int, int, int, int, void**, ncclNetDeviceHandle_v7_t**) { return ncclInternalError; }
+ncclResult_t ncclGinGdakiRegMrSym(void*, void*, unsigned long, int, unsigned long, void**, void**) { return ncclInternalError; }
+ncclResult_t ncclGinGdakiDeregMrSym(void*, void*) { return ncclInternalError; }
+ncclResult_t ncclGinGdakiDestroyContext(void*) { return ncclInternalError; }
+ncclResult_t ncclGinGdakiProgress(void*) { return ncclInternalError; }
+ncclResult_t ncclGinGdakiQueryLastError(void*, bool*) { return ncclInternalError; }
+ncclResult_t ncclGinGetDevCount(int, int*, int*) { return ncclInternalError; }
+ncclResult_t ncclRmaGetDevCount(int, int*, int*) { return ncclInternalError; }
+int64_t ncclParamSetCpuStackSize() { return 0; }  // the oracle runs no proxy threads
+// cudawrap.cc's driver entry points, used by GIN only.
+#include "cudawrap.h"
+PFN_cuDeviceGetAttribute_v2000 pfn_cuDeviceGetAttribute = nullptr;
+PFN_cuGetErrorString_v6000 pfn_cuGetErrorString = nullptr;
+#endif
 #if ORACLE_VER >= 22800
+#if ORACLE_VER < 23000
 ncclResult_t ncclGinGdakiCreateContext(void*, int, int, void**, ncclNetDeviceHandle_v7_t**) { return ncclInternalError; }
 ncclResult_t ncclGinGdakiDeregMrSym(void*, void*) { return ncclInternalError; }
 ncclResult_t ncclGinGdakiDestroyContext(void*) { return ncclInternalError; }
 ncclResult_t ncclGinGdakiProgress(void*) { return ncclInternalError; }
 ncclResult_t ncclGinGdakiQueryLastError(void*, bool*) { return ncclInternalError; }
 ncclResult_t ncclGinGdakiRegMrSym(void*, void*, unsigned long, int, void**, void**) { return ncclInternalError; }
+#endif
 #endif
