@@ -51,6 +51,21 @@ static const char* netName(ncclComm* comm, int dev) {
   return names[dev];
 }
 
+// GDR for rank's GPU and a NET: until 2.26 ncclTopoCheckGdr took the GPU's
+// bus id and answered an int.
+static ncclResult_t checkGdr(ncclComm* comm, ncclTopoSystem* sys, int rank, int64_t netId, int read, bool* gdr) {
+#if ORACLE_VER >= 22600
+  enum ncclTopoGdrMode mode;
+  NCCLCHECK(ncclTopoCheckGdr(sys, rank, netId, read, &mode));
+  *gdr = mode != ncclTopoGdrModeDisable;
+#else
+  int use = 0;
+  NCCLCHECK(ncclTopoCheckGdr(sys, comm->peerInfo[rank].busId, netId, read, &use));
+  *gdr = use != 0;
+#endif
+  return ncclSuccess;
+}
+
 // NCCL's view of one rank: ncclTopoGetSystem, then paths, trim, paths again,
 // as initTransportsRank does.
 static ncclResult_t rankSystem(ncclComm* comm, int rank, ncclTopoSystem** sys) {
@@ -72,9 +87,15 @@ int main(int argc, char** argv) {
 
   // The NET plugin NCCL would pick first: its own IB plugin (net_ib.cc).
   ncclNet_t* net = &ncclNetIb;
+#if ORACLE_VER >= 22800
   void* netCtx = NULL;
   ncclNetCommConfig_t netConfig = {};
   TRY("NET/IB init", net->init(&netCtx, 0, &netConfig, ncclDebugLog, NULL));
+#elif ORACLE_VER >= 22700
+  TRY("NET/IB init", net->init(ncclDebugLog, NULL));
+#else
+  TRY("NET/IB init", net->init(ncclDebugLog));
+#endif
   TRY("NET/IB devices", net->devices(&oracleNetPhysDevs));
   if (oracleNetPhysDevs == 0) return fail("NET/IB", ncclSystemError);
 
@@ -84,12 +105,16 @@ int main(int argc, char** argv) {
   comm->nRanks = 2 * nGpus;
   comm->nNodes = 2;
   comm->ncclNet = net;
+#if ORACLE_VER >= 22800
   comm->netContext = netCtx;
+#endif
 #if ORACLE_VER >= 23000
   comm->ncclNetVer = 12;  // NCCL's internal IB plugin speaks the newest API
   comm->sharedRes = (ncclSharedResources*)calloc(1, sizeof(*comm->sharedRes));  // no GIN
-#else
+#elif ORACLE_VER >= 22800
   comm->ncclNetVer = 11;
+#elif ORACLE_VER >= 22700
+  comm->ncclNetVer = 10;
 #endif
   comm->peerInfo = (ncclPeerInfo*)calloc(comm->nRanks + 1, sizeof(ncclPeerInfo));
   for (int r = 0; r < comm->nRanks; r++) {
@@ -140,12 +165,12 @@ int main(int argc, char** argv) {
     out += buf;
     for (int n = 0; n < sys->nodes[NET].count; n++) {
       ncclTopoNode* nn = sys->nodes[NET].nodes + n;
-      enum ncclTopoGdrMode s, rcv;
-      TRY("ncclTopoCheckGdr", ncclTopoCheckGdr(sys, rank, nn->id, 1, &s));
-      TRY("ncclTopoCheckGdr", ncclTopoCheckGdr(sys, rank, nn->id, 0, &rcv));
+      bool s, rcv;
+      TRY("ncclTopoCheckGdr", checkGdr(comm, sys, rank, nn->id, 1, &s));
+      TRY("ncclTopoCheckGdr", checkGdr(comm, sys, rank, nn->id, 0, &rcv));
       snprintf(buf, sizeof buf, "%s{\"name\": %s, \"dev\": %d, \"path\": \"%s\", \"bw\": %.4f, \"gdr_send\": %s, \"gdr_recv\": %s}",
                n ? ", " : "", jstr(netName(comm, nn->net.dev)).c_str(), nn->net.dev, topoPathTypeStr[gpu->paths[NET][n].type],
-               gpu->paths[NET][n].bw, s != ncclTopoGdrModeDisable ? "true" : "false", rcv != ncclTopoGdrModeDisable ? "true" : "false");
+               gpu->paths[NET][n].bw, s ? "true" : "false", rcv ? "true" : "false");
       out += buf;
     }
     std::string rails, byChannel, pxn;

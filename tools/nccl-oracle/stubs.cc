@@ -86,7 +86,9 @@ ncclResult_t bootstrapIntraNodeAllGather(void* commState, int* ranks, int rank, 
   return ncclSuccess;
 }
 
-// --- Net plugin bookkeeping (plugin/net.cc): one plugin, the IB one -------
+// --- Net plugin bookkeeping (plugin/net.cc, 2.28+; topo.cc kept its own
+// before): one plugin, the IB one.
+#if ORACLE_VER >= 22800
 int oracleNetPhysDevs = 0, oracleNetVirtDevs = NCCL_UNDEF_DEV_COUNT;
 ncclResult_t ncclNetGetDevCount(int idx, int* phys, int* virt) {
   *phys = oracleNetPhysDevs; *virt = oracleNetVirtDevs; return ncclSuccess;
@@ -95,6 +97,9 @@ ncclResult_t ncclNetSetVirtDevCount(int idx, int n) { oracleNetVirtDevs = n; ret
 // CollNet is not modelled (comm->ncclCollNet is NULL, so these are not reached).
 ncclResult_t ncclCollNetGetDevCount(int, int*, int*) { return ncclInternalError; }
 ncclResult_t ncclCollNetSetVirtDevCount(int, int) { return ncclInternalError; }
+#else
+int oracleNetPhysDevs = 0;
+#endif
 
 // --- Environment: NCCL's internal env plugin is getenv() after initEnv()
 // has loaded ~/.nccl.conf and /etc/nccl.conf (param.cc, NCCL's code).
