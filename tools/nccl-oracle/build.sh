@@ -41,8 +41,27 @@ fi
 inc="-I$src/gen -I$s/include -I$s/include/plugin -I$s -I$cuda/include -I$cuda/include/cccl"
 [ -d "$s/os" ] && inc="$inc -DNCCL_OS_LINUX"
 flags="-std=c++17 -O1 -g -fPIC -w -DNCCL_ORACLE_CODE=$code"
+# Before 2.27 cudawrap.h names driver entry points by unversioned PFN_x
+# types, which CUDA 13's cudaTypedefs.h no longer defines: alias each to
+# the newest versioned type the header has (types only; nothing calls them).
+python3 - "$s/include/cudawrap.h" "$cuda/include/cudaTypedefs.h" >"$src/gen/pfn_compat.h" <<'PY'
+import re, sys
+wrap, tdefs = (open(f).read() for f in sys.argv[1:])
+for sym in sorted(set(re.findall(r"DECLARE_CUDA_PFN_EXTERN\((\w+)\)", wrap))):
+    if re.search(r"\bPFN_%s\b" % sym, tdefs):
+        continue
+    vers = [int(v) for v in re.findall(r"\bPFN_%s_v(\d+)\b" % sym, tdefs)]
+    if vers:
+        print("typedef PFN_%s_v%d PFN_%s;" % (sym, max(vers), sym))
+PY
+if [ -s "$src/gen/pfn_compat.h" ]; then
+	sed -i '1i #include <cudaTypedefs.h>' "$src/gen/pfn_compat.h"
+	flags="$flags -include $src/gen/pfn_compat.h"
+fi
 objs=""
 for f in $files; do
+	# mlx5dv wrappers (Data Direct) exist since 2.24 only.
+	case $f in misc/mlx5dv*) [ -f "$s/$f" ] || continue ;; esac
 	o=$out/obj-$tag/$(echo "$f" | tr / _).o
 	mkdir -p "$(dirname "$o")"
 	[ -f "$o" ] || g++ $flags $inc -c "$s/$f" -o "$o"

@@ -156,7 +156,11 @@ int main(int argc, char** argv) {
   for (int rank = 0; rank < nGpus; rank++) {
     TRY("topology", rankSystem(comm, rank, &sys));
     int g;
+#if ORACLE_VER >= 22700  // showWarn: in 2.27, not in 2.23
     TRY("ncclTopoRankToIndex", ncclTopoRankToIndex(sys, rank, &g, true));
+#else
+    TRY("ncclTopoRankToIndex", ncclTopoRankToIndex(sys, rank, &g));
+#endif
     ncclTopoNode* gpu = sys->nodes[GPU].nodes + g;
     char busId[32];
     int64ToBusId(comm->peerInfo[rank].busId, busId);

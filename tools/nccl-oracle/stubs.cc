@@ -120,6 +120,12 @@ struct ncclTransport* ncclTransports[NTRANSPORTS] = { &oracleTransport, &oracleT
 #endif
 };
 
+#if ORACLE_VER < 22700
+// plugin/net.cc: the net plugin's API version; NCCL's own IB plugin is v8
+// at 2.21/2.23 (PXN is only disabled for v4 plugins).
+int ncclNetVersion(struct ncclComm*) { return 8; }
+#endif
+
 // --- Never reached by the oracle (channel setup, search, GIN) -------------
 ncclResult_t initChannel(struct ncclComm*, int) { return ncclInternalError; }
 int64_t ncclParamWorkArgsBytes() { return 0; }
