@@ -110,7 +110,11 @@ bool ncclEnvPluginInitialized() { return true; }
 
 // --- Transports: P2P/SHM canConnect.  Same-node peers can always talk
 // (through P2P or else SHM), so no GPU is marked unreachable.
+#if ORACLE_VER >= 22300
 static ncclResult_t canConnectYes(int* ret, struct ncclComm*, struct ncclTopoGraph*, struct ncclPeerInfo*, struct ncclPeerInfo*) {
+#else  // 2.21 passed the topology, not the communicator
+static ncclResult_t canConnectYes(int* ret, struct ncclTopoSystem*, struct ncclTopoGraph*, struct ncclPeerInfo*, struct ncclPeerInfo*) {
+#endif
   *ret = 1; return ncclSuccess;
 }
 static struct ncclTransport oracleTransport = { "oracle", canConnectYes };
