@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086 # $flags, $inc and $objs are word lists
 # Build the NCCL oracle at one NCCL tag: extract NCCL's sources, generate
 # nccl.h as NCCL's src/Makefile does, compile NCCL's topology code unmodified
 # with our main and stubs.  Usage: build.sh TAG OUTDIR [NCCL_GIT]
@@ -24,12 +25,13 @@ sed -e "s/\${nccl:Major}/$NCCL_MAJOR/g" -e "s/\${nccl:Minor}/$NCCL_MINOR/g" \
     -e "s/\${nccl:Version}/$code/g" "$src/src/nccl.h.in" >"$src/gen/nccl.h"
 s=$src/src
 # NCCL's own files: the topology model and what it calls for sysfs, NVML,
-# parameters and logging, and NCCL's IB net plugin (over the verbs double).  Everything else is stubbed (stubs.cc).
+# parameters and logging, and NCCL's IB net plugin (run over the verbs
+# double).  What they call beyond that is stubbed (stubs.cc).
 files="graph/xml.cc graph/topo.cc graph/paths.cc misc/nvmlwrap.cc misc/param.cc misc/utils.cc debug.cc
 	misc/ibvwrap.cc misc/ibvsymbols.cc misc/mlx5dvwrap.cc misc/mlx5dvsymbols.cc misc/socket.cc"
 # The IB plugin: one file until 2.29, a directory since.
 if [ -d "$s/transport/net_ib" ]; then
-	files="$files $(cd "$s" && ls transport/net_ib/*.cc | tr '\n' ' ')"
+	for f in "$s"/transport/net_ib/*.cc; do files="$files transport/net_ib/${f##*/}"; done
 else
 	files="$files transport/net_ib.cc"
 fi
@@ -37,7 +39,11 @@ fi
 # makefiles/common.mk does) and a parameter registry (param/, less the
 # ncclparam tool).
 [ -d "$s/os" ] && files="$files os/linux.cc os/linux_ipcsocket.cc os/linux_socket_pair.cc"
-[ -d "$s/param" ] && files="$files $(cd "$s" && ls param/*.cc | grep -v ncclparam.cc | tr '\n' ' ')"
+if [ -d "$s/param" ]; then
+	for f in "$s"/param/*.cc; do
+		[ "${f##*/}" = ncclparam.cc ] || files="$files param/${f##*/}"
+	done
+fi
 inc="-I$src/gen -I$s/include -I$s/include/plugin -I$s -I$cuda/include -I$cuda/include/cccl"
 [ -d "$s/os" ] && inc="$inc -DNCCL_OS_LINUX"
 flags="-std=c++17 -O1 -g -fPIC -w -DNCCL_ORACLE_CODE=$code"

@@ -38,21 +38,27 @@ fi
 for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 caseenv=""
 [ -f "$dir/env" ] && caseenv=$(grep -v '^#' "$dir/env" | grep '^NCCL_' || true)
+# NCCL reads $HOME/.nccl.conf (the tree's home of the scenario runner's
+# user, /home/gdrcheck) and /etc/nccl.conf: the tree's, over a copy of the
+# host's /etc (a bind mount needs a file to cover; the host may have none).
 conf=""
-[ -f "$work/root/etc/nccl.conf" ] && conf="mount --bind $work/root/etc/nccl.conf /etc/nccl.conf &&"
-[ -f /etc/nccl.conf ] || conf=""   # a bind needs a file to cover
+if [ -f "$work/root/etc/nccl.conf" ]; then
+	cp -a /etc "$work/etc" 2>/dev/null || true
+	cp "$work/root/etc/nccl.conf" "$work/etc/nccl.conf"
+	conf="mount --bind '$work/etc' /etc &&"
+fi
 # NCCL 2.21/2.23 recurse without end on some trees: bounded stack and time.
 # shellcheck disable=SC2086 # caseenv is a word list
-env -i PATH="$PATH" HOME=/nonexistent $caseenv \
+env -i PATH="$PATH" HOME="$work/root/home/gdrcheck" $caseenv \
 	LD_LIBRARY_PATH="$work/lib" ORACLE_LIBCUDA="$doubles/libcuda-fake.so" \
 	ORACLE_LIBNVML="$doubles/libnvidia-ml-fake.so" \
 	FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" FAKE_NVML_SCENARIO="$nvml" \
 	unshare -m sh -c "mount --make-rprivate / && mount --bind '$work/root/sys' /sys && $conf
 		ulimit -s 8192; exec timeout 60 ${ORACLE_WRAP:-} '$bin' '$name'" >"$work/out" 2>"$work/err" && rc=0 || rc=$?
-if [ $rc -ne 0 ] || ! [ -s "$work/out" ]; then
+if [ "$rc" -ne 0 ] || ! [ -s "$work/out" ]; then
 	why="oracle exited $rc"
-	[ $rc -eq 124 ] && why="NCCL did not finish in 60 s"
-	[ $rc -eq 139 ] || [ $rc -gt 128 ] && why="NCCL crashed (signal $((rc - 128)); stack overflow under ulimit -s 8192 if SIGSEGV)"
+	[ "$rc" -eq 124 ] && why="NCCL did not finish in 60 s"
+	[ "$rc" -gt 128 ] && why="NCCL crashed (signal $((rc - 128)); stack overflow under ulimit -s 8192 if SIGSEGV)"
 	ver=$(echo "$tag" | sed 's/^v//; s/-[0-9]*$//')
 	printf '{"nccl": "%s", "scenario": "%s", "status": "error: %s", "gpus": []}\n' "$ver" "$name" "$why" >"$work/out"
 	sed 's/^/oracle: /' "$work/err" | tail -5 >&2
