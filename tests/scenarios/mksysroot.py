@@ -48,7 +48,9 @@ sriov_totalvfs N, sriov_numvfs 0 until VFs name it), pf=BDF (this function
 is an SR-IOV VF of BDF, a function declared on an earlier line: a `physfn`
 link to the PF here, `virtfnN` to this VF in the PF (N = 0, 1, ... in spec
 order), the PF's sriov_numvfs counts it and its sriov_totalvfs is raised to
-sriov_numvfs when smaller or absent).
+sriov_numvfs when smaller or absent). Every function also gets the
+`subsystem` link (-> /sys/bus/pci) and its bus under /sys/class/pci_bus, as
+the kernel makes them (NCCL's topology reader walks both).
 
 The config file is a real PCIe layout: the standard type 0/1 header with a
 capability list at 0x40 (the PCI Express capability: port type, link

@@ -66,11 +66,22 @@ static ncclResult_t checkGdr(ncclComm* comm, ncclTopoSystem* sys, int rank, int6
   return ncclSuccess;
 }
 
+// Make `rank` the communicator's own rank, as its process would be.
+// dmaBufSupport is dmaBufSupported (init.cc): NCCL_DMABUF_ENABLE, the
+// plugin's regMrDmaBuf, driver >= 11.7 and this GPU's DMA-BUF attribute.
+static void setRank(ncclComm* comm, int rank) {
+  int drv = 0, flag = 0;
+  comm->rank = rank;
+  oracleCudaDev = comm->peerInfo[rank].cudaDev;
+  cudaDriverGetVersion(&drv);
+  cudaDeviceGetAttribute(&flag, (cudaDeviceAttr)124 /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */, oracleCudaDev);
+  comm->dmaBufSupport = ncclParamOracleDmaBufEnable() != 0 && comm->ncclNet->regMrDmaBuf != NULL && drv >= 11070 && flag;
+}
+
 // NCCL's view of one rank: ncclTopoGetSystem, then paths, trim, paths again,
 // as initTransportsRank does.
 static ncclResult_t rankSystem(ncclComm* comm, int rank, ncclTopoSystem** sys) {
-  comm->rank = rank;
-  oracleCudaDev = comm->peerInfo[rank].cudaDev;
+  setRank(comm, rank);
   NCCLCHECK(ncclTopoGetSystem(comm, sys));
   comm->topo = *sys;
   NCCLCHECK(ncclTopoComputePaths(*sys, comm));
@@ -133,20 +144,10 @@ int main(int argc, char** argv) {
     cudaDeviceGetAttribute(&attr, cudaDevAttrGPUDirectRDMASupported, dev);
     p->gdrSupport = attr;
   }
-  // dmaBufSupported (init.cc): NCCL_DMABUF_ENABLE, the plugin's regMrDmaBuf,
-  // driver >= 11.7 and the GPU's DMA-BUF attribute.
-  {
-    int drv = 0, flag = 0;
-    cudaDriverGetVersion(&drv);
-    cudaDeviceGetAttribute(&flag, (cudaDeviceAttr)124, 0);
-    comm->dmaBufSupport = ncclParamOracleDmaBufEnable() != 0 && net->regMrDmaBuf != NULL && drv >= 11070 && flag;
-  }
-
   ncclTopoSystem* sys;
   // Pass 1: each rank's own XML (collected by the bootstrap stub).
   for (int r = 0; r < nGpus; r++) {
-    comm->rank = r;
-    oracleCudaDev = r;
+    setRank(comm, r);
     TRY("ncclTopoGetSystem", ncclTopoGetSystem(comm, &sys));
     ncclTopoFree(sys);
   }
