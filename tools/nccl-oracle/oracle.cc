@@ -9,8 +9,11 @@
 #include "net.h"
 #include "utils.h"
 #include "transport.h"
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <string>
 
 #define ORACLE_VER NCCL_VERSION_CODE
@@ -66,6 +69,38 @@ static ncclResult_t checkGdr(ncclComm* comm, ncclTopoSystem* sys, int rank, int6
   return ncclSuccess;
 }
 
+// NCCL takes a CPU's arch at compile time (#if __x86_64__, __aarch64__)
+// and its vendor from cpuid: built here, every tree would get this host's
+// x86 CPU.  For a tree of another arch (ORACLE_CPU_ARCH, set by run.sh for
+// Grace trees) the CPUs are given to NCCL the way NCCL itself accepts
+// them: a topology file (NCCL_TOPO_FILE) naming each NUMA node's <cpu>
+// with its arch and NCCL's own host hash; NCCL fills in the rest (affinity
+// from sysfs, PCI trees, NICs) as without the file.
+static char seedPath[] = "/tmp/oracle-topo-XXXXXX";
+static void removeSeed() { unlink(seedPath); }
+static void seedCpuArch() {
+  const char* arch = getenv("ORACLE_CPU_ARCH");
+  if (arch == NULL || *arch == '\0' || getenv("NCCL_TOPO_FILE")) return;
+  char* path = seedPath;
+  int fd = mkstemp(path);
+  FILE* f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (f == NULL) return;
+  unsigned long long hash = (unsigned long long)getHostHash();
+  fprintf(f, "<system version=\"%d\">\n", NCCL_TOPO_XML_VERSION);
+  DIR* d = opendir("/sys/devices/system/node");
+  for (struct dirent* e; d && (e = readdir(d));) {
+    int n;
+    if (sscanf(e->d_name, "node%d", &n) == 1)
+      fprintf(f, "  <cpu numaid=\"%d\" host_hash=\"0x%llx\" arch=\"%s\"/>\n", n, hash, arch);
+  }
+  if (d) closedir(d);
+  // Devices with numa_node -1 hang under NCCL's cpu "-1".
+  fprintf(f, "  <cpu numaid=\"-1\" host_hash=\"0x%llx\" arch=\"%s\"/>\n</system>\n", hash, arch);
+  fclose(f);
+  atexit(removeSeed);
+  setenv("NCCL_TOPO_FILE", path, 1);
+}
+
 // Make `rank` the communicator's own rank, as its process would be.
 // dmaBufSupport is dmaBufSupported (init.cc): NCCL_DMABUF_ENABLE, the
 // plugin's regMrDmaBuf, driver >= 11.7 and this GPU's DMA-BUF attribute.
@@ -92,6 +127,7 @@ static ncclResult_t rankSystem(ncclComm* comm, int rank, ncclTopoSystem** sys) {
 
 int main(int argc, char** argv) {
   scenario = argc > 1 ? argv[1] : "";
+  seedCpuArch();
   int nGpus = oracleCudaDeviceCount();
   if (nGpus <= 0) return fail("no CUDA device", ncclInvalidUsage);
   if (nGpus > 32) nGpus = 32;

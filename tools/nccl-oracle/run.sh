@@ -38,6 +38,18 @@ fi
 for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 caseenv=""
 [ -f "$dir/env" ] && caseenv=$(grep -v '^#' "$dir/env" | grep '^NCCL_' || true)
+# A Grace tree (NVIDIA PCI root ports, 10de:22xx bridges) has arm64 CPUs:
+# see seedCpuArch in oracle.cc.  ORACLE_CPU_ARCH set by the caller wins.
+arch=${ORACLE_CPU_ARCH:-}
+if [ -z "$arch" ]; then
+	for f in "$work"/root/sys/bus/pci/devices/*; do
+		if [ "$(cat "$f/vendor" 2>/dev/null)" = 0x10de ] &&
+			case $(cat "$f/class" 2>/dev/null) in 0x0604*) true ;; *) false ;; esac; then
+			arch=arm64
+			break
+		fi
+	done
+fi
 # NCCL reads $HOME/.nccl.conf (the tree's home of the scenario runner's
 # user, /home/gdrcheck) and /etc/nccl.conf: the tree's, over a copy of the
 # host's /etc (a bind mount needs a file to cover; the host may have none).
@@ -51,7 +63,7 @@ fi
 # shellcheck disable=SC2086 # caseenv is a word list
 env -i PATH="$PATH" HOME="$work/root/home/gdrcheck" $caseenv \
 	LD_LIBRARY_PATH="$work/lib" ORACLE_LIBCUDA="$doubles/libcuda-fake.so" \
-	ORACLE_LIBNVML="$doubles/libnvidia-ml-fake.so" \
+	ORACLE_LIBNVML="$doubles/libnvidia-ml-fake.so" ORACLE_CPU_ARCH="$arch" \
 	FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" FAKE_NVML_SCENARIO="$nvml" \
 	unshare -m sh -c "mount --make-rprivate / && mount --bind '$work/root/sys' /sys && $conf
 		ulimit -s 8192; exec timeout 60 ${ORACLE_WRAP:-} '$bin' '$name'" >"$work/out" 2>"$work/err" && rc=0 || rc=$?
