@@ -6,6 +6,7 @@
 #include "comm.h"
 #include "graph.h"
 #include "graph/topo.h"
+#include "graph/xml.h"
 #include "net.h"
 #include "utils.h"
 #include "transport.h"

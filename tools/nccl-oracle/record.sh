@@ -11,22 +11,6 @@ out=$top/tests/nccl-oracle
 mkdir -p "$out" "$build"
 make -C "$top" doubles >/dev/null || exit 1
 git_dir=${NCCL_GIT:-/work/.mirror/NVIDIA+nccl/repo}
-{
-	echo "# NCCL oracle recordings"
-	echo
-	echo "Written by \`tools/nccl-oracle/record.sh $*\` (\`make nccl-oracle-record\`)"
-	echo "on $(date -u +%Y-%m-%d), gdrcheck $(git -C "$top" rev-parse --short HEAD)."
-	echo "Each <tag>/<scenario>.json is what NCCL's own topology code, compiled from"
-	echo "that tag (see tools/nccl-oracle/README.md for what is NCCL's and what is a"
-	echo "stub), answers on the scenario's tree. Tags and their commits:"
-	echo
-	for tag in "$@"; do
-		echo "- $tag $(git --git-dir="$git_dir" rev-parse "$tag^{commit}" 2>/dev/null)"
-	done
-	echo
-	echo "Re-record: \`make nccl-oracle-record NCCL_GIT=/path/to/nccl/.git\` (root:"
-	echo "the oracle mounts each tree over /sys in a private mount namespace)."
-} >"$out/README.md"
 for tag in "$@"; do
 	if ! "$here/build.sh" "$tag" "$build" >"$build/$tag.log" 2>&1; then
 		echo "$tag: build failed (see $build/$tag.log)"
@@ -40,3 +24,21 @@ for tag in "$@"; do
 		echo "$tag $name: $(sed -n 's/^  "status": "\(.*\)",*$/\1/p' "$out/$tag/$name.json" | cut -c1-100)"
 	done
 done
+# The README names every tag recorded so far (a run may redo only some).
+{
+	echo "# NCCL oracle recordings"
+	echo
+	echo "Last written by \`tools/nccl-oracle/record.sh $*\` (\`make nccl-oracle-record\`)"
+	echo "on $(date -u +%Y-%m-%d), gdrcheck $(git -C "$top" rev-parse --short HEAD)."
+	echo "Each <tag>/<scenario>.json is what NCCL's own topology code, compiled from"
+	echo "that tag (see tools/nccl-oracle/README.md for what is NCCL's and what is a"
+	echo "stub), answers on the scenario's tree. Tags and their commits:"
+	echo
+	for d in "$out"/v*/; do
+		tag=$(basename "$d")
+		echo "- $tag $(git --git-dir="$git_dir" rev-parse "$tag^{commit}" 2>/dev/null)"
+	done
+	echo
+	echo "Re-record: \`make nccl-oracle-record NCCL_GIT=/path/to/nccl/.git\` (root:"
+	echo "the oracle mounts each tree over /sys in a private mount namespace)."
+} >"$out/README.md"

@@ -61,7 +61,8 @@ if [ -f "$work/root/etc/nccl.conf" ]; then
 fi
 # NCCL 2.21/2.23 recurse without end on some trees: bounded stack and time.
 # shellcheck disable=SC2086 # caseenv is a word list
-env -i PATH="$PATH" HOME="$work/root/home/gdrcheck" $caseenv \
+# NCCL logs to stdout unless told otherwise: keep stdout for the JSON.
+env -i PATH="$PATH" HOME="$work/root/home/gdrcheck" NCCL_DEBUG_FILE=/dev/stderr $caseenv \
 	LD_LIBRARY_PATH="$work/lib" ORACLE_LIBCUDA="$doubles/libcuda-fake.so" \
 	ORACLE_LIBNVML="$doubles/libnvidia-ml-fake.so" ORACLE_CPU_ARCH="$arch" \
 	FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" FAKE_NVML_SCENARIO="$nvml" \
