@@ -227,6 +227,14 @@ bench: gdrcheck doubles
 #                       (needs shellcheck, jq, python3-yaml)
 # make check-deb        dpkg-buildpackage in a copy, dpkg -x, run the binary
 #                       (needs dpkg-dev, debhelper; about a minute)
+# NCCL oracle (tools/nccl-oracle): NCCL's own topology code compiled from
+# NCCL's git at each tag, recorded on the nccl-*/node-* scenarios into
+# tests/nccl-oracle/.  Needs NCCL's sources and root; not part of `check`.
+NCCL_GIT ?= /work/.mirror/NVIDIA+nccl/repo
+.PHONY: nccl-oracle-record
+nccl-oracle-record: doubles
+	NCCL_GIT=$(NCCL_GIT) tools/nccl-oracle/record.sh $(NCCL_TAGS)
+
 .PHONY: check-examples check-deb
 check-examples: gdrcheck doubles
 	./tests/examples/run.sh

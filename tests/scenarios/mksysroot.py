@@ -48,7 +48,9 @@ sriov_totalvfs N, sriov_numvfs 0 until VFs name it), pf=BDF (this function
 is an SR-IOV VF of BDF, a function declared on an earlier line: a `physfn`
 link to the PF here, `virtfnN` to this VF in the PF (N = 0, 1, ... in spec
 order), the PF's sriov_numvfs counts it and its sriov_totalvfs is raised to
-sriov_numvfs when smaller or absent).
+sriov_numvfs when smaller or absent). Every function also gets the
+`subsystem` link (-> /sys/bus/pci) and its bus under /sys/class/pci_bus, as
+the kernel makes them (NCCL's topology reader walks both).
 
 The config file is a real PCIe layout: the standard type 0/1 header with a
 capability list at 0x40 (the PCI Express capability: port type, link
@@ -60,6 +62,7 @@ fixtures with hostile names (control bytes, invalid UTF-8).
 
 Other directives:
   numa-nodes N                      /sys/devices/system/node/node0..N-1
+                                    (cpumap: 32 CPUs per node)
   cpuinfo hypervisor|bare           /proc/cpuinfo flags (VM or not)
   cmdline TEXT                      /proc/cmdline
   iommu-unit NAME                   /sys/class/iommu/NAME
@@ -274,6 +277,20 @@ class Builder:
         if "pf" in kv:
             self.d_vf(dev, kv["pf"])
         self.rel_link(f"/sys/bus/pci/devices/{bdf}", dev)
+        self.pci_links(bdf, dev)
+
+    def pci_links(self, bdf, dev):
+        """What the kernel adds beside each function and NCCL's topology
+        reader relies on: `subsystem` (-> /sys/bus/pci: a NIC without it is
+        no PCI device to NCCL) and the bus it sits on, pci_bus/DDDD:BB in
+        its parent (bridge or root) with /sys/class/pci_bus/DDDD:BB linking
+        there (NCCL finds a device as /sys/class/pci_bus/BUS/../../BDF)."""
+        self.rel_link(f"{dev}/subsystem", "/sys/bus/pci")
+        bus = bdf.rsplit(":", 1)[0]
+        parent = os.path.dirname(dev)
+        self.mkdir(f"{parent}/pci_bus/{bus}")
+        if not os.path.lexists(self.p(f"/sys/class/pci_bus/{bus}")):
+            self.rel_link(f"/sys/class/pci_bus/{bus}", f"{parent}/pci_bus/{bus}")
 
     def d_vf(self, dev, pf):
         """dev is an SR-IOV VF of PCI function pf (declared before)."""
@@ -352,7 +369,9 @@ class Builder:
                 os.makedirs(os.path.dirname(full), exist_ok=True)
                 with open(full, "wb") as f:
                     f.write(data)
-                self.rel_link(f"/sys/bus/pci/devices/{bdf}", real)
+                if not os.path.lexists(self.p(f"/sys/bus/pci/devices/{bdf}")):
+                    self.rel_link(f"/sys/bus/pci/devices/{bdf}", real)
+                    self.pci_links(bdf, real)
 
 
 def kvs(tokens):
@@ -456,8 +475,12 @@ def run_spec(b, spec, env=None):
                 elif cmd == "port":
                     b.d_port(args[0], args[1], kvs(args[2:]))
                 elif cmd == "numa-nodes":
-                    for i in range(int(args[0])):
-                        b.mkdir(f"/sys/devices/system/node/node{i}")
+                    # cpumap as the kernel writes it (32-bit words, highest
+                    # first): 32 CPUs per node, node i owning word i.
+                    n = int(args[0])
+                    for i in range(n):
+                        words = ["ffffffff" if w == i else "00000000" for w in reversed(range(n))]
+                        b.write(f"/sys/devices/system/node/node{i}/cpumap", ",".join(words) + "\n")
                 elif cmd == "cpuinfo":
                     flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr"
                     if args[0] == "hypervisor":
