@@ -96,6 +96,13 @@ struct nccl_state {
 		bool rail;
 		int port;
 	} *built;
+	/* Per NIC, this pass: the NCCL device it is part of (fuse_pass). */
+	struct nic_fusion {
+		int lead;		/* the NIC whose pairs stand for it */
+		int ports;		/* ports fused into it (1: none) */
+		long long mbps;		/* their speeds summed; 0 unknown */
+		char name[160];		/* "mlx5_0+mlx5_0" as NCCL names it */
+	} *fuse;
 };
 
 /* --- version ------------------------------------------------------------- */
@@ -487,7 +494,9 @@ static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
 static const char *nccl_nic_name(const struct gdr_ctx *ctx, int pi,
 				 char *buf, size_t len)
 {
-	const char *name = ctx->inv.nic[ctx->inv.pair[pi].nic].name;
+	int nic = ctx->inv.pair[pi].nic;
+	const char *name = ctx->nccl->fuse ? ctx->nccl->fuse[nic].name :
+			   ctx->inv.nic[nic].name;
 
 	snprintf(buf, len, "%s%s", name, ctx->nccl->pm[pi].dd ? "_dma" : "");
 	return buf;
@@ -841,6 +850,11 @@ static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
 		return;
 	if (m->port < 0)
 		return;
+	/* A fused device: its ports' speeds summed (ncclIbMakeVDevice). */
+	if (s->fuse[pr->nic].ports > 1 && s->fuse[pr->nic].mbps > 0) {
+		nccl_pci_view_port(m, &b, (int)s->fuse[pr->nic].mbps);
+		return;
+	}
 	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
 		 ctx->inv.nic[pr->nic].name, m->port);
 	if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
@@ -916,6 +930,158 @@ bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair)
  * unless as_built), the rails, PXN, the GDR decisions. Run twice on a node
  * with a port that is not ACTIVE: as built, then as it is now.
  */
+/*
+ * A device's PCI identity as NCCL's IB plugin takes it (ncclIbGetPciPath,
+ * net_ib.cc v2.18.6-1..v2.28.9-1, net_ib/init.cc v2.30.7-1): the device
+ * link's real path with the function digit set to 0 ("merge multi-port
+ * NICs"), and, with NCCL_IB_MERGE_VFS (default 1), the device digits too
+ * ("merge virtual functions"). Two devices with one identity sit on one
+ * PCI node of NCCL's topology, PATH_PORT apart. "" when unreadable.
+ */
+static void nccl_pci_identity(const struct gdr_ctx *ctx,
+			      const struct nccl_state *s, const char *dev,
+			      char *out, size_t len)
+{
+	char p[192];
+	const char *vfs = get(s, "NCCL_IB_MERGE_VFS");
+	size_t n;
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/device", dev);
+	if (len < 8 || sysroot_realpath(ctx->sr, p, out, len) < 0) {
+		out[0] = '\0';
+		return;
+	}
+	n = strlen(out);
+	if (n < 4)
+		return;
+	out[n - 1] = '0';
+	if (!vfs || strtoll(vfs, NULL, 0) != 0)
+		out[n - 3] = out[n - 4] = '0';
+}
+
+/* Usable ports of a NIC this pass (hca_port's test), their speed summed. */
+static int usable_ports(const struct nccl_state *s, const struct inv_nic *n,
+			long long *mbps)
+{
+	char p[192], rate[96];
+	int count = 0, v;
+
+	*mbps = 0;
+	for (size_t k = 0; k < n->nports; k++) {
+		int port = n->ports[k].num;
+
+		if (!port_layer_ok(s, n->name, port) ||
+		    !(s->as_built || port_active(s, n->name, port)) ||
+		    (s->set.hca_set && !nccl_hca_match(&s->set.hca, n->name,
+						       port)))
+			continue;
+		count++;
+		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
+			 n->name, port);
+		v = sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0 ? 0 :
+		    nccl_ib_port_mbps(s->ver, rate);
+		*mbps = v > 0 && *mbps >= 0 ? *mbps + v : -1;
+	}
+	if (*mbps < 0)
+		*mbps = 0;
+	return count;
+}
+
+/*
+ * NIC fusion this pass (nccl_fused_ports): the usable ports of the NICs
+ * with one PCI identity, in device order, fused in groups of the size the
+ * release and settings give; the first NIC of a group stands for the
+ * fused device, the others are no NCCL device of their own. In the
+ * releases that fuse inside the IB plugin (2.20.3-2.23.4) a group also
+ * needs one link layer, and a node whose groups differ in size fuses none.
+ */
+static void fuse_pass(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct inventory *inv = &ctx->inv;
+	size_t nn = inv->nnic;
+	char (*id)[PATH_MAX] = xcalloc(nn + 1, sizeof(*id));
+	int *ports = xcalloc(nn + 1, sizeof(int));
+	long long *mbps = xcalloc(nn + 1, sizeof(long long));
+	bool *done = xcalloc(nn + 1, sizeof(bool));
+	int first_size = 0;
+	bool mixed = false;
+	struct nccl_fusion_in in = {
+		.ver = s->ver,
+		.merge_nics = get(s, "NCCL_IB_MERGE_NICS"),
+		.merge_level = get(s, "NCCL_NET_MERGE_LEVEL"),
+	};
+
+	for (size_t n = 0; n < nn; n++) {
+		s->fuse[n].lead = (int)n;
+		s->fuse[n].ports = 1;
+		snprintf(s->fuse[n].name, sizeof(s->fuse[n].name), "%s",
+			 inv->nic[n].name);
+		ports[n] = usable_ports(s, &inv->nic[n], &mbps[n]);
+		s->fuse[n].mbps = mbps[n];
+		nccl_pci_identity(ctx, s, inv->nic[n].name, id[n], PATH_MAX);
+	}
+	/* 2.20.3-2.23.4: groups of two; sizes that differ turn fusion off. */
+	for (int pass = 0; pass < 2; pass++) {
+		memset(done, 0, (nn + 1) * sizeof(bool));
+		for (size_t n = 0; n < nn; n++) {
+			int total = 0, size, left;
+			long long sum = 0;
+			size_t lead = n;
+
+			if (done[n] || !ports[n] || !id[n][0])
+				continue;
+			for (size_t m = n; m < nn; m++)
+				if (!done[m] && ports[m] && !strcmp(id[m], id[n]))
+					total += ports[m];
+			in.ports = total;
+			in.mixed = mixed;
+			size = nccl_fused_ports(&in);
+			if (!pass && size > 1 && s->ver < NCCL_VER(2, 24, 3)) {
+				int last = total % size ? total % size : size;
+
+				if (!first_size)
+					first_size = size;
+				mixed |= size != first_size || last != size;
+			}
+			/* Walk the group's ports in order, size at a time. */
+			left = 0;
+			for (size_t m = n; m < nn; m++) {
+				if (done[m] || !ports[m] || strcmp(id[m], id[n]))
+					continue;
+				done[m] = true;
+				if (!pass)
+					continue;
+				for (int k = 0; k < ports[m]; k++) {
+					if (!left) {
+						lead = m;
+						left = size;
+						sum = 0;
+						s->fuse[m].ports = 0;
+						s->fuse[m].name[0] = '\0';
+					}
+					s->fuse[m].lead = (int)lead;
+					s->fuse[lead].ports++;
+					sum = sum >= 0 && mbps[m] > 0 ?
+					      sum + mbps[m] / ports[m] : -1;
+					s->fuse[lead].mbps = sum > 0 ? sum : 0;
+					if (s->fuse[lead].name[0])
+						strncat(s->fuse[lead].name, "+",
+							sizeof(s->fuse[lead].name) -
+							strlen(s->fuse[lead].name) - 1);
+					strncat(s->fuse[lead].name, inv->nic[m].name,
+						sizeof(s->fuse[lead].name) -
+						strlen(s->fuse[lead].name) - 1);
+					left--;
+				}
+			}
+		}
+	}
+	free(id);
+	free(ports);
+	free(mbps);
+	free(done);
+}
+
 static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 		       const struct nccl_node *nd)
 {
@@ -924,6 +1090,7 @@ static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 	memset(s->pm, 0, (inv->npair ? inv->npair : 1) * sizeof(*s->pm));
 	for (size_t i = 0; i < inv->ngpu * inv->nnic; i++)
 		s->pair_at[i] = -1;
+	fuse_pass(ctx, s);
 	for (size_t i = 0; i < inv->npair; i++) {
 		const struct inv_pair *pr = &inv->pair[i];
 		struct nccl_pair_model *m = &s->pm[i];
@@ -935,7 +1102,9 @@ static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
 		m->type = m->known ? nccl_ptype_of_class(pr->path.cls) : NPT_DIS;
 		dd_apply(ctx, s, pr, m);
 		m->port = hca_port(s, &inv->nic[pr->nic]);
-		m->used = s->set.ib_used && m->known && m->port >= 0;
+		/* A NIC fused into another's device is no device of its own. */
+		m->used = s->set.ib_used && m->known && m->port >= 0 &&
+			  s->fuse[pr->nic].lead == pr->nic;
 		pci_view(ctx, s, pr, m);
 		/* ncclTopoSetPaths: every link has the same width both ways. */
 		m->net_type = m->type;
@@ -1035,6 +1204,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
 	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
 	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
+	s->fuse = xcalloc(inv->nnic + 1, sizeof(*s->fuse));
 	node_facts(ctx, s, &nd);
 	if (ports_down(ctx, s)) {
 		s->as_built = true;
@@ -1143,6 +1313,17 @@ static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
 				       mech_name(m->mwr.mech);
 			r->no_fallback = m->mrd.no_fallback || m->mwr.no_fallback;
 			r->data_direct = m->dd;
+			r->fused_ports = s->fuse[n].ports;
+			if (m->dd || s->fuse[n].ports > 1) {
+				char nm[192];
+
+				char *dup;
+
+				nccl_nic_name(ctx, pi, nm, sizeof(nm));
+				dup = report_alloc(ctx->rep, strlen(nm) + 1);
+				memcpy(dup, nm, strlen(nm) + 1);
+				r->nccl_device = dup;
+			}
 			r->proof = "unproven";
 		}
 	}
@@ -1162,6 +1343,7 @@ static void nccl_state_free(struct gdr_ctx *ctx)
 	free(s->pm);
 	free(s->memo);
 	free(s->pair_at);
+	free(s->fuse);
 	free(s->built);
 	free(s);
 	ctx->nccl = NULL;
@@ -1516,7 +1698,19 @@ static void topo_nccl_far(struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	char narrow[96];
 	struct result *r;
+	const struct nic_fusion *fu = &s->fuse[pr->nic];
 
+	if (fu->lead != pr->nic) {
+		/* Fused into another NIC's device: that device decides. */
+		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
+			 "not a rail of this GPU: NCCL uses %s; here fused "
+			 "into NCCL's device %s (no device of its own)", rails,
+			 s->fuse[fu->lead].name);
+		ev_bool(r, "rail", false);
+		ev_str(r, "nccl_device", "%s", s->fuse[fu->lead].name);
+		ev_str(r, "nccl_version", "%s", s->version);
+		return;
+	}
 	if (m->relay >= 0)
 		r = emit(ctx, pr->subject, ST_PASS, C_NCCL_NOT_A_RAIL,
 			 "not a rail of this GPU: NCCL uses %s; here "
@@ -2010,6 +2204,8 @@ static void data_nccl_rail(struct gdr_ctx *ctx, const struct nccl_state *s,
 		for (int k = 0; k < gr->nrails; k++)
 			if (gr->rail[k].nic == ctx->inv.nic[n].subject)
 				gr->rail[k].proof =
+					p == PR_PROVEN && ctx->opt->no_datapath ?
+					"registered" :
 					p == PR_PROVEN ? "proven" :
 					p == PR_FAILED ? "failed" :
 					p == PR_ERROR ? "error" : "unproven";
@@ -2133,9 +2329,11 @@ static struct result *data_nccl_worst(struct gdr_ctx *ctx,
 	snprintf(mech, mlen, "%s", mech_word(mm));
 	if (rp->worst == PR_PROVEN)
 		return emit(ctx, subject, ST_PASS, C_NCCL_RAILS_PROVEN,
-			    "NCCL uses %s on %s with %s buffers (%s): "
-			    "registration and transfer verified", mech, rp->on,
-			    kind_name(kind), rp->bufwhy);
+			    "NCCL uses %s on %s with %s buffers (%s): %s", mech,
+			    rp->on, kind_name(kind), rp->bufwhy,
+			    ctx->opt->no_datapath ? "registration verified, no "
+			    "transfer run (--no-datapath)" :
+			    "registration and transfer verified");
 	if (rp->worst == PR_FAILED)
 		return data_nccl_failed(ctx, rp, m, mm, nic, mech, subject);
 	if (rp->worst == PR_ERROR && rp->undecided && !rp->worst_why)

@@ -17,7 +17,7 @@ static void text_nccl_rails(const struct text_ctx *t)
 {
 	const struct nccl_facts *f = &t->r->nccl;
 	int rails = 0, both = 0, recv = 0, host = 0, dmabuf = 0, peermem = 0;
-	int proven = 0, pxn = 0, undecided = 0, hidden = 0;
+	int proven = 0, registered = 0, pxn = 0, undecided = 0, hidden = 0;
 
 	if (!f->modelled || !f->ngpus)
 		return;
@@ -41,6 +41,7 @@ static void text_nccl_rails(const struct text_ctx *t)
 			else if (rl->gdr_recv && !strcmp(rl->mech_recv, "peermem"))
 				peermem++;
 			proven += !strcmp(rl->proof, "proven");
+			registered += !strcmp(rl->proof, "registered");
 			pxn += rl->relay_gpu >= 0;
 		}
 	if (!rails) {
@@ -66,6 +67,9 @@ static void text_nccl_rails(const struct text_ctx *t)
 		fprintf(t->out, "; peermem on %d", peermem);
 	if (pxn)
 		fprintf(t->out, "; PXN on %d", pxn);
+	if (registered)
+		fprintf(t->out, "; registered only (no transfer run) on %d",
+			registered);
 	fprintf(t->out, "; proven on %d\n", proven);
 }
 

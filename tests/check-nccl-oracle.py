@@ -112,18 +112,27 @@ def model_of(doc):
     """GPU PCI address -> {"rails": {nic: rail}, "paths": {nic: type}}."""
     pci = {s["id"]: s.get("pci") for s in doc.get("subjects", [])}
     gpus = {}
+    # NCCL's name for a NIC's device (Data Direct `_dma`, fused ports
+    # "a+b"): the rails say it (schema 2.5 nccl_device), and so does
+    # topo.nccl's evidence where it differs from the NIC's name.
+    device = {}
     for g in (doc.get("nccl") or {}).get("gpus") or []:
         rails = {}
         for r in g.get("rails") or []:
-            rails[nic_name(r["nic"])] = r
+            name = r.get("nccl_device") or nic_name(r["nic"])
+            device[(g["gpu"], nic_name(r["nic"]))] = name
+            rails[name] = r
         gpus[pci.get(g["gpu"])] = {"rails": rails, "paths": {}}
     for r in doc.get("results", []):
         if r["gate"] != "topo.nccl" or "~" not in r["subject"]:
             continue
         gpu, nic = r["subject"].split("~", 1)
-        path = (r.get("evidence") or {}).get("path")
+        ev = r.get("evidence") or {}
+        path = ev.get("path")
+        name = ev.get("nccl_device") or device.get((gpu, nic_name(nic)),
+                                                    nic_name(nic))
         if path and pci.get(gpu) in gpus:
-            gpus[pci[gpu]]["paths"][nic_name(nic)] = path
+            gpus[pci[gpu]]["paths"][name] = path
     return gpus, pci
 
 

@@ -83,6 +83,9 @@ suite doubles tests/doubles/selftest.sh tests/doubles
 suite scenarios tests/run-scenarios.sh
 # No two results of a scenario's report disagree on a shared fact.
 suite consistency python3 tests/check-consistency.py --scenarios
+# The NCCL model against NCCL's own code: the answers tools/nccl-oracle
+# recorded at each release (tests/nccl-oracle), no NCCL source needed.
+suite nccl-oracle python3 tests/check-nccl-oracle.py
 # make check-quick: the edit-test loop (unit, scenarios, consistency) stops here.
 if [ "${GDRCHECK_QUICK:-0}" = 1 ]; then
 	echo

@@ -316,7 +316,7 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "2.4");
+	assert_string_equal(jstr(root, "schema_version"), "2.5");
 	/* The inventory: what was not read is null, not "". */
 	v = json_object_get(root, "inventory");
 	assert_true(json_is_object(v));

@@ -21,6 +21,10 @@ python3 "$top/tests/scenarios/mksysroot.py" "$dir/sysroot.spec" "$work/root" >"$
 mkdir "$work/lib"
 ln -s "$build/libibverbs.so" "$work/lib/libibverbs.so"
 ln -s "$doubles/libibverbs-fake.so" "$work/lib/libibverbs.so.1"
+# The current libmlx5 double, also for a case that names an older one
+# (--libmlx5 .../libmlx5-fake-old.so): with that one NCCL's IB plugin
+# finds no device at all here (an oracle limit; see the exceptions in
+# tests/nccl-oracle/*/nccl-gb300-dd-oldrdma.json).
 ln -s "$doubles/libmlx5-fake.so" "$work/lib/libmlx5.so"
 ln -s "$doubles/libmlx5-fake.so" "$work/lib/libmlx5.so.1"
 cuda=/dev/null verbs=/dev/null
@@ -62,10 +66,11 @@ fi
 # NCCL 2.21/2.23 recurse without end on some trees: bounded stack and time.
 # shellcheck disable=SC2086 # caseenv is a word list
 # NCCL logs to stdout unless told otherwise: keep stdout for the JSON.
-env -i PATH="$PATH" HOME="$work/root/home/gdrcheck" NCCL_DEBUG_FILE=/dev/stderr $caseenv \
+env -i PATH="$PATH" HOME="$work/root/home/gdrcheck" NCCL_DEBUG_FILE=/dev/stderr ${ORACLE_DEBUG:+NCCL_DEBUG=INFO} $caseenv \
 	LD_LIBRARY_PATH="$work/lib" ORACLE_LIBCUDA="$doubles/libcuda-fake.so" \
 	ORACLE_LIBNVML="$doubles/libnvidia-ml-fake.so" ORACLE_CPU_ARCH="$arch" \
 	FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" FAKE_NVML_SCENARIO="$nvml" \
+	FAKE_SYSROOT="$work/root" \
 	unshare -m sh -c "mount --make-rprivate / && mount --bind '$work/root/sys' /sys && $conf
 		ulimit -s 8192; exec timeout 60 ${ORACLE_WRAP:-} '$bin' '$name'" >"$work/out" 2>"$work/err" && rc=0 || rc=$?
 if [ "$rc" -ne 0 ] || ! [ -s "$work/out" ]; then
