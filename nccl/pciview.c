@@ -253,3 +253,42 @@ void nccl_pci_view_port(struct nccl_pair_model *m,
 				min_bw(b->nic_cpu, nccl_net_bw(mbps));
 	}
 }
+
+/* The node NCCL hangs tree node i off: a switch node, or -1 (the CPU). */
+static int nccl_parent(const struct pcitree *t, int i)
+{
+	return switch_of(t, t->n[i].parent);
+}
+
+int nccl_local_cpu_circle(const struct pcitree *t,
+			  const struct nccl_pci_reader *rd, const int *members,
+			  size_t n, int gpu)
+{
+	int s = gpu >= 0 && (size_t)gpu < t->count ? nccl_parent(t, gpu) : -1;
+
+	for (int depth = 0; s >= 0 && depth < PCIPATH_MAX; depth++) {
+		double up = rd->link_bw(rd->arg, s, false), widest = 0;
+
+		/* s's children: the members below it and the switch nodes
+		 * between them and s, one link each. */
+		for (size_t k = 0; k < n; k++) {
+			int c = members[k], hops = 0;
+
+			if (c < 0 || (size_t)c >= t->count)
+				continue;
+			while (c >= 0 && nccl_parent(t, c) != s &&
+			       hops++ < PCIPATH_MAX)
+				c = nccl_parent(t, c);
+			if (c >= 0 && nccl_parent(t, c) == s) {
+				double bw = rd->link_bw(rd->arg, c, false);
+
+				if (bw > widest)
+					widest = bw;
+			}
+		}
+		if (up > 0 && widest >= up)
+			return s;
+		s = nccl_parent(t, s);
+	}
+	return -1;
+}

@@ -72,4 +72,18 @@ bool nccl_pci_view(const struct nccl_pci_view_in *in,
 void nccl_pci_view_port(struct nccl_pair_model *m,
 			const struct nccl_pci_bw *b, int mbps);
 
+/*
+ * Where ncclTopoAddC2c's findLocalCpu (nccl_local_cpu_search_circles)
+ * circles for the GPU at tree node gpu: the switch node at which the first
+ * PCI link by bandwidth leads down, not up. ncclTopoAddPci links a
+ * switch's children before its uplink and ncclTopoConnectNodes keeps ties
+ * in insertion order (topo.cc:444-460, :172-180 at v2.21.5-1), so a child
+ * whose link is as wide as the switch's uplink comes first and the search
+ * goes down and back up for ever. members: the tree nodes of NCCL's GPUs
+ * and NICs (n of them). -1: it reaches the CPU.
+ */
+int nccl_local_cpu_circle(const struct pcitree *t,
+			  const struct nccl_pci_reader *rd, const int *members,
+			  size_t n, int gpu);
+
 #endif

@@ -1148,3 +1148,15 @@ void nccl_fused_name(char *buf, size_t len, const char *dev, int ports)
 		snprintf(buf + used, len - used, "+%s", dev);
 	}
 }
+
+/*
+ * Does ncclTopoAddC2c's findLocalCpu search without a came-from check?
+ * v2.19.3-1 (ncclTopoAddC2c added) .. v2.26.1: it follows every PCI link
+ * in the link order (topo.cc:47-58 at v2.21.5-1) and can circle below a
+ * switch for ever; v2.26.2-1 passes the node it came from and follows only
+ * PCI switches and the CPU (topo.cc:48-62).
+ */
+bool nccl_local_cpu_search_circles(int ver)
+{
+	return ver >= NCCL_VER(2, 19, 3) && ver < NCCL_VER(2, 26, 2);
+}

@@ -380,4 +380,7 @@ int nccl_fused_ports(const struct nccl_fusion_in *in);
 /* "mlx5_0+mlx5_0": the fused device's name as NCCL prints it. */
 void nccl_fused_name(char *buf, size_t len, const char *dev, int ports);
 
+/* ncclTopoAddC2c's findLocalCpu can circle (2.19.3-2.26.1). */
+bool nccl_local_cpu_search_circles(int ver);
+
 #endif

@@ -96,6 +96,11 @@ struct nccl_state {
 		bool rail;
 		int port;
 	} *built;
+	/*
+	 * NCCL of this release cannot initialise on the node: ncclTopoAddC2c's
+	 * findLocalCpu circles below this GPU's switch (local_cpu_check); -1.
+	 */
+	int circle_gpu, circle_switch;
 	/* Per NIC, this pass: the NCCL device it is part of (fuse_pass). */
 	struct nic_fusion {
 		int lead;		/* the NIC whose pairs stand for it */
@@ -1180,6 +1185,49 @@ static void node_facts_free(struct nccl_node *nd)
 	free((void *)nd->peers);
 }
 
+/*
+ * A Grace GPU's local CPU as NCCL 2.19.3-2.26.1 searches it
+ * (nccl_local_cpu_circle): the search recurses until the stack runs out,
+ * and NCCL of that release dies in ncclTopoGetSystem, before any rail.
+ */
+static void local_cpu_check(struct gdr_ctx *ctx, struct nccl_state *s)
+{
+	const struct inventory *inv = &ctx->inv;
+	struct pci_reader_arg arg = { ctx, s };
+	const struct nccl_pci_reader rd = {
+		&arg, reader_id, reader_link_bw, reader_bcm_link,
+	};
+	int *members = xcalloc(inv->npair * 2 + 1, sizeof(int));
+	size_t n = 0;
+
+	s->circle_gpu = s->circle_switch = -1;
+	if (!nccl_local_cpu_search_circles(s->ver)) {
+		free(members);
+		return;
+	}
+	for (size_t i = 0; i < inv->npair; i++) {
+		members[n++] = inv->pair[i].node_gpu;
+		if (s->pm[i].used)
+			members[n++] = inv->pair[i].node_nic;
+	}
+	for (size_t i = 0; i < inv->npair && s->circle_gpu < 0; i++) {
+		int g = inv->pair[i].gpu, at;
+
+		if (gpu_is_c2c(ctx, g) != 1)
+			continue;
+		at = nccl_local_cpu_circle(&ctx->tree, &rd, members, n,
+					   inv->pair[i].node_gpu);
+		if (at >= 0) {
+			s->circle_gpu = g;
+			s->circle_switch = at;
+		}
+	}
+	/* No communicator, no rails. */
+	for (size_t i = 0; s->circle_gpu >= 0 && i < inv->npair; i++)
+		s->pm[i].rail = false;
+	free(members);
+}
+
 static struct nccl_state *model(struct gdr_ctx *ctx)
 {
 	const struct inventory *inv = &ctx->inv;
@@ -1217,6 +1265,7 @@ static struct nccl_state *model(struct gdr_ctx *ctx)
 		s->as_built = false;
 	}
 	model_pass(ctx, s, &nd);
+	local_cpu_check(ctx, s);
 	node_facts_free(&nd);
 	fill_facts(ctx, s);
 	return s;
@@ -1408,7 +1457,20 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 					       shown[i], v);
 		}
 	}
-	if (s->vcode == C_NOT_REPLAYED)
+	if (s->circle_gpu >= 0) {
+		const struct inv_gpu *g = &ctx->inv.gpu[s->circle_gpu];
+
+		r = emit(ctx, ctx->host, ST_BLOCKED, C_NCCL_CANNOT_INIT,
+			 "NCCL %s (%s) cannot initialise on this node: its "
+			 "search for %s's CPU over NVLink-C2C circles below "
+			 "switch %s (ncclTopoAddC2c, findLocalCpu) until the "
+			 "stack runs out", s->version, s->vsrc,
+			 ctx->rep->subj[g->subject].id,
+			 ctx->tree.n[s->circle_switch].bdf);
+		/* Every NCCL job fails: the nccl path is closed. */
+		r->paths = P_NCCL;
+		remedy_NCCL_CANNOT_INIT(r);
+	} else if (s->vcode == C_NOT_REPLAYED)
 		r = emit(ctx, ctx->host, ST_SKIP, C_NOT_REPLAYED,
 			 "not replayed: this capture (an older gdrcheck's) "
 			 "does not hold the libnccl.so.2 and the NCCL settings "

@@ -96,6 +96,14 @@ def run_gdrcheck(name, version, work):
     p = os.path.join(d, "args")
     if os.path.exists(p):
         args = shlex.split(open(p).read().replace("@DOUBLES@", DOUBLES))
+    # The release compared is the recording's, not the one the case pins.
+    for i, a in enumerate(args):
+        if a == "--nccl-version" and i + 1 < len(args):
+            del args[i:i + 2]
+            break
+        if a.startswith("--nccl-version="):
+            del args[i]
+            break
     # The model only: no registrations or transfers are needed to compare.
     cmd = [BIN, "--sysroot", root, "--json", "--no-alloc"] + args + \
           ["--nccl-version", version]
@@ -141,9 +149,16 @@ def compare(oracle, doc):
     diffs = []
     gpus, pci = model_of(doc)
     by_rank = {g["rank"]: g["busid"] for g in oracle.get("gpus", [])}
+    cannot = [r for r in doc.get("results", [])
+              if r.get("reason_code") == "NCCL_CANNOT_INIT"]
     if oracle.get("status", "ok") != "ok":
+        if cannot:
+            return []       # both say NCCL of this release cannot start
         return [(None, "status", "NCCL: %s; gdrcheck models rails for %d GPU(s)"
                  % (oracle["status"], len(gpus)))]
+    if cannot:
+        return [(None, "status", "NCCL initialises; gdrcheck: %s" %
+                 cannot[0]["reason"])]
     for g in oracle.get("gpus", []):
         bus = g["busid"].lower()
         mine = gpus.get(bus)

@@ -1333,6 +1333,21 @@ static void test_port_fusion(void **state)
 	assert_string_equal(name, "mlx5_0+ml");
 }
 
+
+/* ncclTopoAddC2c's findLocalCpu: no came-from check from v2.19.3-1 (where
+ * ncclTopoAddC2c appears) to v2.26.1 (topo.cc:47-58 at v2.21.5-1); v2.26.2-1
+ * topo.cc:48-62 passes `from` and follows switches only. */
+static void test_local_cpu_search(void **state)
+{
+	(void)state;
+	assert_false(nccl_local_cpu_search_circles(NCCL_VER(2, 18, 6)));
+	assert_true(nccl_local_cpu_search_circles(NCCL_VER(2, 19, 3)));
+	assert_true(nccl_local_cpu_search_circles(NCCL_VER(2, 23, 4)));
+	assert_true(nccl_local_cpu_search_circles(NCCL_VER(2, 25, 1)));
+	assert_false(nccl_local_cpu_search_circles(NCCL_VER(2, 26, 2)));
+	assert_false(nccl_local_cpu_search_circles(NCCL_VER(2, 30, 7)));
+}
+
 /* --- configuration files -------------------------------------------------------------- */
 
 struct conf_tree {
@@ -1555,6 +1570,7 @@ int main(void)
 		cmocka_unit_test(test_rail_pick),
 		cmocka_unit_test(test_netdevs_policy),
 		cmocka_unit_test(test_port_fusion),
+		cmocka_unit_test(test_local_cpu_search),
 		cmocka_unit_test(test_model_paths),
 		CONF_TEST(test_conf_precedence),
 		CONF_TEST(test_conf_file_variable),

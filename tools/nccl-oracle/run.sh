@@ -8,6 +8,8 @@ tag=$1 dir=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${3:-${ORACLE_BUILD:-$top/tools/nccl-oracle/build}}
+# Absolute: the library links made below point into it from elsewhere.
+build=$(cd "$build" && pwd) || exit 1
 bin=$build/oracle-$tag
 [ -x "$bin" ] || "$here/build.sh" "$tag" "$build" >/dev/null
 name=$(basename "$dir")
