@@ -167,6 +167,10 @@ const struct cuda_gpu *ctx_cuda_gpu(const struct gdr_ctx *ctx, int gpu)
 	return &ctx->vf->cuda.gpus[i];
 }
 
+/*
+ * The pointer is into the report's results: an emit() may move them
+ * (realloc), so read what is needed from it before emitting.
+ */
 const struct result *ctx_result_of(const struct gdr_ctx *ctx,
 				   const char *gate, int subject)
 {

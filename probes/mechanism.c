@@ -83,14 +83,15 @@ void gate_mech_peermem(struct gdr_ctx *ctx, const struct target *t)
 	} else {
 		const struct result *cr = ctx_result_of(ctx, "host.container",
 							ctx->host);
+		/* Read before emit: emit may move the results (realloc). */
+		int cc = cr ? cr->code_index : -1;
 
 		r = emit(ctx, ctx->host, ST_BLOCKED, C_PEERMEM_NOT_LOADED,
 			 "no GPU peer-memory client: nvidia_peermem (or the old "
 			 "nv_peer_mem) is not loaded");
 		/* A container cannot load the host's modules (container-*). */
-		if (cr && (cr->code_index == C_IN_CONTAINER ||
-			   cr->code_index == C_CONTAINER_NO_UVERBS ||
-			   cr->code_index == C_CONTAINER_MEMLOCK_NO_IPC_LOCK))
+		if (cc == C_IN_CONTAINER || cc == C_CONTAINER_NO_UVERBS ||
+		    cc == C_CONTAINER_MEMLOCK_NO_IPC_LOCK)
 			remedy_PEERMEM_NOT_LOADED_CONTAINER(r);
 		else
 			remedy_PEERMEM_NOT_LOADED(r);

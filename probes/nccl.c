@@ -2336,6 +2336,9 @@ static struct result *data_nccl_failed(struct gdr_ctx *ctx,
 	} else if (rp->nogdr && mm == NCCL_MECH_HOST) {
 		const struct result *tr = ctx_result_of(ctx,
 			"topo.nccl", ctx->inv.pair[rp->worst_pi].subject);
+		/* Read before emit: emit may move the results (realloc). */
+		const char *fix = tr && tr->status == ST_WARN ?
+				  tr->remediation : NULL;
 
 		r = emit(ctx, subject, ST_BLOCKED, C_NCCL_NO_GDR,
 			 "NCCL will not use GPUDirect RDMA on %s: %s",
@@ -2346,8 +2349,8 @@ static struct result *data_nccl_failed(struct gdr_ctx *ctx,
 		 * fix under "to fix" for both results instead of
 		 * "see topo.nccl" there and the fix under "optional".
 		 */
-		if (tr && tr->status == ST_WARN && tr->remediation)
-			result_remedy(r, "%s", tr->remediation);
+		if (fix)
+			result_remedy(r, "%s", fix);
 		else
 			remedy_NCCL_NO_GDR(r);
 	} else if (mm == NCCL_MECH_DMABUF && m->dd) {
