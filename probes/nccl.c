@@ -547,12 +547,19 @@ static bool port_active(const struct nccl_state *s, const char *dev, int port)
 	return v == 4;
 }
 
+/* A port NCCL opens this pass: its link layer, ACTIVE, NCCL_IB_HCA. */
+static bool nccl_port_usable(const struct nccl_state *s, const char *dev,
+			     int port)
+{
+	return port_layer_ok(s, dev, port) &&
+	       (s->as_built || port_active(s, dev, port)) &&
+	       (!s->set.hca_set || nccl_hca_match(&s->set.hca, dev, port));
+}
+
 static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
 {
 	for (size_t p = 0; p < n->nports; p++)
-		if (port_layer_ok(s, n->name, n->ports[p].num) &&
-		    (s->as_built || port_active(s, n->name, n->ports[p].num)) &&
-		    (!s->set.hca_set || nccl_hca_match(&s->set.hca, n->name, n->ports[p].num)))
+		if (nccl_port_usable(s, n->name, n->ports[p].num))
 			return n->ports[p].num;
 	return -1;
 }
@@ -964,7 +971,7 @@ static void nccl_pci_identity(const struct gdr_ctx *ctx,
 		out[n - 3] = out[n - 4] = '0';
 }
 
-/* Usable ports of a NIC this pass (hca_port's test), their speed summed. */
+/* Usable ports of a NIC this pass (nccl_port_usable), their speed summed. */
 static int usable_ports(const struct nccl_state *s, const struct inv_nic *n,
 			long long *mbps)
 {
@@ -975,10 +982,7 @@ static int usable_ports(const struct nccl_state *s, const struct inv_nic *n,
 	for (size_t k = 0; k < n->nports; k++) {
 		int port = n->ports[k].num;
 
-		if (!port_layer_ok(s, n->name, port) ||
-		    !(s->as_built || port_active(s, n->name, port)) ||
-		    (s->set.hca_set && !nccl_hca_match(&s->set.hca, n->name,
-						       port)))
+		if (!nccl_port_usable(s, n->name, port))
 			continue;
 		count++;
 		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
