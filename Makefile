@@ -24,14 +24,14 @@ BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
 	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
 	      $(shell $(PKG_CONFIG) --cflags zlib jansson)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm
+LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS)
 
 # One folder per layer, listed bottom-up; every #include points down this
 # list (tests/check-layers.sh, run by make check).
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c core/sha256.c \
 	    decode/parse.c decode/pcie.c \
-	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
+	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/par.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
 	    access/peer_msg.c access/peer.c \
 	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/conf.c nccl/libfind.c \
