@@ -845,6 +845,26 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
  * the NIC by another path). Here: a Data Direct device (a PCIe function
  * beside the GPU) of a GPU NVML reports C2C-enabled, driver >= 12.8.
  */
+/*
+ * NVML's stage runs in a worker of its own beside this one (access/
+ * worker.c): wait until the parent says its answers are final. Bounded by
+ * this stage's deadline (the parent kills this worker at it) and NVML's
+ * own, which began earlier.
+ */
+static void nvml_wait(const struct reg_run *rr)
+{
+	const volatile bool *settled = &rr->vf->nvml_settled;
+
+	if (*settled)
+		return;
+	enter(rr->st, "waiting for the nvml stage");
+	while (!*settled) {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 static unsigned int export_flags(const struct reg_run *rr,
 				 const struct nic_res *nr, int ordinal)
 {
@@ -854,6 +874,7 @@ static unsigned int export_flags(const struct reg_run *rr,
 
 	if (!nr->data_direct || c->driver_version < 12080)
 		return 0;
+	nvml_wait(rr);
 	for (int g = 0; g < c->gpus_recorded; g++)
 		if (c->gpus[g].ordinal == ordinal)
 			pci = c->gpus[g].pci;
