@@ -592,8 +592,11 @@ void gate_peer_connect(struct gdr_ctx *ctx, const struct target *t)
 		default:
 			break;
 		}
-		if (r)
+		if (r) {
 			ev_str(r, "mechanism", "%s", mech_names[i]);
+			if (s->neigh[pi][0])
+				ev_str(r, "neighbour", "%s", s->neigh[pi]);
+		}
 	}
 	if (!r)
 		r = emit(ctx, subj, ST_PASS, C_QP_CONNECTED, "RC QP %s/%u <-> "
