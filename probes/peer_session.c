@@ -661,6 +661,11 @@ void peer_session_run(struct gdr_ctx *ctx, const struct vendor_options *vo)
 		    (s->vf && s->vf->stage[WSTAGE_PEER].state == STAGE_DONE &&
 		     !s->vf->peer.conn_err))
 			final_exchange(s);
+		else
+			/* Mid-protocol (a worker killed or crashed, the channel
+			 * broken): hang up now, so the other side's wait ends
+			 * with PEER_GONE instead of its step timeout. */
+			peer_close(&s->conn);
 	}
 	capture_exchange(ctx, s);
 }
