@@ -104,6 +104,8 @@ if command -v shellcheck >/dev/null 2>&1; then
 	done
 	for s in examples/ci-gate/gdrcheck-gate.sh examples/slurm/sweep.sh \
 		examples/slurm/summary.sh examples/slurm/gdrcheck-node.sh \
+		examples/slurm/pair-sweep.sh examples/slurm/pair-summary.sh \
+		examples/slurm/gdrcheck-pair.sh \
 		examples/kubernetes/gdrcheck-textfile.sh; do
 		if grep -q '^set -eu$' "$s"; then ok "$s: set -eu"; else bad "$s: no 'set -eu'"; fi
 	done
