@@ -472,6 +472,28 @@ check "stand-in sweep: every connector reached its listener over TCP (n1 heard n
 	sh -c 'grep -qx "heard n2" "$1/standin.n1" && grep -qx "heard n3" "$1/standin.n1" &&
 		grep -qx "heard n4" "$1/standin.n3"' sh "$work"
 
+# -p PARTITION: the partition's responding nodes that can take a job.
+"$ex/pair-sweep.sh" -n -p gpu >"$work/plan-p" 2>&1
+check "plan -p gpu: the 4 nodes of the partition in a ring (4 pairs)" \
+	sh -c '[ "$(wc -l <"$1")" = 4 ] && for n in n1 n2 n3 n4; do grep -q " $n " "$1" || exit 1; done' \
+	sh "$work/plan-p"
+# Inside an allocation (salloc -N4): the nodes from SLURM_JOB_NODELIST, the
+# steps in parallel within the one job.
+: >"$work/standin.log"
+rm -f "$work"/standin.n?
+sd=$work/sweep-alloc
+GDRCHECK=$work/standin timeout 120 salloc -N4 -w 'n[1-4]' --time=5 \
+	"$ex/pair-sweep.sh" -s "$work/map-sweep" -O -P "$((22000 + $$ % 20000))" -d "$sd" -- --deadline 30 \
+	>"$work/sweep-alloc.out" 2>&1
+rc=$?
+check "stand-in sweep inside salloc -N4: exit 2 (no reports), 3 pairs, all six sides ran" \
+	sh -c '[ "$1" = 2 ] && [ "$(wc -l <"$2/pairs.plan")" = 3 ] && [ "$(wc -l <"$3")" = 6 ]' \
+	sh "$rc" "$sd" "$work/standin.log"
+check "stand-in sweep inside salloc: every step in the allocation's job, every connector reached its listener" \
+	sh -c '[ "$(cut -d " " -f 3 "$1" | sort -u | wc -l)" = 1 ] &&
+		grep -qx "heard n2" "$2/standin.n1" && grep -qx "heard n3" "$2/standin.n1" &&
+		grep -qx "heard n4" "$2/standin.n3"' sh "$work/standin.log" "$work"
+
 # 3b. the real gdrcheck, two-node mode, on the scenario fixtures.
 if ! ./gdrcheck --help 2>/dev/null | grep -q -- --listen; then
 	bad "two-node mode not built: ./gdrcheck --help lists no --listen (issue 28, not merged here)"
