@@ -359,6 +359,17 @@ echo "not json" >"$work/fx1/pair-n1-n2.connector.json"
 rc=$?
 check "summary: an unreadable report is a missing one: exit 2, got $rc" \
 	sh -c '[ "$1" = 2 ] && grep -q "^n1-n2 .* MISSING" "$2"' sh "$rc" "$work/sum1.txt"
+# A planned pair whose step never ran (srun refused it, a node down): no
+# files at all.
+mkdir -p "$work/fx2"
+cp "$fx"/pair-n1-n2.* "$work/fx2/"
+printf '1 n1 n2 leafA\n1 n7 n8 leafC\n' >"$work/fx2/pairs.plan"
+"$ex/pair-summary.sh" "$work/fx2" >"$work/sum2.txt" 2>&1
+rc=$?
+check "summary: a planned pair that left nothing: MISSING, both sides 'never ran', exit 2" \
+	sh -c '[ "$1" = 2 ] && grep -q "^n7-n8  *leafC  *MISSING  *-  *- " "$2" &&
+		grep -qx "    n7 (listener of n7-n8, never ran)" "$2" &&
+		grep -qx "    n8 (connector of n7-n8, never ran)" "$2"' sh "$rc" "$work/sum2.txt"
 mkdir -p "$work/fxe"
 "$ex/pair-summary.sh" "$work/fxe" >/dev/null 2>&1
 rc=$?
