@@ -10,8 +10,9 @@
 # Lines:
 #   P  pair hop verdict lrc crc rails lnode cnode
 #      verdict GOOD (both exit 0, no peer.* result WARN or worse), WARN
-#      (exit 0, a peer.* WARN), BAD (an exit not 0, or a peer.* result
-#      BLOCKED/UNKNOWN/ERROR), MISSING (a side left no report);
+#      (exit 0, a peer.* WARN), BAD (an exit not 0, a peer.* result
+#      BLOCKED/UNKNOWN/ERROR, or no rail tested by either side: cause "no
+#      rail tested"), MISSING (a side left no report);
 #      rails "r0=PASS/0.93 r1=MTU_MISMATCH/0.90": per rail the codes of its
 #      peer.* results that are not PASS or SKIP (both sides', once), and
 #      the lowest bandwidth ratio either side measured on it ("-": none)
@@ -58,7 +59,10 @@ def clean: tostring | gsub("[\t\n]"; " ");
    | unique_by([.rail, .gate, .reason_code])) as $findings
 | ($sides | map(select(.report == null))) as $missing
 | ($sides | map(select(.report != null and .rc != "" and .rc != "0"))) as $failed
-| ($failed | length > 0 or ($findings | any(.status | bad_status))) as $bad
+# Both sides reported, neither tested a rail: nothing was proven.
+| (($missing | length) == 0 and ($rails | length) == 0
+   and ($findings | length) == 0) as $untested
+| ($failed | length > 0 or ($findings | any(.status | bad_status)) or $untested) as $bad
 | (if ($missing | length) > 0 then "MISSING"
    elif $bad then "BAD"
    elif ($findings | length) > 0 then "WARN"
@@ -82,6 +86,11 @@ def clean: tostring | gsub("[\t\n]"; " ");
        else "\($pair) rail \(.rail)"
 	    + ([$rails[] | select(.rail == $f.rail) | " (\(.label))"][0] // "") end),
       (.remediation // "-")] | map(clean) | join("\t")),
+  (if $untested and ($failed | length) == 0 then
+     ["C", "no rail tested", $pair, $pair,
+      "read both reports: no rail both sides have (--pairs, NCCL_IB_HCA, a NIC down)"]
+     | map(clean) | join("\t")
+   else empty end),
   ($missing[]
    | ["C", "no report", $pair,
       "\(.node) (\(.role) of \($pair), \(if .rc == "" then "never ran" else "exit \(.rc)" end))",

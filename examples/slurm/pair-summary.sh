@@ -14,14 +14,14 @@
 #
 # VERDICT: GOOD (both sides exit 0, every peer.* result PASS or SKIP),
 # WARN (exit 0 with a peer.* WARN, e.g. MTU_MISMATCH: the rail runs at the
-# smaller MTU), BAD (a side exited non-zero, or a peer.* result is
-# BLOCKED, UNKNOWN or ERROR), MISSING (a side left no report). L and C are
-# the two sides' exit statuses ("-": no .rc). CAUSE: the pair's cause
-# groups (below). RAILS: per rail k,
-# rK=CODES/RATIO, the reason codes of its peer.* results that are not PASS
-# or SKIP (PASS when none; both sides', once) and the lowest bandwidth
-# ratio (measured / what the slower port or PCIe link allows) either side
-# measured on it.
+# smaller MTU), BAD (a side exited non-zero, a peer.* result is BLOCKED,
+# UNKNOWN or ERROR, or neither side tested a rail: nothing proven),
+# MISSING (a side left no report). L and C are the two sides' exit
+# statuses ("-": no .rc). CAUSE: the pair's cause groups (below). RAILS:
+# per rail k, rK=CODES/RATIO, the reason codes of its peer.* results that
+# are not PASS or SKIP (PASS when none; both sides', once) and the lowest
+# bandwidth ratio (measured / what the slower port or PCIe link allows)
+# either side measured on it.
 # Then the links that are not clean, grouped by cause (the peer.* gate and
 # reason code, e.g. "peer.connect QP_RETRY_EXCEEDED"), largest group
 # first, each with its links ("n1-n2 rail 0 (GPU0 mlx5_0/1 <-> GPU0

@@ -370,6 +370,15 @@ check "summary: a planned pair that left nothing: MISSING, both sides 'never ran
 	sh -c '[ "$1" = 2 ] && grep -q "^n7-n8  *leafC  *MISSING  *-  *- " "$2" &&
 		grep -qx "    n7 (listener of n7-n8, never ran)" "$2" &&
 		grep -qx "    n8 (connector of n7-n8, never ran)" "$2"' sh "$rc" "$work/sum2.txt"
+# Both sides exit 0 but neither tested a rail: nothing proven, BAD.
+mkdir -p "$work/fx3"
+side "$work/fx3" pair-n1-n2 listener 0 reg-ok "$(spec listener n2 0 "[]" "")"
+side "$work/fx3" pair-n1-n2 connector 0 reg-ok "$(spec connector n1 0 "[]" "")"
+"$ex/pair-summary.sh" "$work/fx3" >"$work/sum3.txt" 2>&1
+rc=$?
+check "summary: both exit 0, no rail tested: BAD, cause 'no rail tested', exit 1" \
+	sh -c '[ "$1" = 1 ] && grep -q "^n1-n2  *?  *BAD  *0  *0 " "$2" &&
+		grep -q "^#1  1 link  no rail tested$" "$2"' sh "$rc" "$work/sum3.txt"
 mkdir -p "$work/fxe"
 "$ex/pair-summary.sh" "$work/fxe" >/dev/null 2>&1
 rc=$?
