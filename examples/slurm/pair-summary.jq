@@ -26,7 +26,9 @@
 #      PAIR)"; a side with no report: cause "no report", link "NODE
 #      (listener of PAIR, exit N)".
 # A result's rail: its evidence.rail, else a number after "rail" in its
-# subject, else after "GPU" at the subject's start; none: the host.
+# subject, else after "GPU" at the subject's start (gdrcheck's rail results
+# are on GPU k: rail k); none: the host. A rail's ratio: peer.rails[].ratio
+# (measured / what the slower port or PCIe link allows), or a mechanism's.
 include "cause";
 
 def side($r; $role; $node; $rc):
@@ -50,8 +52,9 @@ def clean: tostring | gsub("[\t\n]"; " ");
 # The rails both reports know, with their labels and lowest ratio.
 | ([$reports[] | .peer.rails[]?] | group_by(.rail)
    | map({rail: .[0].rail,
-	  label: (.[0] | "GPU\(.gpu // "?" | tostring | ltrimstr("GPU")) \(.nic // "?")/\(.port // "?") <-> GPU\(.peer_gpu // "?" | tostring | ltrimstr("GPU")) \(.peer_nic // "?")/\(.peer_port // "?")"),
-	  ratio: ([.[].mechanisms[]?.ratio | numbers] | min)})) as $rails
+	  # Rail k is GPU k on both sides (peer_gpu, where given, says so).
+	  label: (.[0] | "GPU\(.gpu // "?" | tostring | ltrimstr("GPU")) \(.nic // "?")/\(.port // "?") <-> GPU\(.peer_gpu // .gpu // "?" | tostring | ltrimstr("GPU")) \(.peer_nic // "?")/\(.peer_port // "?")"),
+	  ratio: ([.[] | .ratio, .mechanisms[]?.ratio | numbers] | min)})) as $rails
 # peer.* results not PASS/SKIP, both sides', one per (rail, gate, code).
 | ([$reports[] | .results[]? | select((.gate // "") | startswith("peer."))
     | select(.status | shown_status)

@@ -20,9 +20,11 @@
 #      and port reach the connector: a real TCP connection between the two
 #      tasks; it writes no report, so the summary says MISSING), then with
 #      the real ./gdrcheck --listen/--peer on the scenario fixtures
-#      (tests/scenarios sysroot + doubles), when ./gdrcheck has them: a
-#      gdrcheck without --listen is a FAILED check ("two-node mode not
-#      built"), never a skip and never a faked report.
+#      (tests/scenarios/healthy-dmabuf sysroot + doubles): the doubles
+#      connect QPs but carry no data between processes, so every rail ends
+#      in QP_RETRY_EXCEEDED (what tests/check-peer.py expects too), and the
+#      summary must say so; a gdrcheck without --listen is a FAILED check
+#      ("two-node mode not built"), never a skip and never a faked report.
 # Needs root (SlurmdUser=root), ./gdrcheck and the doubles, munged,
 # slurmctld, slurmd, srun, scontrol, jq, python3. KEEP=1 keeps the work
 # directory.
@@ -268,7 +270,7 @@ rails2='[{"rail":0,"nic":"mlx5_0","peer_nic":"mlx5_0","ratio":0.93},{"rail":1,"n
 mtu='{"gate":"peer.link","rail":0,"status":"WARN","code":"MTU_MISMATCH","reason":"active MTU 1024 here, 4096 on the peer","remediation":"set the same MTU on both ports (ip link set ... mtu 9000 on RoCE)"}'
 qp0='{"gate":"peer.connect","rail":0,"status":"BLOCKED","code":"QP_RETRY_EXCEEDED","reason":"no answer from the far NIC","remediation":"open UDP 4791 between the nodes; check the route and the switch"}'
 qp1='{"gate":"peer.connect","rail":1,"status":"BLOCKED","code":"QP_RETRY_EXCEEDED","reason":"no answer from the far NIC","remediation":"open UDP 4791 between the nodes; check the route and the switch"}'
-gone='{"gate":"peer.bootstrap","rail":null,"status":"UNKNOWN","code":"PEER_GONE","reason":"the peer closed the connection","remediation":"read the report of the other side"}'
+gone='{"gate":"peer.bootstrap","rail":null,"status":"ERROR","code":"PEER_GONE","reason":"the peer closed the connection","remediation":"read the report of the other side"}'
 bw='{"gate":"peer.bandwidth","rail":0,"status":"BLOCKED","code":"BANDWIDTH_LOW","reason":"21% of 400 Gb/s","remediation":"check the link width and speed of both ports and the PCIe links"}'
 fx=$work/fx
 mkdir -p "$fx"
@@ -305,6 +307,9 @@ while read -r _ a b _; do
 	*) bad "fixture: the plan has an unexpected pair $a $b" ;;
 	esac
 done <"$fx/pairs.plan"
+check "fixtures: the synthetic pair reports validate against the report schema" \
+	sh -c 'for f in "$1"/pair-*.json; do python3 tests/validate-json.py report/gdrcheck-report.schema.json "$f" >"$2" 2>&1 ||
+		{ cut -c 1-300 "$2"; exit 1; }; done' sh "$fx" "$work/validate.log"
 "$ex/pair-summary.sh" "$fx" >"$work/sum.txt" 2>&1
 rc=$?
 sed 's/^/    | /' "$work/sum.txt"
@@ -519,7 +524,7 @@ if ! ./gdrcheck --help 2>/dev/null | grep -q -- --listen; then
 	bad "two-node mode not built: ./gdrcheck --help lists no --listen (issue 28, not merged here)"
 	finish
 fi
-sc=${PAIR_SCENARIO:-reg-ok}
+sc=${PAIR_SCENARIO:-healthy-dmabuf}
 case=$top/tests/scenarios/$sc
 python3 tests/scenarios/mksysroot.py "$case/sysroot.spec" "$work/sysroot-$sc" >"$work/mksysroot.log" 2>&1 || {
 	bad "fixture $sc: sysroot did not build: $(cat "$work/mksysroot.log")"
@@ -533,6 +538,7 @@ extra=
 cat >"$work/gd" <<-EOF
 	#!/bin/sh
 	exec env FAKE_CUDA_SCENARIO="$cuda" FAKE_VERBS_SCENARIO="$verbs" \\
+		FAKE_SYSROOT="$work/sysroot-$sc" \\
 		GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" \\
 		GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \\
 		"$top/gdrcheck" --sysroot "$work/sysroot-$sc" "\$@" $extra
@@ -559,6 +565,21 @@ check "real sweep: roles and peers as planned (n1 listened to n2, n2 connected t
 		[ "$(jq -r .peer.status "$1/pair-n1-n2.connector.json")" = ok ]' sh "$sd"
 check "real sweep: the summary's exit ($rc) follows the reports' exit codes" \
 	sh -c 'want=0; for f in "$1"/pair-*.rc; do [ "$(cat "$f")" = 0 ] || want=1; done; [ "$2" = "$want" ]' sh "$sd" "$rc"
+# What the doubles can show (tests/check-peer.py): the libibverbs double
+# moves data only inside one process, so two gdrchecks get connected QPs
+# and then no answer from the far NIC, on every rail; both sides must say
+# so, and the summary must put every link under that one cause.
+check "real sweep: every side's bootstrap PASS with the token both tasks derived from SLURM_JOB_ID" \
+	sh -c '[ -z "${GDRCHECK_PEER_TOKEN:-}" ] && for f in "$1"/pair-*.json; do
+		[ "$(jq -r "[.results[] | select(.gate == \"peer.bootstrap\") | .reason_code] | join(\",\")" "$f")" = PEER_CONNECTED ] || exit 1
+		done' sh "$sd"
+nrails=$(jq '.peer.rails | length' "$sd/pair-n1-n2.listener.json" 2>/dev/null)
+check "real sweep (doubles): exit 1, 3 pairs BAD, one cause peer.connect QP_RETRY_EXCEEDED over 3 x $nrails rails" \
+	sh -c '[ "$1" = 1 ] && [ "$2" -ge 1 ] && grep -qx "BAD:      3" "$3" &&
+		grep -qx "#1  $((3 * $2)) links  peer.connect QP_RETRY_EXCEEDED" "$3" && ! grep -q "^#2 " "$3" &&
+		grep -q "^n1-n3  *leafA~leafB  *BAD  *1  *1  *#1  *r0=QP_RETRY_EXCEEDED/- " "$3" &&
+		grep -qx "    n1-n3 rail 0 (GPU0 mlx5_0/1 <-> GPU0 mlx5_0/1)" "$3"' \
+	sh "$rc" "$nrails" "$work/sweep-real.out"
 
 started=$pids
 stop_daemons
