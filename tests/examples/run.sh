@@ -1085,6 +1085,43 @@ pairenv JOB_COMPLETION_INDEX=2 "$pairpod" >"$work/pair.out" 2>&1
 rc=$?
 check "pair pod index 2: usage, exit 2" sh -c '[ "$1" = 2 ] && [ ! -e "$2" ]' sh "$rc" "$work/pair-gate.args"
 
+# The same pods with the real gate and the real gdrcheck --listen/--peer on
+# healthy-dmabuf (doubles), two processes over 127.0.0.1: the double
+# connects the QPs but carries no data between processes, so every rail
+# must end in QP_RETRY_EXCEEDED on both sides, exit 1, printed by the pod.
+if ./gdrcheck --help 2>/dev/null | grep -q -- --listen && sysroot healthy-dmabuf; then
+	hd=$top/tests/scenarios/healthy-dmabuf
+	cat >"$work/pair-gd" <<-EOF
+		#!/bin/sh
+		exec env FAKE_CUDA_SCENARIO="$hd/cuda.conf" FAKE_VERBS_SCENARIO="$hd/verbs.conf" \\
+			FAKE_SYSROOT="$work/sysroots/healthy-dmabuf" \\
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \\
+			"$top/gdrcheck" --sysroot "$work/sysroots/healthy-dmabuf" "\$@"
+	EOF
+	chmod +x "$work/pair-gd"
+	pport=$((23000 + $$ % 9000))
+	realpair() {
+		env GATE="$top/examples/ci-gate/gdrcheck-gate.sh" GDRCHECK="$work/pair-gd" \
+			ARCHIVE_DIR="$work/pair-real" GDRCHECK_PEER_TOKEN=pair-test PAIR_PORT=$pport "$@"
+	}
+	realpair JOB_COMPLETION_INDEX=0 GATE_HOSTNAME=node-a "$pairpod" --deadline 30 >"$work/pair-a.out" 2>&1 &
+	apid=$!
+	realpair JOB_COMPLETION_INDEX=1 GATE_HOSTNAME=node-b PAIR_LISTENER=127.0.0.1 "$pairpod" --deadline 30 \
+		>"$work/pair-b.out" 2>&1
+	brc=$?
+	wait $apid
+	arc=$?
+	check "pair pods, real two-node mode through the gate: both exit 1, reports archived, QP_RETRY_EXCEEDED printed on GPU0" \
+		sh -c '[ "$1" = 1 ] && [ "$2" = 1 ] &&
+			for n in a b; do
+				grep -q "^gdrcheck-pair: GPU0: peer.connect BLOCKED QP_RETRY_EXCEEDED: " "$3/pair-$n.out" || exit 1
+				f=$(ls "$3"/pair-real/node-$n/*/report.json) &&
+				[ "$(jq -r .peer.status "$f")" = ok ] || exit 1
+			done' sh "$arc" "$brc" "$work"
+else
+	bad "pair pods with the real gdrcheck: two-node mode not built (./gdrcheck --help lists no --listen) or no sysroot"
+fi
+
 # ------------------------------------------------------------------------ 9. nhc
 # The NHC check under stand-ins of NHC's die/log/dbg, on the real gdrcheck
 # and the scenario fixtures, and on stand-ins (a synthetic lost rail, a
