@@ -66,11 +66,12 @@ VERDICT_JQ='"gdrcheck: \(.verdict.status) (--require "
 	    | "; lost rail \(.subject) \(.evidence.nic)"
 	      + (if (.evidence.port // 0) > 0 then "/\(.evidence.port)" else "" end)
 	      + " (\(.evidence.cause))"] | join(""))
+	+ (if .peer then "; wire \(.peer.verdict)" else "" end)
 	+ (if .interrupted then "; INTERRUPTED" else "" end)'
 
 # Why a run failed: the paths --require needs (any: dmabuf or peermem) that
 # are not READY, with the gate, subject, code and reason that decided each,
-# then the policy's violations.
+# then the policy's violations, then (two-node mode) the wire's failures.
 # shellcheck disable=SC2016 # $req is jq's, not the shell's
 WHY_JQ='(.require // "any") as $req
 	| ([(.paths // {}) | to_entries[]
@@ -80,7 +81,10 @@ WHY_JQ='(.require // "any") as $req
 	      + (if .value.gate then " at \(.value.gate) (\(.value.subject))"
 		   + " \(.value.reason_code // "-")" else "" end)
 	      + ": \((.value.summary // "") | sub("^[A-Z-]+ at [^:]*: "; ""))"]
-	   + [(.policy.violations // [])[] | "why: policy: \(.)"])[]'
+	   + [(.policy.violations // [])[] | "why: policy: \(.)"]
+	   + [.results[] | select(.layer == "peer"
+				  and (.status == "BLOCKED" or .status == "ERROR"))
+	      | "why: wire \(.status) at \(.gate) (\(.subject)) \(.reason_code): \(.reason)"])[]'
 
 # This gate chooses the output format and file; refuse what would change them.
 for arg in "$@"; do
