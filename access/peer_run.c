@@ -166,13 +166,17 @@ static void channel_broke(struct prun *p, int ret)
 		 p->conn.err[0] ? p->conn.err : strerror(-ret));
 }
 
+/* A second before the run's deadline, so a stalled peer is this stage's
+ * finding (PEER_TIMEOUT), not a worker killed at the deadline. */
+#define DEADLINE_MARGIN_MS 1000.0
+
 static void step_deadline(struct prun *p)
 {
 	double until = now_ms() + p->plan->step_ms;
+	double run = p->opt->run_deadline_ms - DEADLINE_MARGIN_MS;
 
-	p->conn.deadline_ms = p->opt->run_deadline_ms > 0 &&
-			      p->opt->run_deadline_ms < until ?
-			      p->opt->run_deadline_ms : until;
+	p->conn.deadline_ms = p->opt->run_deadline_ms > 0 && run < until ?
+			      run : until;
 }
 
 static int chan_send(struct prun *p, uint16_t type, const struct peer_buf *b)

@@ -183,26 +183,31 @@ def scripted_listener(port, token, behaviour, ready):
         conn.sendall(msg(RAIL, [(1, u32(0)), (3, b"mlx5_0"), (4, b"\x01"),
                                 (5, b"\x02"), (6, b"\x02"), (7, b"\x04"),
                                 (8, gid), (9, u32(1)), (15, b"\x01")]))
-        # The connector's findings, then gone before any endpoint.
+        # The connector's findings, then gone (or silent) before any
+        # endpoint.
         t, f = recv_msg(conn)
         for _ in range(int.from_bytes(f.get(5, b"\0\0\0\0"), "big")):
             recv_msg(conn)
+        if behaviour == "stall":
+            time.sleep(12)
     finally:
         conn.close()
         srv.close()
 
 
-def scripted(work, behaviour, cargs=()):
+def scripted(work, behaviour, cargs=(), deadline="15"):
     port = next_port()
     ready = threading.Event()
     th = threading.Thread(target=scripted_listener,
                           args=(port, "s3cret", behaviour, ready))
     th.start()
     ready.wait(5)
-    cp = gdrcheck(work, ["--peer", f"127.0.0.1:{port}", "--deadline", "15"]
+    t0 = time.time()
+    cp = gdrcheck(work, ["--peer", f"127.0.0.1:{port}", "--deadline", deadline]
                   + list(cargs), env_for(work, extra={"GDRCHECK_PEER_TOKEN":
                                                       "s3cret"}))
     res = finish(cp)
+    scripted.elapsed = time.time() - t0
     th.join(20)
     return res
 
@@ -287,6 +292,14 @@ def run_cases(work):
     check("peer-gone: exit 3, PEER_GONE", rc == 3 and rep and
           ("host", "ERROR", "PEER_GONE") in codes(rep, "peer.bootstrap"),
           f"{rc} {rep and codes(rep, 'peer.bootstrap')}")
+
+    # 5b. A peer that stalls after the findings: the run's deadline ends it
+    # (a second early, in the transfer stage's own wait), undecided.
+    rc, rep, _ = scripted(work, "stall", deadline="6")
+    check("peer-stall: exit 3, PEER_TIMEOUT within the deadline",
+          rc == 3 and rep and ("host", "ERROR", "PEER_TIMEOUT") in
+          codes(rep, "peer.bootstrap") and scripted.elapsed < 7.5,
+          f"{rc} {rep and codes(rep, 'peer.bootstrap')} {scripted.elapsed:.1f}s")
 
     # 6. GID type: the listener's NCCL picks a RoCE v1 GID.
     (crc, crep, _), (lrc, lrep, _) = pair(
