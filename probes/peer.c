@@ -36,6 +36,27 @@ static const struct peer_rail *theirs(const struct peer_session *s, int k)
 	return find_rail(s->their_rail, s->ntheirs, (uint32_t)k);
 }
 
+/* The active MTUs (bytes) both QPs were set up with, else 0 (never
+ * exchanged: the rail was not tested). */
+static void active_mtus(const struct peer_session *s, int k,
+			unsigned int *here, unsigned int *there)
+{
+	int pi = peer_plan_index(s, (uint32_t)k);
+
+	*here = *there = 0;
+	if (pi < 0 || !s->vf)
+		return;
+	for (int i = 0; i < PEER_NMECH; i++) {
+		const struct peer_xfer *x = &s->vf->peer.rails[pi].mech[i];
+
+		if (x->have_remote) {
+			*here = peer_mtu_bytes(x->local.mtu);
+			*there = peer_mtu_bytes(x->remote.mtu);
+			return;
+		}
+	}
+}
+
 /* This GPU's entry in report.peer (made with the report's rails). */
 static struct peer_rail_report *rail_report(struct gdr_ctx *ctx, int k)
 {
@@ -134,17 +155,16 @@ static void report_rails(struct gdr_ctx *ctx, const struct peer_session *s)
 		if (m) {
 			snprintf(rr->nic, sizeof(rr->nic), "%s", m->nic);
 			rr->port = m->port;
-			rr->mtu = m->netdev_mtu;
 			if (m->gid_index != UINT32_MAX)
 				rr->gid_index = m->gid_index;
 		}
 		if (t) {
 			snprintf(rr->peer_nic, sizeof(rr->peer_nic), "%s", t->nic);
 			rr->peer_port = t->port;
-			rr->peer_mtu = t->netdev_mtu;
 			if (t->gid_index != UINT32_MAX)
 				rr->peer_gid_index = t->gid_index;
 		}
+		active_mtus(s, (int)k, &rr->mtu, &rr->peer_mtu);
 		p->nrails++;
 	}
 }
@@ -400,22 +420,13 @@ static struct result *link_mismatch(struct gdr_ctx *ctx, int subj,
 static void mtus(const struct peer_session *s, int k, unsigned int *here,
 		 unsigned int *there)
 {
-	int pi = peer_plan_index(s, (uint32_t)k);
 	const struct peer_rail *m = mine(s, k), *t = theirs(s, k);
 
+	active_mtus(s, k, here, there);
+	if (*here && *there)
+		return;
 	*here = m ? m->netdev_mtu : 0;
 	*there = t ? t->netdev_mtu : 0;
-	if (pi < 0 || !s->vf)
-		return;
-	for (int i = 0; i < PEER_NMECH; i++) {
-		const struct peer_xfer *x = &s->vf->peer.rails[pi].mech[i];
-
-		if (x->have_remote) {
-			*here = peer_mtu_bytes(x->local.mtu);
-			*there = peer_mtu_bytes(x->remote.mtu);
-			return;
-		}
-	}
 }
 
 void gate_peer_link(struct gdr_ctx *ctx, const struct target *t)
@@ -423,7 +434,6 @@ void gate_peer_link(struct gdr_ctx *ctx, const struct target *t)
 	const struct peer_session *s = ctx->peer;
 	int k = t->gpu, subj = ctx->inv.gpu[k].subject;
 	const struct peer_rail *m, *th;
-	struct peer_rail_report *rr = rail_report(ctx, k);
 	char buf[400], here[160], there[200], gm[64], gt[64];
 	unsigned int mtu_here, mtu_there;
 	const char *why;
@@ -443,10 +453,6 @@ void gate_peer_link(struct gdr_ctx *ctx, const struct target *t)
 	describe(th, buf, sizeof(buf));
 	snprintf(there, sizeof(there), "%.60s:%.130s", s->theirs.host, buf);
 	mtus(s, k, &mtu_here, &mtu_there);
-	if (rr) {
-		rr->mtu = mtu_here;
-		rr->peer_mtu = mtu_there;
-	}
 	r = link_mismatch(ctx, subj, s, m, th, here, there);
 	if (!r && mtu_here && mtu_there && mtu_here != mtu_there) {
 		r = emit(ctx, subj, ST_WARN, C_MTU_MISMATCH,
