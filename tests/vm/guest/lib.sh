@@ -555,3 +555,79 @@ peer_firewall_drops() {
 hw_counter() {
 	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
 }
+
+# ------------------------------------------------------------ gdrcheck peer mode
+# The two-node mode (gdrcheck --listen / --peer, issue 28) on the two ends:
+# the listener is end B (NCCL_IB_HCA=rxe1, --listen 10.0.2.16:PORT), the
+# connector end A (NCCL_IB_HCA=rxe0, --peer 10.0.2.16). Both use the
+# libcuda double with host memory at $VM_GPU_BDF (gpu_scenario ... host, so
+# the real rxe registers and DMAs the "GPU memory") and the faked open
+# NVIDIA module, so that each side's own verdict is READY (25-reg-loopback).
+export PEER_PORT=18515 PEER_TOKEN=vm-peer-token
+# PEER_OPTS: options both sides get (rxe under TCG moves a few MB/s).
+export PEER_OPTS="--min-bandwidth 0.0001 --reg-size 262144"
+
+# need_peer_mode: SKIP (77) when this gdrcheck has no two-node mode (its
+# --help does not mention --listen).
+need_peer_mode() {
+	"$GDRCHECK" --help 2>&1 | grep -q -- '--listen' ||
+		skip "gdrcheck has no --listen (the two-node mode is not in this build)"
+}
+
+# peer_gdr_setup: peer_up, the double's scenario (./cuda.conf) and the faked
+# NVIDIA module; pair with `trap peer_gdr_cleanup EXIT`.
+peer_gdr_setup() {
+	check "rxe0 is up" rxe_ready rxe0
+	check "end B up: rxe1 on $PEER_B_NET (peer_up)" peer_up
+	gpu_scenario cuda.conf host
+	check "the faked open NVIDIA module" nvidia_proc_fake
+}
+peer_gdr_cleanup() {
+	for _pc in $(gdrcheck_pids); do
+		kill -KILL "$_pc" 2>/dev/null || true
+	done
+	nvidia_proc_restore
+	peer_down
+}
+
+# peer_gdr NAME NIC ARGS...: one side: gdrcheck --json with NCCL_IB_HCA=NIC
+# and the double; stdout NAME.json, stderr NAME.json.stderr, exit status in
+# NAME.rc, wall seconds in NAME.secs. Run it in the background (&) for the
+# side that must wait for the other.
+peer_gdr() {
+	_pg_n=$1
+	_pg_nic=$2
+	shift 2
+	_pg_t0=$(cut -d' ' -f1 /proc/uptime)
+	_pg_rc=0
+	# shellcheck disable=SC2086 # PEER_OPTS is a word list
+	env NCCL_IB_HCA="$_pg_nic" FAKE_CUDA_SCENARIO="$PWD/cuda.conf" \
+		"$GDRCHECK" --json --libcuda "$LIBCUDA_FAKE" $PEER_OPTS "$@" \
+		>"$_pg_n.json" 2>"$_pg_n.json.stderr" || _pg_rc=$?
+	echo "$_pg_rc" >"$_pg_n.rc"
+	awk -v a="$_pg_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f\n", b - a }' >"$_pg_n.secs"
+}
+
+# peer_show NAME: print how side NAME ended (its command's exit status,
+# seconds, stderr) and its peer results; sets $rc.
+peer_show() {
+	rc=$(cat "$1.rc")
+	say "--- $1: exit status $rc after $(cat "$1.secs") s"
+	if [ -s "$1.json.stderr" ]; then
+		say "stderr:"
+		sed 's/^/    /' "$1.json.stderr"
+	fi
+	jq -r '(.results[]? | select(.gate | startswith("peer.")) |
+		"  \(.gate) \(.subject) \(.status) \(.reason_code): \(.reason)"),
+		(.peer? // {} | "  peer: role \(.role) status \(.status) endpoint \(.endpoint) peer_verdict \(.peer_verdict)"),
+		(.peer.rails[]? | "  rail \(.rail): \(.gpu) \(.nic)/\(.port) mtu \(.mtu) gid \(.gid_index) <-> \(.peer_gpu) \(.peer_nic)/\(.peer_port) mtu \(.peer_mtu) gid \(.peer_gid_index); counters \(.counters // {} | tostring)",
+			(.mechanisms[]? | "    \(.mechanism): verified \(.verified) write \(.write_ok) read \(.read_ok) reverse \(.reverse_write_ok)/\(.reverse_read_ok) \(.gbps) Gb/s of \(.limit_gbps): ratio \(.ratio), latency \(.latency_us) us"))' \
+		"$1.json" 2>/dev/null || say "  (no JSON report)"
+}
+
+# tcp_established PORT: a TCP connection to or from PORT is established.
+tcp_established() {
+	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "01" &&
+		(substr($2, length($2) - 3) == p || substr($3, length($3) - 3) == p) { f = 1 }
+		END { exit !f }' /proc/net/tcp
+}
