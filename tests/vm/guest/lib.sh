@@ -564,8 +564,13 @@ hw_counter() {
 # the real rxe registers and DMAs the "GPU memory") and the faked open
 # NVIDIA module, so that each side's own verdict is READY (25-reg-loopback).
 export PEER_PORT=18515 PEER_TOKEN=vm-peer-token
-# PEER_OPTS: options both sides get (rxe under TCG moves a few MB/s).
-export PEER_OPTS="--min-bandwidth 0.0001 --reg-size 262144"
+# PEER_OPTS: options both sides get. --min-bandwidth: rxe under TCG moves a
+# few MB/s. --require peermem: NCCL_IB_HCA in the environment makes the
+# NCCL model count NCCL as present, so policy auto would be nccl, and NCCL
+# itself would not use GDR here (PHB, and no nvidia_peermem module, which
+# no proof can create): data.nccl BLOCKED NCCL_NO_GDR, exit 1 on a healthy
+# pair. The peermem path is what the double's host memory really proves.
+export PEER_OPTS="--min-bandwidth 0.0001 --reg-size 262144 --require peermem"
 
 # need_peer_mode: SKIP (77) when this gdrcheck has no two-node mode (its
 # --help does not mention --listen).
