@@ -154,6 +154,11 @@ check "firewall, timeout 12 retry 3: the first WRITE completes IBV_WC_RETRY_EXC_
 	grep -q '^result: wc status 12 .* on iter 0 A WRITE' firewall.out
 drops=$(peer_firewall_drops)
 check "nftables dropped the tries ($drops packets)" test "$drops" -gt 0
+rcp firewall-reverse -a "$B" -b "$A" -n 1 -w 10 -t 12 -r 3
+check "the filtered end's own WRITE (rxe1 -> rxe0) fails the same way: its ACKs are dropped" \
+	grep -q '^result: wc status 12 .* on iter 0 A WRITE' firewall-reverse.out
+rcp firewall-14-6 -a "$A" -b "$B" -n 1 -w 10 -t 14 -r 6
+check "timeout 14 (67 ms) retry 6: IBV_WC_RETRY_EXC_ERR too" grep -q '^result: wc status 12 ' firewall-14-6.out
 rcp firewall-retry7 -a "$A" -b "$B" -n 1 -w 3 -t 12 -r 7
 check "firewall, retry 7: rxe retries forever, no completion within 3 s" \
 	grep -q '^result: no completion after 3 s' firewall-retry7.out

@@ -19,9 +19,9 @@ trap 'exit 143' TERM INT
 peer_gdr_setup
 check "nftables drops UDP 4791 arriving on $PEER_B_NET" peer_firewall "$PEER_B_NET"
 
-peer_gdr B rxe1 --listen "$PEER_B_IP:$PEER_PORT" --token "$PEER_TOKEN" --deadline 50 &
+peer_gdr B rxe1 --listen "$PEER_B_IP:$PEER_PORT" --token "$PEER_TOKEN" --deadline 40 &
 pidB=$!
-peer_gdr A rxe0 --peer "$PEER_B_IP:$PEER_PORT" --token "$PEER_TOKEN" --deadline 50
+peer_gdr A rxe0 --peer "$PEER_B_IP:$PEER_PORT" --token "$PEER_TOKEN" --deadline 40
 wait "$pidB" || true
 peer_show B
 rcB=$rc
