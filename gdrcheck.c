@@ -37,6 +37,7 @@
 #include "access/vendor.h"
 #include "engine/gates.h"
 #include "nccl/rules.h"
+#include "probes/peer_session.h"
 #include "probes/probes.h"
 #include "report/codes.h"
 
@@ -45,6 +46,10 @@
 #define DEFAULT_TIMEOUT 30.0
 /* Slurm's HealthCheckProgram gets 60 s; leave a margin. */
 #define DEFAULT_DEADLINE 45.0
+/* Two-node mode waits for the other side: a Slurm step's two tasks may
+ * start tens of seconds apart. */
+#define DEFAULT_PEER_DEADLINE 120.0
+#define DEFAULT_MIN_BANDWIDTH 0.5
 
 static void usage(FILE *out)
 {
@@ -107,6 +112,20 @@ static void usage(FILE *out)
 	      "                           NIC's nearest GPU; the rest are registered)\n"
 	      "      --reg-size BYTES     GPU buffer per GPU for the registrations and\n"
 	      "                           transfers (K/M suffix; default 2M, 4K to 1G)\n"
+	      "      --listen [ADDR:]PORT two-node mode: wait for the other node's\n"
+	      "                           gdrcheck --peer, then test every rail against\n"
+	      "                           it (default port 18515)\n"
+	      "      --peer HOST[:PORT]   two-node mode: connect to the other node's\n"
+	      "                           gdrcheck --listen and test every rail\n"
+	      "      --token-file FILE    two-node mode: the shared secret (first line);\n"
+	      "                           also $GDRCHECK_PEER_TOKEN, or both tasks of one\n"
+	      "                           Slurm job; --token STRING shows it in ps\n"
+	      "      --token STRING       the shared secret on the command line\n"
+	      "      --pairs LIST         two-node mode: test these GPUs' rails only\n"
+	      "                           (comma list of GPU indices, or all)\n"
+	      "      --min-bandwidth F    two-node mode: a rail below F x its line rate\n"
+	      "                           (the smaller port rate and PCIe link) fails\n"
+	      "                           (0 to 1, default 0.5)\n"
 	      "      --color[=WHEN]       colour: auto (default), always, never\n"
 	      "      --no-color           same as --color=never\n"
 	      "  -v, --verbose            show the evidence under each result\n"
@@ -390,6 +409,7 @@ static int set_deadline(struct parsing *p, const struct opt_desc *d,
 	    !(p->o->deadline >= 0.1 && p->o->deadline <= 86400))
 		return usage_error("invalid --deadline '%s' (seconds, 0.1 to "
 				   "86400)", arg);
+	p->o->deadline_given = true;
 	return 0;
 }
 
@@ -433,6 +453,61 @@ static int set_reg_size(struct parsing *p, const struct opt_desc *d,
 		return usage_error("invalid --reg-size '%s' (4K to 1G, a "
 				   "multiple of 4K)", arg);
 	p->o->reg_bytes = v;
+	return 0;
+}
+
+static int set_endpoint(struct parsing *p, const struct opt_desc *d,
+			const char *arg)
+{
+	char host[256], port[16];
+
+	if (peer_parse_endpoint(arg, host, sizeof(host), port, sizeof(port)))
+		return usage_error("invalid --%s '%s' (%s)", d->name, arg,
+				   d->field == offsetof(struct options, listen) ?
+				   "[ADDR:]PORT" : "HOST[:PORT]");
+	return set_string(p, d, arg);
+}
+
+static int set_pairs(struct parsing *p, const struct opt_desc *d,
+		     const char *arg)
+{
+	const char *s = arg;
+
+	(void)d;
+	if (strcmp(arg, "all")) {
+		while (*s) {
+			char *end;
+			long v = strtol(s, &end, 10);
+
+			if (end == s || v < 0 || v >= PEER_MAX_RAILS ||
+			    (*end && *end != ','))
+				return usage_error("invalid --pairs '%s' (GPU "
+						   "indices 0-%d, comma "
+						   "separated, or all)", arg,
+						   PEER_MAX_RAILS - 1);
+			s = *end ? end + 1 : end;
+			if (!*s && *end == ',')
+				return usage_error("invalid --pairs '%s' "
+						   "(ends in a comma)", arg);
+		}
+	}
+	p->o->pairs = arg;
+	return 0;
+}
+
+static int set_min_bandwidth(struct parsing *p, const struct opt_desc *d,
+			     const char *arg)
+{
+	char *end;
+	double v;
+
+	(void)d;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0 && v <= 1))
+		return usage_error("invalid --min-bandwidth '%s' (a fraction "
+				   "of the line rate, 0 to 1)", arg);
+	p->o->min_bandwidth = v;
 	return 0;
 }
 
@@ -480,6 +555,12 @@ static const struct opt_desc opt_table[] = {
 	{ "no-datapath", 0, no_argument, set_true, OFF(no_datapath) },
 	{ "every-pair", 0, no_argument, set_true, OFF(every_pair) },
 	{ "reg-size", 0, required_argument, set_reg_size, 0 },
+	{ "listen", 0, required_argument, set_endpoint, OFF(listen) },
+	{ "peer", 0, required_argument, set_endpoint, OFF(peer) },
+	{ "token", 0, required_argument, set_string, OFF(token) },
+	{ "token-file", 0, required_argument, set_string, OFF(token_file) },
+	{ "pairs", 0, required_argument, set_pairs, 0 },
+	{ "min-bandwidth", 0, required_argument, set_min_bandwidth, 0 },
 	{ "color", 0, optional_argument, set_color, 0 },
 	{ "no-color", 0, no_argument, set_color, 0 },
 	{ "verbose", 'v', no_argument, set_true, OFF(verbose) },
@@ -549,6 +630,7 @@ static void options_defaults(struct options *o)
 	o->require = REQUIRE_AUTO;
 	o->timeout = DEFAULT_TIMEOUT;
 	o->deadline = DEFAULT_DEADLINE;
+	o->min_bandwidth = DEFAULT_MIN_BANDWIDTH;
 	o->libcuda = getenv("GDRCHECK_LIBCUDA");
 	o->libibverbs = getenv("GDRCHECK_LIBIBVERBS");
 	o->libnvml = getenv("GDRCHECK_LIBNVML");
@@ -604,6 +686,67 @@ static bool same_output(const char *a, const char *b)
 	return !strcmp(ta, tb);
 }
 
+/* The shared secret: --token, --token-file, the environment, Slurm. */
+static int peer_token(struct options *o)
+{
+	const char *env = getenv("GDRCHECK_PEER_TOKEN");
+	const char *job = getenv("SLURM_JOB_ID");
+	FILE *f;
+
+	if (o->token && o->token_file)
+		return usage_error("--token and --token-file: give one");
+	if (o->token) {
+		o->token_source = "--token";
+	} else if (o->token_file) {
+		f = fopen(o->token_file, "re");
+		if (!f || !fgets(o->token_buf, sizeof(o->token_buf), f)) {
+			int err = f ? EINVAL : errno;
+
+			if (f)
+				fclose(f);
+			return usage_error("cannot read --token-file '%s': %s",
+					   o->token_file, err == EINVAL ?
+					   "empty" : strerror(err));
+		}
+		fclose(f);
+		o->token_buf[strcspn(o->token_buf, "\r\n")] = '\0';
+		o->token = o->token_buf;
+		o->token_source = "--token-file";
+	} else if (env && *env) {
+		o->token = env;
+		o->token_source = "GDRCHECK_PEER_TOKEN";
+	} else if (job && *job) {
+		snprintf(o->token_buf, sizeof(o->token_buf), "slurm-job-%s",
+			 job);
+		o->token = o->token_buf;
+		o->token_source = "SLURM_JOB_ID";
+	}
+	if (!o->token || !*o->token)
+		return usage_error("two-node mode needs a shared token: "
+				   "--token-file FILE, GDRCHECK_PEER_TOKEN, "
+				   "or both sides as tasks of one Slurm job");
+	return 0;
+}
+
+static int peer_options(struct options *o)
+{
+	if (!o->listen && !o->peer) {
+		if (o->token || o->token_file || o->pairs)
+			return usage_error("--token, --token-file and --pairs "
+					   "go with --listen or --peer");
+		return 0;
+	}
+	if (o->listen && o->peer)
+		return usage_error("--listen and --peer: one side listens, the "
+				   "other connects");
+	if (o->sysroot && !o->libcuda)
+		return usage_error("two-node mode tests this node's hardware: "
+				   "no --sysroot (or name --libcuda too)");
+	if (!o->deadline_given)
+		o->deadline = DEFAULT_PEER_DEADLINE;
+	return peer_token(o);
+}
+
 static int options_finish(struct parsing *p, int argc, char **argv)
 {
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
@@ -623,7 +766,7 @@ static int options_finish(struct parsing *p, int argc, char **argv)
 		return usage_error("--output '%s' and --capture '%s' name the "
 				   "same file", o->output, o->capture);
 	o->gates = (p->only_given ? p->only : GATE_ALL) & ~p->skip;
-	return 0;
+	return peer_options(o);
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -979,6 +1122,17 @@ static void run_gates(struct gdr_ctx *ctx, struct report *rep,
 	policy_overall(rep, req, opt->warn_fails);
 }
 
+/* Two-node mode: the other node, the rails against it, the wire's verdict. */
+static void run_peer(struct gdr_ctx *ctx, struct report *rep,
+		     const struct options *opt, const struct vendor_options *vo)
+{
+	if (!opt->listen && !opt->peer)
+		return;
+	peer_session_run(ctx, vo);
+	gates_run_peer(ctx);
+	policy_wire(rep, opt->warn_fails);
+}
+
 int main(int argc, char **argv)
 {
 	struct vendor_options vo;
@@ -1050,6 +1204,7 @@ int main(int argc, char **argv)
 	ctx.ksym = ksym;
 	run_gates(&ctx, &rep, &opt);
 	versions_collect(&ctx);
+	run_peer(&ctx, &rep, &opt, &vo);
 	rep.meta.total_ms = now_ms() - t0;
 	if (vendor_interrupted) {
 		rep.meta.interrupted = true;
@@ -1066,6 +1221,7 @@ int main(int argc, char **argv)
 	pcitree_free(&ctx);
 	pci_close(ctx.pci);
 	probe_caches_free(&ctx);
+	peer_session_free(&ctx);
 	sysroot_free(sr);
 	report_free(&rep);
 	ksym_prefetch_free(ksym);

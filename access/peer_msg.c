@@ -285,6 +285,37 @@ static const struct field result_fields[] = {
 	FLD(3, F_U64, struct peer_result, bytes, false),
 	FLD(4, F_U64, struct peer_result, nsec, false),
 	FLD(5, F_STR, struct peer_result, detail, false),
+	FLD(6, F_U64, struct peer_result, xmit_bytes, false),
+	FLD(7, F_U64, struct peer_result, rcv_bytes, false),
+};
+
+static const struct field findings_fields[] = {
+	FLD(1, F_STR, struct peer_findings, host, true),
+	FLD(2, F_STR, struct peer_findings, verdict, true),
+	FLD(3, F_STR, struct peer_findings, summary, false),
+	FLD(4, F_U32, struct peer_findings, exit_code, true),
+	FLD(5, F_U32, struct peer_findings, nrails, true),
+	FLD(6, F_STR, struct peer_findings, nccl_version, false),
+};
+
+static const struct field rail_fields[] = {
+	FLD(1, F_U32, struct peer_rail, rail, true),
+	FLD(2, F_STR, struct peer_rail, gpu_pci, false),
+	FLD(3, F_STR, struct peer_rail, nic, true),
+	FLD(4, F_U8, struct peer_rail, port, true),
+	FLD(5, F_U8, struct peer_rail, link_layer, false),
+	FLD(6, F_U8, struct peer_rail, gid_type, false),
+	FLD(7, F_U8, struct peer_rail, gid_family, false),
+	FLD(8, F_BYTES, struct peer_rail, gid, false),
+	FLD(9, F_U32, struct peer_rail, gid_index, false),
+	FLD(10, F_U32, struct peer_rail, rate_mbps, false),
+	FLD(11, F_U32, struct peer_rail, pcie_mbps, false),
+	FLD(12, F_U32, struct peer_rail, netdev_mtu, false),
+	FLD(13, F_U32, struct peer_rail, prefix_len, false),
+	FLD(14, F_U16, struct peer_rail, pkey, false),
+	FLD(15, F_U8, struct peer_rail, mechs, true),
+	FLD(16, F_U8, struct peer_rail, state, false),
+	FLD(17, F_STR, struct peer_rail, netdev, false),
 };
 
 static const struct field error_fields[] = {
@@ -313,6 +344,8 @@ PEER_CODEC(proof, proof_fields)
 PEER_CODEC(endpoint, endpoint_fields)
 PEER_CODEC(result, result_fields)
 PEER_CODEC(error, error_fields)
+PEER_CODEC(findings, findings_fields)
+PEER_CODEC(rail, rail_fields)
 
 void peer_proof_compute(const char *token,
 			const uint8_t listener_nonce[PEER_NONCE_LEN],

@@ -38,6 +38,8 @@ enum peer_type {
 	PEER_RESULT,		/* one rail's outcome as the sender saw it */
 	PEER_ERROR,		/* a refusal, with its reason */
 	PEER_BYE,
+	PEER_FINDINGS,		/* what the sender's own gate chain found */
+	PEER_RAIL,		/* one rail of the sender, after FINDINGS */
 	PEER_TYPE_MAX
 };
 
@@ -103,6 +105,42 @@ struct peer_result {
 	uint64_t bytes;
 	uint64_t nsec;
 	char detail[256];
+	/* The rail's port counters moved by the run, in bytes (the final
+	 * exchange; UINT64_MAX: unreadable). */
+	uint64_t xmit_bytes, rcv_bytes;
+};
+
+/* The sender's own verdict, before any rail is tested. */
+struct peer_findings {
+	char host[256];
+	char verdict[16];		/* "READY", "BLOCKED", ... */
+	char summary[256];		/* its first line, for the other report */
+	uint32_t exit_code;
+	uint32_t nrails;		/* PEER_RAIL messages that follow */
+	char nccl_version[16];
+};
+
+/* One rail as its side sees it: GPU k and the NIC NCCL would use for it. */
+#define PEER_MECH_DMABUF	1u
+#define PEER_MECH_PEERMEM	2u
+struct peer_rail {
+	uint32_t rail;			/* GPU index k (PCI order) */
+	char gpu_pci[32];
+	char nic[64];
+	uint8_t port;
+	uint8_t link_layer;		/* IBV_LINK_LAYER_*; 0 unknown */
+	uint8_t gid_type;		/* 0 unknown, 1 IB/RoCE v1, 2 RoCE v2 */
+	uint8_t gid_family;		/* 0 none, 4 IPv4-mapped, 6 IPv6 */
+	uint8_t gid[16];
+	uint32_t gid_index;		/* UINT32_MAX: none (IB) */
+	uint32_t rate_mbps;		/* port rate; 0 unknown */
+	uint32_t pcie_mbps;		/* the smaller PCIe link on GPU<->NIC */
+	uint32_t netdev_mtu;		/* RoCE: the netdev's MTU; 0 unknown */
+	uint32_t prefix_len;		/* RoCE IPv4: the address's prefix */
+	uint16_t pkey;			/* P_Key at index 0 */
+	uint8_t mechs;			/* PEER_MECH_* usable on this side */
+	uint8_t state;			/* IBV_PORT_* */
+	char netdev[32];
 };
 
 struct peer_error {
@@ -125,6 +163,11 @@ int peer_result_decode(const uint8_t *p, size_t len, struct peer_result *m);
 void peer_result_encode(const struct peer_result *m, struct peer_buf *b);
 int peer_error_decode(const uint8_t *p, size_t len, struct peer_error *m);
 void peer_error_encode(const struct peer_error *m, struct peer_buf *b);
+int peer_findings_decode(const uint8_t *p, size_t len,
+			 struct peer_findings *m);
+void peer_findings_encode(const struct peer_findings *m, struct peer_buf *b);
+int peer_rail_decode(const uint8_t *p, size_t len, struct peer_rail *m);
+void peer_rail_encode(const struct peer_rail *m, struct peer_buf *b);
 
 /* The connector's proof: HMAC-SHA256(token, "gdrcheck-peer-1" || listener
  * nonce || connector nonce), so the token never crosses the wire. */

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "access/peer_msg.h"
+
 #define VF_NAME		96
 #define VF_TEXT		256
 
@@ -363,7 +365,57 @@ enum worker_stage {
 	/* libcuda: release the primary contexts. Bounded like the others,
 	 * but listed in the report only when it did not finish. */
 	WSTAGE_RELEASE,
+	/* both: two-node mode's transfers with the other node (peer_run.c),
+	 * in a worker run of its own after the gates (probes/peer_session.c);
+	 * last, so a capture's stages keep their places */
+	WSTAGE_PEER,
 	WSTAGE_COUNT,
+};
+
+/*
+ * Two-node mode (gdrcheck --listen / --peer): what the transfers over one
+ * rail with one mechanism found, on this side (access/peer_run.c). "Ours":
+ * what this side posted; "the peer's": what the other side posted, as this
+ * side saw it land, or as the other side said (peer_said_*).
+ */
+#define PEER_MAX_RAILS	64
+#define PEER_NMECH	2	/* [0] DMA-BUF, [1] peermem */
+
+struct peer_xfer {
+	bool tried;
+	bool ok;		/* every step and check passed, both ways */
+	char step[48];		/* where it stopped: "ibv_modify_qp(RTR)" */
+	int err;		/* errno of a failed call */
+	int wc_status;		/* completion status, -1 none */
+	bool timeout;		/* no completion in time */
+	struct cu_call cu;	/* a failed CUDA call of the set-up or check */
+	char peer_error[256];	/* the other side stopped: its words */
+	int peer_status;	/* its WRITE/READ: 0, a wc status, -errno */
+	bool connected;		/* both QPs reached RTS */
+	bool write_ok, read_ok;	/* our WRITE / READ completed */
+	bool write_verified;	/* the peer found our pattern in its GPU */
+	bool read_verified;	/* our READ brought the peer's pattern */
+	bool peer_write_verified;	/* the peer's WRITE landed here */
+	bool peer_read_verified;	/* its READ got our pattern (its word) */
+	int fault;		/* enum dp_fault of the failed check */
+	double gbps;		/* our WRITE bandwidth */
+	double peer_gbps;	/* the peer's (its word) */
+	double lat_us;		/* median 8-byte WRITE completion */
+	unsigned long long bytes;	/* moved by our bandwidth run */
+	unsigned int path_mtu;	/* bytes: the smaller of both active MTUs */
+	struct peer_endpoint local, remote;
+	bool have_remote;
+};
+
+struct peer_stage_facts {
+	bool ran;
+	int nrails;
+	struct {
+		struct peer_xfer mech[PEER_NMECH];
+	} rails[PEER_MAX_RAILS];
+	/* The channel broke inside the stage: why (peer_conn.err). */
+	int conn_err;
+	char conn_error[320];
 };
 
 /* Entries of the node-sized arrays of struct vendor_facts. */
@@ -389,6 +441,7 @@ struct vendor_facts {
 	struct verbs_facts verbs;
 	struct nvml_facts nvml;
 	struct reg_facts reg;
+	struct peer_stage_facts peer;
 	/* Not recorded: how these facts came (access/vendor_json.h). A
 	 * --sysroot replay of a capture's vendor facts: the file read. */
 	char replayed_from[VF_TEXT];
@@ -444,6 +497,9 @@ struct vendor_options {
 	bool no_datapath;
 	bool every_pair;		/* transfer on every pair, not the rails */
 	unsigned long long reg_bytes;	/* buffer per GPU for registration */
+	/* Two-node mode's rails to test (access/peer_run.h); NULL: none,
+	 * the WSTAGE_PEER stage does not run. */
+	const struct peer_plan *peer_plan;
 	struct sysroot *sysroot;	/* the tree /dev/kmsg and GIDs are read in */
 	/* gdrcheck's own host-side helper (the kallsyms pass), running
 	 * beside the worker: the orphan sweep leaves it alone. 0: none. */

@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "access/cuda.h"
 #include "access/nvml.h"
+#include "access/peer_run.h"
 #include "access/reg.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
@@ -67,6 +68,7 @@ static const struct stage_def stages[WSTAGE_COUNT] = {
 	[WSTAGE_NVML] = { .name = "nvml", .run = nvml_stage_query },
 	[WSTAGE_REGISTRATION] = { .name = "registration", .run = reg_stage },
 	[WSTAGE_RELEASE] = { .name = "release", .run = release_stage },
+	[WSTAGE_PEER] = { .name = "peer", .run = peer_stage },
 };
 
 volatile sig_atomic_t vendor_interrupted;
@@ -94,6 +96,9 @@ static bool stage_wanted(const struct vendor_options *opt, int s)
 		       !opt->skip_registration && !opt->no_alloc;
 	case WSTAGE_RELEASE:
 		return !opt->skip_cuda && !opt->cuda_poisoned;
+	case WSTAGE_PEER:
+		return opt->peer_plan && !opt->cuda_poisoned &&
+		       !opt->verbs_poisoned;
 	default:
 		return false;
 	}
@@ -233,8 +238,8 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 		if (!stage_wanted(opt, s))
 			continue;
 		if (run_spent(opt)) {
-			for (; s < WSTAGE_RELEASE; s++)
-				if (stage_wanted(opt, s))
+			for (; s < WSTAGE_COUNT; s++)
+				if (stage_wanted(opt, s) && s != WSTAGE_RELEASE)
 					vf->stage[s].state = STAGE_DEADLINE;
 			break;
 		}
@@ -641,12 +646,20 @@ out:
 static bool uses_cuda(int s)
 {
 	return s == WSTAGE_CUDA || s == WSTAGE_CUDA_EXPORT ||
-	       s == WSTAGE_REGISTRATION || s == WSTAGE_RELEASE;
+	       s == WSTAGE_REGISTRATION || s == WSTAGE_RELEASE ||
+	       s == WSTAGE_PEER;
 }
 
 static bool uses_verbs(int s)
 {
-	return s == WSTAGE_VERBS || s == WSTAGE_REGISTRATION;
+	return s == WSTAGE_VERBS || s == WSTAGE_REGISTRATION ||
+	       s == WSTAGE_PEER;
+}
+
+/* Stages calling both: a hang or crash is blamed on the call in progress. */
+static bool both_libs(int s)
+{
+	return s == WSTAGE_REGISTRATION || s == WSTAGE_PEER;
 }
 
 #define TERMINATE(a) ((a)[sizeof(a) - 1] = '\0')
@@ -876,10 +889,10 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 				if (st->state != STAGE_TIMEOUT &&
 				    st->state != STAGE_CRASHED)
 					continue;
-				if (uses_cuda(s) && (s != WSTAGE_REGISTRATION ||
+				if (uses_cuda(s) && (!both_libs(s) ||
 						     !strncmp(st->call, "cu", 2)))
 					opt->cuda_poisoned = true;
-				if (uses_verbs(s) && (s != WSTAGE_REGISTRATION ||
+				if (uses_verbs(s) && (!both_libs(s) ||
 						      strncmp(st->call, "cu", 2)))
 					opt->verbs_poisoned = true;
 			}

@@ -21,6 +21,7 @@ const char *layer_name(enum gdr_layer l)
 		[L_MECHANISM] = "mech", [L_TOPOLOGY] = "topo",
 		[L_PLATFORM] = "platform", [L_REGISTRATION] = "reg",
 		[L_DATAPATH] = "data",
+		[L_PEER] = "peer",
 	};
 
 	return (unsigned int)l < L_COUNT ? names[l] : "?";

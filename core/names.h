@@ -26,6 +26,7 @@ enum gdr_layer {
 	L_PLATFORM,
 	L_REGISTRATION,
 	L_DATAPATH,
+	L_PEER,		/* two-node mode: after the verdict, on request */
 	L_COUNT,
 };
 

@@ -254,6 +254,49 @@ struct nccl_facts {
 	size_t ngpus;
 };
 
+/*
+ * Two-node mode (--listen / --peer): the other node and each rail tested
+ * against it, filled by the peer.* gates (probes/peer.c).
+ */
+struct peer_mech_report {
+	const char *mechanism;		/* "dmabuf", "peermem" */
+	bool tried, ok;
+	bool write_ok, read_ok, write_verified, read_verified;
+	bool peer_write_verified, peer_read_verified;
+	double gbps, peer_gbps, lat_us;
+	const char *failed_step;	/* NULL: none */
+};
+
+struct peer_rail_report {
+	int rail;			/* GPU index k on both sides */
+	int gpu;			/* GPU subject here, -1 none */
+	char nic[64], peer_nic[64], peer_host[64];
+	int port, peer_port;
+	unsigned int mtu, peer_mtu, path_mtu;	/* bytes; 0 unknown */
+	long long gid_index, peer_gid_index;	/* -1 none */
+	double limit_gbps;		/* the smaller port rate / PCIe link */
+	double ratio;			/* best WRITE bandwidth / limit; -1 */
+	long long xmit_bytes, rcv_bytes;	/* counters moved; -1 unread */
+	long long peer_xmit_bytes, peer_rcv_bytes;
+	int nmech;
+	struct peer_mech_report mech[2];
+};
+
+struct peer_report {
+	bool active;			/* two-node mode ran */
+	const char *role;		/* "listener", "connector" */
+	char endpoint[300];		/* as given: [ADDR:]PORT, HOST[:PORT] */
+	char peer_host[256];		/* the other side's hostname */
+	char peer_addr[128];
+	const char *status;		/* "ok", "not_reached", "rejected", ... */
+	char peer_verdict[16];		/* the other side's own verdict */
+	char peer_summary[256];
+	enum verdict verdict;		/* the wire's: READY, BLOCKED, UNKNOWN */
+	double min_bandwidth;		/* --min-bandwidth */
+	int nrails;
+	struct peer_rail_report *rails;	/* report_alloc */
+};
+
 struct strblock;
 
 struct report {
@@ -274,6 +317,7 @@ struct report {
 	enum verdict overall;
 	int exit_code;
 	struct nccl_facts nccl;
+	struct peer_report peer;
 };
 
 /*

@@ -274,90 +274,108 @@ static void run_probe(struct gdr_ctx *ctx, struct dep_state *ds,
 	gate_run[g->index](ctx, t);
 }
 
-void gates_run(struct gdr_ctx *ctx)
+/* Gate i of the chain, on each subject of its scope. */
+static void run_gate(struct gdr_ctx *ctx, struct dep_state *ds, int i)
+{
+	const struct gate_desc *g = &gate_descs[i];
+	struct target t = { -1, -1, -1, -1 };
+	bool any = false;
+
+	ds->first[i] = ctx->rep->nres;
+
+	/* data.nccl weighs the inferences: after the transfers. */
+	if (i == G_DATA_NCCL)
+		proof_outranks_inference(ctx->rep);
+	ctx->gate = g;
+	ctx->mark_ms = now_ms();
+	if (!gate_selected(ctx->opt, g)) {
+		struct result *r = emit(ctx, ctx->host, ST_SKIP, C_EXCLUDED,
+					"excluded by --only/--skip");
+
+		/*
+		 * Leaving out the transfer is the user's call; data.nccl
+		 * is the nccl path's only proof (registration and
+		 * transfer): left out, that path is undecided, never
+		 * READY on nothing.
+		 */
+		r->waived = g->layer == L_DATAPATH &&
+			    !(g->paths & P_NCCL);
+		ds->end[i] = ctx->rep->nres;
+		return;
+	}
+	switch (g->scope) {
+	case SUBJ_HOST:
+		run_probe(ctx, ds, g, &t);
+		any = true;
+		break;
+	case SUBJ_GPU:
+		for (t.gpu = 0; t.gpu < (int)ctx->inv.ngpu; t.gpu++) {
+			run_probe(ctx, ds, g, &t);
+			any = true;
+		}
+		break;
+	case SUBJ_NIC:
+		for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++) {
+			run_probe(ctx, ds, g, &t);
+			any = true;
+		}
+		break;
+	case SUBJ_PORT:
+		for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++) {
+			/* Ports that cannot be listed: ask about the NIC. */
+			if (ctx->inv.nic[t.nic].ports_err &&
+			    ctx->inv.nic[t.nic].ports_err != ENOENT) {
+				t.port = -1;
+				run_probe(ctx, ds, g, &t);
+				any = true;
+			}
+			for (t.port = 0;
+			     t.port < (int)ctx->inv.nic[t.nic].nports;
+			     t.port++) {
+				run_probe(ctx, ds, g, &t);
+				any = true;
+			}
+		}
+		break;
+	case SUBJ_PAIR:
+		for (t.pair = 0; t.pair < (int)ctx->inv.npair; t.pair++) {
+			t.gpu = ctx->inv.pair[t.pair].gpu;
+			t.nic = ctx->inv.pair[t.pair].nic;
+			run_probe(ctx, ds, g, &t);
+			any = true;
+		}
+		break;
+	}
+	/* Every gate shows up in the report, if only to say why not. */
+	if (!any)
+		skip_no_subject(ctx, g);
+	ds->end[i] = ctx->rep->nres;
+}
+
+/* The gates of one side of the L_PEER line: the node's own chain, or
+ * two-node mode's peer layer (run later, after the node's verdict). */
+static void run_gates(struct gdr_ctx *ctx, bool peer)
 {
 	struct dep_state ds;
 
 	memset(&ds, 0, sizeof(ds));
-	for (int i = 0; i < G_COUNT; i++) {
-		const struct gate_desc *g = &gate_descs[i];
-		struct target t = { -1, -1, -1, -1 };
-		bool any = false;
-
-		ds.first[i] = ctx->rep->nres;
-
-		/* data.nccl weighs the inferences: after the transfers. */
-		if (i == G_DATA_NCCL)
-			proof_outranks_inference(ctx->rep);
-		ctx->gate = g;
-		ctx->mark_ms = now_ms();
-		if (!gate_selected(ctx->opt, g)) {
-			struct result *r = emit(ctx, ctx->host, ST_SKIP, C_EXCLUDED,
-						"excluded by --only/--skip");
-
-			/*
-			 * Leaving out the transfer is the user's call; data.nccl
-			 * is the nccl path's only proof (registration and
-			 * transfer): left out, that path is undecided, never
-			 * READY on nothing.
-			 */
-			r->waived = g->layer == L_DATAPATH &&
-				    !(g->paths & P_NCCL);
-			ds.end[i] = ctx->rep->nres;
-			continue;
-		}
-		switch (g->scope) {
-		case SUBJ_HOST:
-			run_probe(ctx, &ds, g, &t);
-			any = true;
-			break;
-		case SUBJ_GPU:
-			for (t.gpu = 0; t.gpu < (int)ctx->inv.ngpu; t.gpu++) {
-				run_probe(ctx, &ds, g, &t);
-				any = true;
-			}
-			break;
-		case SUBJ_NIC:
-			for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++) {
-				run_probe(ctx, &ds, g, &t);
-				any = true;
-			}
-			break;
-		case SUBJ_PORT:
-			for (t.nic = 0; t.nic < (int)ctx->inv.nnic; t.nic++) {
-				/* Ports that cannot be listed: ask about the NIC. */
-				if (ctx->inv.nic[t.nic].ports_err &&
-				    ctx->inv.nic[t.nic].ports_err != ENOENT) {
-					t.port = -1;
-					run_probe(ctx, &ds, g, &t);
-					any = true;
-				}
-				for (t.port = 0;
-				     t.port < (int)ctx->inv.nic[t.nic].nports;
-				     t.port++) {
-					run_probe(ctx, &ds, g, &t);
-					any = true;
-				}
-			}
-			break;
-		case SUBJ_PAIR:
-			for (t.pair = 0; t.pair < (int)ctx->inv.npair; t.pair++) {
-				t.gpu = ctx->inv.pair[t.pair].gpu;
-				t.nic = ctx->inv.pair[t.pair].nic;
-				run_probe(ctx, &ds, g, &t);
-				any = true;
-			}
-			break;
-		}
-		/* Every gate shows up in the report, if only to say why not. */
-		if (!any)
-			skip_no_subject(ctx, g);
-		ds.end[i] = ctx->rep->nres;
-	}
+	for (int i = 0; i < G_COUNT; i++)
+		if ((gate_descs[i].layer == L_PEER) == peer)
+			run_gate(ctx, &ds, i);
 	for (int i = 0; i < G_COUNT; i++)
 		free(ds.by_subject[i]);
 	ctx->gate = NULL;
+}
+
+void gates_run(struct gdr_ctx *ctx)
+{
+	run_gates(ctx, false);
 	ctx_end(ctx);	/* state probes kept across gates (the NCCL model) */
+}
+
+void gates_run_peer(struct gdr_ctx *ctx)
+{
+	run_gates(ctx, true);
 }
 
 static void paths_string(unsigned int paths, char *buf, size_t len)

@@ -33,6 +33,8 @@ void gates_vendor_skips(const struct options *o, struct vendor_options *vo);
 
 /* Run every gate in order over its subjects. */
 void gates_run(struct gdr_ctx *ctx);
+/* Two-node mode's peer layer, after gates_run and the node's verdict. */
+void gates_run_peer(struct gdr_ctx *ctx);
 void gates_list(FILE *out);
 
 /*
@@ -64,5 +66,7 @@ const char *require_name(enum require_policy req);
 /* Apply --max-distance / --every-gpu / --warn-fails, then redo overall. */
 void policy_apply(struct report *r, const struct options *o);
 void policy_overall(struct report *r, enum require_policy req, bool warn_fails);
+/* Two-node mode: the wire's verdict joins the node's (after the peer gates). */
+void policy_wire(struct report *r, bool warn_fails);
 
 #endif

@@ -353,3 +353,37 @@ void policy_overall(struct report *r, enum require_policy req, bool warn_fails)
 		       r->overall == V_READY_UNPROVEN ? 0 :
 		       r->overall == V_BLOCKED ? 1 : 3;
 }
+
+/*
+ * Two-node mode: the wire's verdict (report.peer.verdict) joins the
+ * node's. A failed rail fails the run (exit 1); a peer that could not be
+ * asked, or no rail proven, leaves it undecided (exit 3) unless the node
+ * itself is BLOCKED.
+ */
+void policy_wire(struct report *r, bool warn_fails)
+{
+	bool blocked = false, error = false, proven = false;
+
+	if (!r->peer.active)
+		return;
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+
+		if (res->layer != L_PEER)
+			continue;
+		blocked |= res->status == ST_BLOCKED ||
+			   (warn_fails && res->status == ST_WARN);
+		error |= res->status == ST_ERROR;
+		proven |= res->gate->index == G_PEER_TRANSFER &&
+			  (res->status == ST_PASS || res->status == ST_WARN);
+	}
+	r->peer.verdict = blocked ? V_BLOCKED : error || !proven ? V_UNKNOWN :
+			  V_READY;
+	if (r->peer.verdict == V_BLOCKED)
+		r->overall = V_BLOCKED;
+	else if (r->peer.verdict == V_UNKNOWN && r->overall != V_BLOCKED)
+		r->overall = V_UNKNOWN;
+	r->exit_code = r->overall == V_READY ||
+		       r->overall == V_READY_UNPROVEN ? 0 :
+		       r->overall == V_BLOCKED ? 1 : 3;
+}

@@ -66,6 +66,16 @@ struct options {
 #define MAX_EXEMPT_OPTS 64
 	const char *exempt[MAX_EXEMPT_OPTS];
 	int nexempt;
+	/* Two-node mode (probes/peer_session.c). */
+	const char *listen;		/* --listen [ADDR:]PORT */
+	const char *peer;		/* --peer HOST[:PORT] */
+	const char *token;		/* --token, --token-file, env or Slurm */
+	const char *token_source;	/* which of them, in words */
+	char token_buf[257];
+	const char *token_file;
+	const char *pairs;		/* --pairs LIST; NULL: every rail */
+	double min_bandwidth;		/* --min-bandwidth FRACTION */
+	bool deadline_given;
 };
 
 /* gdrcheck's own settings file, below the sysroot (topo.rails). */
@@ -239,6 +249,7 @@ struct gdr_ctx {
 	struct uverbs_map uverbs;
 	struct nv_module nv_module;
 	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
+	struct peer_session *peer;	/* two-node mode, probes/peer_session.c */
 	/*
 	 * Working state a gate keeps for later gates registers how it is
 	 * freed (ctx_at_end); the engine runs these after the last gate

@@ -134,6 +134,13 @@ enum vmm_proof_state {
 int vmm_proof(const struct gdr_ctx *ctx, int pair, enum vmm_path path);
 void gate_data_kmsg(struct gdr_ctx *ctx, const struct target *t);
 
+/* peer.c (two-node mode) */
+void gate_peer_bootstrap(struct gdr_ctx *ctx, const struct target *t);
+void gate_peer_link(struct gdr_ctx *ctx, const struct target *t);
+void gate_peer_connect(struct gdr_ctx *ctx, const struct target *t);
+void gate_peer_transfer(struct gdr_ctx *ctx, const struct target *t);
+void gate_peer_bandwidth(struct gdr_ctx *ctx, const struct target *t);
+
 /*
  * NVLink facts from NVML (issue 14 item 1, implemented by the NVML work;
  * probes/nvlink_stub.c holds weak defaults returning -1 until it lands).

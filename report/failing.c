@@ -157,6 +157,12 @@ bool *report_failing(const struct report *r)
 	for (size_t i = 0; i < r->nres; i++)
 		if (report_rail_failure(r, i))
 			rail_cause(r, i, fails);
+	/* Two-node mode: a rail that failed against the peer fails the run. */
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->res[i].layer == L_PEER &&
+		    (r->res[i].status == ST_BLOCKED ||
+		     r->res[i].status == ST_ERROR))
+			fails[i] = true;
 	for (size_t i = 0; i < r->nres; i++)
 		if (fails[i])
 			root_cause(r, i, fails);

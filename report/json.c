@@ -478,6 +478,104 @@ static json_t *nccl_json(const struct report *r)
 	return done(o, bad);
 }
 
+static json_t *peer_mech_json(const struct peer_mech_report *m)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (bad)
+		return NULL;
+	bad |= set_str(o, "mechanism", m->mechanism);
+	bad |= set_bool(o, "verified", m->ok);
+	bad |= set_bool(o, "write_ok", m->write_ok);
+	bad |= set_bool(o, "read_ok", m->read_ok);
+	bad |= set_bool(o, "write_verified", m->write_verified);
+	bad |= set_bool(o, "read_verified", m->read_verified);
+	bad |= set_bool(o, "reverse_write_verified", m->peer_write_verified);
+	bad |= set_bool(o, "reverse_read_verified", m->peer_read_verified);
+	bad |= set_real(o, "gbps", round3(m->gbps));
+	bad |= set_real(o, "peer_gbps", round3(m->peer_gbps));
+	bad |= set_real(o, "latency_us", round3(m->lat_us));
+	return done(o, bad);
+}
+
+static json_t *count_or_null(long long v)
+{
+	return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *peer_rail_json(const struct report *r,
+			      const struct peer_rail_report *rr)
+{
+	json_t *o = json_object(), *mechs = json_array(), *c = json_object();
+	int bad = !o || !mechs || !c;
+
+	for (int i = 0; !bad && i < rr->nmech; i++)
+		bad |= append(mechs, peer_mech_json(&rr->mech[i]));
+	if (!o || !c) {
+		json_decref(o);
+		json_decref(c);
+		json_decref(mechs);
+		return NULL;
+	}
+	bad |= set_int(o, "rail", rr->rail);
+	bad |= set_str_or_null(o, "gpu", rr->gpu >= 0 ?
+			       subject_id(r, rr->gpu) : NULL);
+	bad |= set_str_or_null(o, "nic", rr->nic[0] ? rr->nic : NULL);
+	bad |= set_int(o, "port", rr->port);
+	bad |= set_str_or_null(o, "peer_nic", rr->peer_nic[0] ? rr->peer_nic :
+			       NULL);
+	bad |= set_int(o, "peer_port", rr->peer_port);
+	bad |= set(o, "gid_index", rr->gid_index >= 0 ?
+		   json_integer(rr->gid_index) : json_null());
+	bad |= set(o, "peer_gid_index", rr->peer_gid_index >= 0 ?
+		   json_integer(rr->peer_gid_index) : json_null());
+	bad |= set_int(o, "mtu", rr->mtu);
+	bad |= set_int(o, "peer_mtu", rr->peer_mtu);
+	bad |= set_int(o, "path_mtu", rr->path_mtu);
+	bad |= set(o, "limit_gbps", rr->limit_gbps > 0 ?
+		   json_real(round3(rr->limit_gbps)) : json_null());
+	bad |= set(o, "ratio", rr->ratio >= 0 ? json_real(round3(rr->ratio)) :
+		   json_null());
+	bad |= set(c, "xmit", count_or_null(rr->xmit_bytes));
+	bad |= set(c, "rcv", count_or_null(rr->rcv_bytes));
+	bad |= set(c, "peer_xmit", count_or_null(rr->peer_xmit_bytes));
+	bad |= set(c, "peer_rcv", count_or_null(rr->peer_rcv_bytes));
+	bad |= set(o, "counters", c);
+	bad |= set(o, "mechanisms", mechs);
+	return done(o, bad);
+}
+
+/* Two-node mode (--listen / --peer): the other node and each rail. */
+static json_t *peer_json(const struct report *r)
+{
+	const struct peer_report *p = &r->peer;
+	json_t *o = json_object(), *rails = json_array();
+	int bad = !o || !rails;
+
+	for (int i = 0; !bad && i < p->nrails; i++)
+		bad |= append(rails, peer_rail_json(r, &p->rails[i]));
+	if (!o) {
+		json_decref(rails);
+		return NULL;
+	}
+	bad |= set_str(o, "role", p->role);
+	bad |= set_str(o, "endpoint", p->endpoint);
+	bad |= set_str(o, "status", p->status);
+	bad |= set_str_or_null(o, "peer_host", p->peer_host[0] ? p->peer_host :
+			       NULL);
+	bad |= set_str_or_null(o, "peer_addr", p->peer_addr[0] ? p->peer_addr :
+			       NULL);
+	bad |= set_str_or_null(o, "peer_verdict", p->peer_verdict[0] ?
+			       p->peer_verdict : NULL);
+	bad |= set_str_or_null(o, "peer_summary", p->peer_summary[0] ?
+			       p->peer_summary : NULL);
+	bad |= set_str(o, "verdict", verdict_name(p->verdict));
+	bad |= set_real(o, "min_bandwidth", p->min_bandwidth);
+	bad |= set(o, "rails", rails);
+	return done(o, bad);
+}
+
 int render_json(const struct report *r, FILE *out)
 {
 	struct json_out *o = malloc(sizeof(*o));
@@ -511,6 +609,8 @@ int render_json(const struct report *r, FILE *out)
 	array(o, &first, "results", r, r->nres, result_at);
 	paths(o, &first, r);
 	member(o, &first, "nccl", nccl_json(r));
+	if (r->peer.active)
+		member(o, &first, "peer", peer_json(r));
 	member(o, &first, "verdict", verdict_json(r));
 	member(o, &first, "remediations", remedies_json(r, rem, nrem));
 	member(o, &first, "duration_ms", jo_real(round3(r->meta.total_ms)));

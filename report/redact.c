@@ -78,9 +78,10 @@ static bool host_at(const char *s, const char *p, const char *host, size_t hl)
  * another word or a device name: a host named mlx5 leaves mlx5_0 alone);
  * s itself when there is none.
  */
-static char *mask_host(struct report *r, char *s, const char *host)
+static char *mask_word(struct report *r, char *s, const char *host,
+		       const char *mask)
 {
-	size_t hl = strlen(host), ml = strlen(HOST_MASK), count = 0;
+	size_t hl = strlen(host), ml = strlen(mask), count = 0;
 	char *out, *w;
 	const char *p;
 
@@ -94,7 +95,7 @@ static char *mask_host(struct report *r, char *s, const char *host)
 	out = report_alloc(r, strlen(s) + count * (ml > hl ? ml - hl : 0) + 1);
 	for (w = out, p = s; *p;) {
 		if (host_at(s, p, host, hl)) {
-			memcpy(w, HOST_MASK, ml);
+			memcpy(w, mask, ml);
 			w += ml;
 			p += hl;
 		} else {
@@ -103,6 +104,11 @@ static char *mask_host(struct report *r, char *s, const char *host)
 	}
 	*w = '\0';
 	return out;
+}
+
+static char *mask_host(struct report *r, char *s, const char *host)
+{
+	return mask_word(r, s, host, HOST_MASK);
 }
 
 /*
@@ -194,6 +200,49 @@ static void scrub_buf(struct report *r, char *buf, size_t len,
 	mask_ids(buf);
 }
 
+/*
+ * Two-node mode: the other node's name and address, wherever the peer
+ * results or the peer object carry them (its GIDs are 8x4 groups:
+ * mask_ids took them already).
+ */
+static void redact_peer(struct report *r)
+{
+	struct peer_report *p = &r->peer;
+	char name[sizeof(p->peer_host)], addr[sizeof(p->peer_addr)];
+
+	if (!p->active)
+		return;
+	snprintf(name, sizeof(name), "%s", p->peer_host);
+	/* "10.0.0.2:18515": the address without its port. */
+	snprintf(addr, sizeof(addr), "%.*s", (int)strcspn(p->peer_addr, ":"),
+		 p->peer_addr);
+	for (size_t i = 0; i < r->nres; i++) {
+		struct result *res = &r->res[i];
+
+		if (res->layer != L_PEER)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			const char *w = k ? addr : name;
+			const char *mask = k ? "<peer-addr>" : "<peer-host>";
+
+			if (!*w)
+				continue;
+			res->reason = mask_word(r, res->reason, w, mask);
+			for (size_t e = 0; e < res->nev; e++)
+				if (res->ev[e].type == EV_STR)
+					res->ev[e].s = mask_word(r, res->ev[e].s,
+								 w, mask);
+		}
+	}
+	for (int i = 0; i < p->nrails; i++)
+		snprintf(p->rails[i].peer_host, sizeof(p->rails[i].peer_host),
+			 "<peer-host>");
+	snprintf(p->peer_host, sizeof(p->peer_host), "<peer-host>");
+	snprintf(p->peer_addr, sizeof(p->peer_addr), "<peer-addr>");
+	snprintf(p->endpoint, sizeof(p->endpoint), "<peer-endpoint>");
+	p->peer_summary[0] = '\0';
+}
+
 void report_redact(struct report *r)
 {
 	char host[sizeof(r->meta.hostname)];
@@ -220,6 +269,7 @@ void report_redact(struct report *r)
 		scrub_buf(r, r->path[p].summary, sizeof(r->path[p].summary),
 			  host, m);
 	scrub_buf(r, r->meta.sysroot, sizeof(r->meta.sysroot), host, m);
+	redact_peer(r);
 	snprintf(r->meta.hostname, sizeof(r->meta.hostname), HOST_MASK);
 	r->meta.redacted = true;
 }

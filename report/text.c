@@ -73,6 +73,8 @@ int render_quiet(const struct report *r, FILE *out)
 			fprintf(out, "/%lld", port);
 		fprintf(out, " (%s)", cause ? cause : "?");
 	}
+	if (r->peer.active)
+		fprintf(out, "; wire %s", verdict_name(r->peer.verdict));
 	fprintf(out, "%s\n", r->meta.interrupted ? "; INTERRUPTED" : "");
 	return ferror(out) ? -1 : 0;
 }

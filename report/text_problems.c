@@ -148,10 +148,10 @@ static int cause_rank(const struct gate_desc *g)
 	static const int layer_rank[] = {
 		[L_HOST] = 0, [L_GPU] = 1, [L_NIC] = 2, [L_PLATFORM] = 3,
 		[L_MECHANISM] = 4, [L_TOPOLOGY] = 5, [L_REGISTRATION] = 6,
-		[L_DATAPATH] = 7,
+		[L_DATAPATH] = 7, [L_PEER] = 8,
 	};
 	int l = (unsigned int)g->layer < sizeof(layer_rank) / sizeof(int) ?
-		layer_rank[g->layer] : 8;
+		layer_rank[g->layer] : 9;
 
 	return l * G_COUNT + g->index;
 }

@@ -73,6 +73,45 @@ static void text_nccl_rails(const struct text_ctx *t)
 	fprintf(t->out, "; proven on %d\n", proven);
 }
 
+/* Two-node mode: the wire to the other node, in one line. */
+static void text_wire(const struct text_ctx *t)
+{
+	const struct report *r = t->r;
+	const struct peer_report *p = &r->peer;
+	int tested = 0, failed = 0, first_bad = -1, last_bad = -1;
+
+	if (!p->active)
+		return;
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+
+		if (res->layer != L_PEER)
+			continue;
+		if (res->gate->index == G_PEER_LINK && res->status != ST_SKIP)
+			tested++;
+		if (res->status != ST_BLOCKED && res->status != ST_ERROR)
+			continue;
+		/* One count per subject: results come gate by gate. */
+		if (last_bad < 0 || r->res[last_bad].gate != res->gate ||
+		    res->subject > r->res[last_bad].subject)
+			failed += res->gate->scope == SUBJ_GPU;
+		last_bad = (int)i;
+		if (first_bad < 0)
+			first_bad = (int)i;
+	}
+	fprintf(t->out, "  %-8s %s%s%s ", "wire", text_verdict_color(t,
+		p->verdict), verdict_name(p->verdict), text_reset(t));
+	text_put_clean(p->peer_host[0] ? p->peer_host : p->endpoint, t->out);
+	fprintf(t->out, " (this node the %s): %d rail(s) compared, %d "
+		"failing result(s)", p->role, tested, failed);
+	if (first_bad >= 0) {
+		fprintf(t->out, "; first: %s (%s): ", r->res[first_bad].gate->id,
+			r->subj[r->res[first_bad].subject].id);
+		text_put_clean(r->res[first_bad].reason, t->out);
+	}
+	fputc('\n', t->out);
+}
+
 void text_summary(const struct text_ctx *t)
 {
 	const struct report *r = t->r;
@@ -104,6 +143,7 @@ void text_summary(const struct text_ctx *t)
 		fprintf(t->out, "  %-8s ready: %s\n", "", list);
 	}
 	text_nccl_rails(t);
+	text_wire(t);
 	for (int i = 0; i < r->meta.policy.nviolations; i++) {
 		fprintf(t->out, "  %-8s ", "policy");
 		text_put_clean(r->meta.policy.violations[i], t->out);

@@ -111,6 +111,9 @@ suite datapath-matrix tests/datapath-matrix.sh
 suite options tests/check-options.sh
 suite signals tests/check-signals.sh
 suite files tests/check-files.sh
+# Two-node mode on one host: pairs over 127.0.0.1 with the doubles, scripted
+# peers that refuse, babble or vanish, link mismatches, usage.
+suite peer python3 tests/check-peer.py
 # Whole capture archives, mutated (bytes, truncation, huge members, FIFOs,
 # links, bad vendor-facts.json) and replayed: never a crash, hang or
 # non-JSON report (FUZZ_CAPTURE_ITERS, FUZZ_CAPTURE_SEED).

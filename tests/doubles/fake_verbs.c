@@ -1098,6 +1098,11 @@ struct ibv_qp *fake_create_qp(struct ibv_pd *pd,
 	q->rcq = rcq;
 	pthread_mutex_lock(&dp_lock);
 	q->qp.handle = next_key++;
+	/* QP numbers differ between processes, as between two HCAs: a QP
+	 * connected to another process's (gdrcheck --peer on one host)
+	 * reaches nobody, and its first transfer ends in RETRY_EXC_ERR. */
+	if (next_qpn == 0x100)
+		next_qpn = 0x100 + ((uint32_t)getpid() % 0x3fff) * 0x100;
 	q->qp.qp_num = next_qpn++;
 	fp->users++;
 	scq->users++;

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p)
 		return 0;
 	memcpy(p, data + 1, n);
-	switch (data[0] % 7) {
+	switch (data[0] % 9) {
 	case 0:
 		ret = peer_hdr_decode(p, n, &h);
 		FUZZ_ASSERT(ret == 0 || ret == -EAGAIN || ret == -EBADMSG ||
@@ -64,6 +64,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 5:
 		ROUND_TRIP(result, struct peer_result);
+		break;
+	case 6:
+		ROUND_TRIP(findings, struct peer_findings);
+		break;
+	case 7:
+		ROUND_TRIP(rail, struct peer_rail);
 		break;
 	default:
 		ROUND_TRIP(error, struct peer_error);
