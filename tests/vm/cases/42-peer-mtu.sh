@@ -31,10 +31,11 @@ no_gdrcheck_left
 check_eq "listener (B) exit status" 0 "$rcB"
 check_eq "connector (A) exit status" 0 "$rcA"
 
+bad=0
 for side in A B; do
 	if [ "$side" = A ]; then mtu=1024 pmtu=4096; else mtu=4096 pmtu=1024; fi
 	say "=== report of side $side"
-	report_checks "$side.json" --argjson mtu "$mtu" --argjson pmtu "$pmtu" <<'CHECKS'
+	(report_checks "$side.json" --argjson mtu "$mtu" --argjson pmtu "$pmtu" <<'CHECKS'
 peer.status ok
 	.peer.status == "ok"
 rail 0: this port's MTU and the peer's as the ports say
@@ -51,4 +52,6 @@ peer.connect and peer.transfer PASS
 verdict READY (warnings allowed), exit_code 0
 	.verdict.status == "READY" and .verdict.exit_code == 0
 CHECKS
+	) || bad=$((bad + 1))
 done
+check_eq "reports with failed checks" 0 "$bad"

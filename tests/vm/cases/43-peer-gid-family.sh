@@ -34,9 +34,10 @@ no_gdrcheck_left
 check_eq "listener (B) exit status" 1 "$rcB"
 check_eq "connector (A) exit status" 1 "$rcA"
 
+bad=0
 for side in A B; do
 	say "=== report of side $side"
-	report_checks "$side.json" --argjson g6 "$g6B" <<'CHECKS'
+	(report_checks "$side.json" --argjson g6 "$g6B" <<'CHECKS'
 peer.status ok (the bootstrap worked; the rail did not)
 	.peer.status == "ok"
 B's rail uses the IPv6 GID's index
@@ -51,4 +52,6 @@ no transfer claimed verified
 verdict BLOCKED, exit_code 1
 	.verdict.exit_code == 1
 CHECKS
+	) || bad=$((bad + 1))
 done
+check_eq "reports with failed checks" 0 "$bad"

@@ -33,9 +33,10 @@ check "nftables dropped RoCE packets ($drops)" test "$drops" -gt 0
 check_eq "listener (B) exit status" 1 "$rcB"
 check_eq "connector (A) exit status" 1 "$rcA"
 
+bad=0
 for side in A B; do
 	say "=== report of side $side"
-	report_checks "$side.json" <<'CHECKS'
+	(report_checks "$side.json" <<'CHECKS'
 peer.status ok (TCP is not filtered)
 	.peer.status == "ok"
 peer.connect BLOCKED QP_RETRY_EXCEEDED or QP_TIMEOUT
@@ -47,4 +48,6 @@ no transfer claimed verified
 verdict exit_code 1
 	.verdict.exit_code == 1
 CHECKS
+	) || bad=$((bad + 1))
 done
+check_eq "reports with failed checks" 0 "$bad"

@@ -44,5 +44,7 @@ peer.bootstrap PEER_GONE (not PASS, not BLOCKED)
 	.results[] | select(.gate == "peer.bootstrap") | .reason_code == "PEER_GONE" and .status != "PASS" and .status != "BLOCKED"
 verdict exit_code 3
 	.verdict.exit_code == 3
+rails it lists carry the ports' IB MTUs (256 ... 4096, as a healthy run reports), not a netdev's 1500
+	[256, 512, 1024, 2048, 4096, null] as $ib | all(.peer.rails[]?; (.mtu as $m | $ib | index([$m])) and (.peer_mtu as $m | $ib | index([$m])))
 CHECKS
 check "A ended well within its 50 s deadline" test "$(cut -d. -f1 A.secs)" -lt 50
