@@ -2,7 +2,7 @@
 # Boot the test guest once and run every case in tests/vm/cases/ inside it.
 #
 # Usage: tests/vm/run.sh [CASE...]     (CASE = file name without .sh)
-# Env:   VM_TIMEOUT=SECS       whole boot+cases wall limit (default 480)
+# Env:   VM_TIMEOUT=SECS       whole boot+cases wall limit (default 720)
 #        VM_CASE_TIMEOUT=SECS  per-case limit inside the guest (default 60)
 #        VM_NO_BUILD=1         use the existing initramfs, do not rebuild
 #        VM_VERBOSE=1          print every case's output, not only failures
@@ -20,7 +20,7 @@ VM_DIR=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 CACHE=${VM_CACHE:-$VM_DIR/.cache}
 RUN=$CACHE/run
 INITRD=${VM_INITRAMFS:-$CACHE/initramfs.cpio.gz}
-TIMEOUT=${VM_TIMEOUT:-480}
+TIMEOUT=${VM_TIMEOUT:-720}
 CASE_TIMEOUT=${VM_CASE_TIMEOUT:-60}
 SMP=${VM_SMP:-1}
 
