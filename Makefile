@@ -24,14 +24,14 @@ BASE_CFLAGS = -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) -D_GNU_SOURCE \
 	      -DGDRCHECK_VERSION='"$(VERSION)"' -I. \
 	      $(shell $(PKG_CONFIG) --cflags zlib jansson)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm
+LIBS        = $(shell $(PKG_CONFIG) --libs zlib jansson) -ldl -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS)
 
 # One folder per layer, listed bottom-up; every #include points down this
 # list (tests/check-layers.sh, run by make check).
 CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c core/sha256.c \
 	    decode/parse.c decode/pcie.c \
-	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
+	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/par.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
 	    access/peer_msg.c access/peer.c access/peer_run.c \
 	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/conf.c nccl/libfind.c \
@@ -57,7 +57,7 @@ UNIT_TESTS = tests/unit/test_parse tests/unit/test_verdict tests/unit/test_repor
 	     tests/unit/test_vendor_json tests/unit/test_context tests/unit/test_deps \
 	     tests/unit/test_nccl_libfind tests/unit/test_peer
 
-.PHONY: all clean check check-quick test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs
+.PHONY: all clean check check-quick test unit scenarios doubles install uninstall sanitize fuzz fuzz-smoke bench catalog-docs bench-parallel
 
 all: gdrcheck
 
@@ -75,11 +75,11 @@ DOUBLE_CFLAGS = -std=gnu11 -O1 -g -fPIC -shared $(WARNFLAGS) -D_GNU_SOURCE -I.
 doubles: $(DOUBLES)
 
 tests/doubles/libcuda-fake.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
-	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c -pthread
 
 # A driver before CUDA 11.7 (R470): no cuMemGetHandleForAddressRange.
 tests/doubles/libcuda-fake-old.so: tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/cuda_api.h
-	$(CC) $(DOUBLE_CFLAGS) -DFAKE_CUDA_OLD -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_CUDA_OLD -Wl,-soname,libcuda.so.1 -o $@ tests/doubles/fake_cuda.c tests/doubles/fake_scenario.c -pthread
 
 tests/doubles/libnvidia-ml-fake.so: tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c tests/doubles/fake_scenario.h decode/nvml_api.h
 	$(CC) $(DOUBLE_CFLAGS) -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/doubles/fake_nvml.c tests/doubles/fake_scenario.c
@@ -219,6 +219,9 @@ fuzz-clean:
 # make bench                      7 repetitions, 1/8/64 GPUs x NICs, vs lspci
 # make bench BENCH_ARGS=--quick   what CI runs: 2 repetitions, 1 and 8
 BENCH_ARGS ?=
+bench-parallel: gdrcheck doubles
+	./bench/parallel $(BENCH_PARALLEL_ARGS)
+
 bench: gdrcheck doubles
 	./bench/run $(BENCH_ARGS)
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "decode/cuda_api.h"
+#include "access/par.h"
 #include "access/symtab.h"
 
 
@@ -99,11 +100,11 @@ int cuda_primary_ctx(int ordinal, CUcontext *ctx, struct cu_call *rec,
 	if (!primary_room(ordinal))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!primary[ordinal].held) {
-		snprintf(st->call, sizeof(st->call), "cuDeviceGet");
+		stage_enter(st, "cuDeviceGet");
 		rc = cu.device_get(&primary[ordinal].dev, ordinal);
 		if (rc != CUDA_SUCCESS)
 			return rc;
-		snprintf(st->call, sizeof(st->call), "cuDevicePrimaryCtxRetain");
+		stage_enter(st, "cuDevicePrimaryCtxRetain");
 		t0 = now_ms();
 		rc = cu.primary_ctx_retain(&primary[ordinal].ctx,
 					   primary[ordinal].dev);
@@ -150,10 +151,11 @@ const char *cuda_result_name(int rc)
 	}
 }
 
-/* Mark the call in progress, so a hang or crash names it. */
+/* Mark the call in progress, so a hang or crash names it (per GPU inside
+ * par_for: access/par.h). */
 static void enter(struct stage_status *st, const char *call)
 {
-	snprintf(st->call, sizeof(st->call), "%s", call);
+	stage_enter(st, call);
 }
 
 static void record(struct cu_call *c, int rc, double t0)
@@ -371,7 +373,8 @@ static void inspect_dmabuf_fd(int fd, struct cuda_gpu *g)
 	if (n <= 0)
 		return;
 	info[n] = '\0';
-	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+	for (char *save = NULL, *line = strtok_r(info, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "exp_name:", 9))
 			sscanf(line + 9, " %31s", g->fd_exp_name);
 		else if (!strncmp(line, "size:", 5))
@@ -445,13 +448,38 @@ void cuda_call_record(struct cu_call *c, int rc, double t0)
 	record(c, rc, t0);
 }
 
+bool cuda_primary_reserve(int n)
+{
+	return n <= 0 || primary_room(n - 1);
+}
+
+struct export_run {
+	struct cuda_facts *cf;
+	struct stage_status *st;
+};
+
+static void export_item(void *arg, int i)
+{
+	struct export_run *er = arg;
+
+	export_one(&er->cf->gpus[i], er->st);
+}
+
+/* Each GPU on a thread of its own (access/par.h): its context, allocation
+ * and export write only its own cuda_gpu and primary[] entry. */
 void cuda_stage_export(const struct vendor_options *opt,
 		       struct vendor_facts *vf, struct stage_status *st)
 {
 	struct cuda_facts *cf = &vf->cuda;
+	struct export_run er = { .cf = cf, .st = st };
+	int n = vf_upto(cf->gpus_recorded, vf->cap.gpus);
 
 	if (!cuda_ready(opt, vf, st))
 		return;
-	for (int i = 0; i < cf->gpus_recorded; i++)
-		export_one(&cf->gpus[i], st);
+	if (!cuda_primary_reserve(n)) {
+		for (int i = 0; i < n; i++)
+			export_one(&cf->gpus[i], st);
+		return;
+	}
+	par_for(st, n, export_item, &er);
 }

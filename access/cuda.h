@@ -57,6 +57,10 @@ int cuda_primary_ctx(int ordinal, CUcontext *ctx, struct cu_call *rec,
 /* Release every retained context (the worker's last act). */
 void cuda_release_all(void);
 
+/* Room for the primary contexts of ordinals [0, n) before threads ask for
+ * them (cuda_primary_ctx grows its table otherwise). False: no memory. */
+bool cuda_primary_reserve(int n);
+
 /* Record a call's result with the driver's error name. */
 void cuda_call_record(struct cu_call *c, int rc, double t0);
 

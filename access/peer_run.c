@@ -42,11 +42,12 @@
 #define SQ_DEPTH	32
 #define BW_INFLIGHT	16
 #define LAT_ROUNDS	32
-/* Local ACK timeout 4.096 us x 2^14 = 67 ms, 7 retries: a far end that
+/* Local ACK timeout 4.096 us x 2^14 = 67 ms, 6 retries: a far end that
  * never answers gives IBV_WC_RETRY_EXC_ERR after about half a second
- * (NCCL's default, NCCL_IB_TIMEOUT=20, would take half a minute). */
+ * (484 ms on soft-RoCE; NCCL's default, NCCL_IB_TIMEOUT=20, would take half
+ * a minute). Not 7: soft-RoCE (6.1) retries a retry_cnt of 7 forever. */
 #define QP_TIMEOUT	14
-#define QP_RETRY	7
+#define QP_RETRY	6
 /* A completion later than this is not coming (above the retry time). */
 #define POLL_MS		3000.0
 #define POISON		0xa5
@@ -524,7 +525,7 @@ static int qp_connect(struct prun *p, struct unit *u, struct peer_xfer *x)
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = QP_TIMEOUT;
 	a.retry_cnt = QP_RETRY;
-	a.rnr_retry = 7;
+	a.rnr_retry = QP_RETRY;
 	a.sq_psn = me->psn;
 	a.max_rd_atomic = 1;
 	errno = 0;

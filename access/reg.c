@@ -22,6 +22,7 @@
 #include "access/cuda.h"
 #include "access/ibsysfs.h"
 #include "access/mlx5.h"
+#include "access/par.h"
 #include "access/symtab.h"
 #include "access/sysroot.h"
 #include "access/verbs.h"
@@ -107,9 +108,10 @@ struct reg_run {
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
 };
 
+/* The call in progress, per GPU inside par_for (access/par.h). */
 static void enter(struct stage_status *st, const char *call)
 {
-	snprintf(st->call, sizeof(st->call), "%s", call);
+	stage_enter(st, call);
 }
 
 /* --- patterns and poison ------------------------------------------------ */
@@ -295,7 +297,7 @@ static struct ibv_mr *reg_timed(const struct reg_run *rr, struct ibv_pd *pd,
 		enter(rr->st, fd >= 0 && m->data_direct ? "mlx5dv_reg_dmabuf_mr" :
 		      fd >= 0 ? "ibv_reg_dmabuf_mr" :
 		      rr->ibv->reg_mr_iova2 ? "ibv_reg_mr_iova2" : "ibv_reg_mr");
-		snprintf(m->call, sizeof(m->call), "%s", rr->st->call);
+		snprintf(m->call, sizeof(m->call), "%s", stage_current(rr->st));
 		errno = 0;
 		t0 = now_ms();
 		/* NCCL net_ib reg.cc ncclIbRegMrDmaBufInternal: a Data
@@ -737,12 +739,9 @@ static int gpu_setup(const struct reg_run *rr, struct gpu_buf *gb, int ordinal)
 	if (rc != CUDA_SUCCESS) {
 		/* Name the call that failed: the one in progress. */
 		cuda_call_record(&gb->fail, rc, t0);
-		snprintf(gb->fail_fn, sizeof(gb->fail_fn), "%s", rr->st->call);
-		if (!rr->rf->alloc_fail.called) {
-			cuda_call_record(&rr->rf->alloc_fail, rc, t0);
-			snprintf(rr->rf->alloc_fn, sizeof(rr->rf->alloc_fn), "%s",
-				 rr->st->call);
-		}
+		snprintf(gb->fail_fn, sizeof(gb->fail_fn), "%s",
+			 stage_current(rr->st));
+		/* reg_facts.alloc_fail: the first GPU's, once all are done. */
 		return -1;
 	}
 	gb->allocated = true;
@@ -846,6 +845,26 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
  * the NIC by another path). Here: a Data Direct device (a PCIe function
  * beside the GPU) of a GPU NVML reports C2C-enabled, driver >= 12.8.
  */
+/*
+ * NVML's stage runs in a worker of its own beside this one (access/
+ * worker.c): wait until the parent says its answers are final. Bounded by
+ * this stage's deadline (the parent kills this worker at it) and NVML's
+ * own, which began earlier.
+ */
+static void nvml_wait(const struct reg_run *rr)
+{
+	const volatile bool *settled = &rr->vf->nvml_settled;
+
+	if (*settled)
+		return;
+	enter(rr->st, "waiting for the nvml stage");
+	while (!*settled) {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 static unsigned int export_flags(const struct reg_run *rr,
 				 const struct nic_res *nr, int ordinal)
 {
@@ -855,6 +874,7 @@ static unsigned int export_flags(const struct reg_run *rr,
 
 	if (!nr->data_direct || c->driver_version < 12080)
 		return 0;
+	nvml_wait(rr);
 	for (int g = 0; g < c->gpus_recorded; g++)
 		if (c->gpus[g].ordinal == ordinal)
 			pci = c->gpus[g].pci;
@@ -964,7 +984,7 @@ static void gpu_to_gpu(const struct reg_run *rr, struct nic_res *nr,
 copy_failed:
 	/* Both copies are cuMemcpy*_v2: name the direction, then the error. */
 	snprintf(rn->g2g_error, sizeof(rn->g2g_error), "%s failed: %.48s",
-		 strcmp(rr->st->call, "cuMemcpyDtoH_v2") ? "cuMemcpyHtoD_v2" :
+		 strcmp(stage_current(rr->st), "cuMemcpyDtoH_v2") ? "cuMemcpyHtoD_v2" :
 		 "cuMemcpyDtoH_v2", cc.name);
 out:
 	loopback_destroy(rr, &lb);
@@ -1052,7 +1072,7 @@ static bool vmm_attr(const struct reg_run *rr, CUdevice dev, int attr,
 static int vmm_fail(const struct reg_run *rr, struct reg_vmm_gpu *v, int rc,
 		    double t0)
 {
-	snprintf(v->fail_fn, sizeof(v->fail_fn), "%s", rr->st->call);
+	snprintf(v->fail_fn, sizeof(v->fail_fn), "%s", stage_current(rr->st));
 	cuda_call_record(&v->fail, rc, t0);
 	return -1;
 }
@@ -1521,6 +1541,58 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 	free(plan);
 }
 
+struct setup_run {
+	const struct reg_run *rr;
+	struct gpu_buf *gbufs, *vbufs;
+};
+
+/*
+ * One GPU's buffers: its context, cuMemAlloc and the VMM buffer. On a
+ * thread of its own (par_for): it writes only gbufs[g], vbufs[g] and
+ * rf->vmm[g], and poisons through a scratch buffer of its own (the run's
+ * rr->expect is the pair loop's).
+ */
+static void setup_item(void *arg, int g)
+{
+	struct setup_run *sr = arg;
+	struct reg_run mine = *sr->rr;
+	struct reg_vmm_gpu *v = &mine.rf->vmm[g];
+
+	mine.expect = sr->rr->expect ? malloc(mine.bytes) : NULL;
+	mine.got = NULL;
+	v->skip = VMMS_NOT_RUN;
+	if (gpu_setup(&mine, &sr->gbufs[g],
+		      mine.vf->cuda.gpus[g].ordinal) == 0) {
+		v->skip = VMMS_TRIED;
+		(void)vmm_setup(&mine, &sr->vbufs[g], &sr->gbufs[g], v);
+	}
+	enter(mine.st, "cuCtxSetCurrent");
+	mine.cu->ctx_set_current(NULL);
+	free(mine.expect);
+}
+
+/* Every GPU's buffers, in parallel; then what the serial loop counted. */
+static void gpus_setup(struct reg_run *rr, struct gpu_buf *gbufs,
+		       struct gpu_buf *vbufs, int ngpu)
+{
+	struct setup_run sr = { .rr = rr, .gbufs = gbufs, .vbufs = vbufs };
+
+	if (cuda_primary_reserve(ngpu))
+		par_for(rr->st, ngpu, setup_item, &sr);
+	else		/* no memory for the table up front: one at a time */
+		for (int g = 0; g < ngpu; g++)
+			setup_item(&sr, g);
+	for (int g = 0; g < ngpu; g++) {
+		if (gbufs[g].allocated) {
+			rr->rf->gpus_allocated++;
+		} else if (!rr->rf->alloc_fail.called) {
+			rr->rf->alloc_fail = gbufs[g].fail;
+			snprintf(rr->rf->alloc_fn, sizeof(rr->rf->alloc_fn),
+				 "%s", gbufs[g].fail_fn);
+		}
+	}
+}
+
 void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	       struct stage_status *st)
 {
@@ -1554,18 +1626,7 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	vbufs = calloc(ngpu ? (size_t)ngpu : 1, sizeof(*vbufs));
 	if (!gbufs || !vbufs)
 		goto out;
-	for (int g = 0; g < ngpu; g++) {
-		struct reg_vmm_gpu *v = &rr.rf->vmm[g];
-
-		v->skip = VMMS_NOT_RUN;
-		if (gpu_setup(&rr, &gbufs[g], vf->cuda.gpus[g].ordinal) == 0) {
-			rr.rf->gpus_allocated++;
-			v->skip = VMMS_TRIED;
-			(void)vmm_setup(&rr, &vbufs[g], &gbufs[g], v);
-		}
-		enter(st, "cuCtxSetCurrent");
-		rr.cu->ctx_set_current(NULL);
-	}
+	gpus_setup(&rr, gbufs, vbufs, ngpu);
 	enter(st, "ibv_get_device_list");
 	list = rr.ibv->get_device_list(&ndev);
 	if (list)

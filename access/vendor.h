@@ -442,6 +442,9 @@ struct vendor_facts {
 	struct nvml_facts nvml;
 	struct reg_facts reg;
 	struct peer_stage_facts peer;
+	/* Set by the parent once NVML's worker (which runs beside the main
+	 * one) is over, or never started: its answers are final. */
+	volatile bool nvml_settled;
 	/* Not recorded: how these facts came (access/vendor_json.h). A
 	 * --sysroot replay of a capture's vendor facts: the file read. */
 	char replayed_from[VF_TEXT];
@@ -517,8 +520,9 @@ const char *stage_name(enum worker_stage s);
 extern volatile sig_atomic_t vendor_interrupted;
 
 /*
- * Run every vendor stage in one isolated worker process (restarting it past
- * a stage that hung or crashed). Fills *vf; never fails: what could not be
+ * Run every vendor stage in isolated worker processes: NVML's stage in one,
+ * every other stage in another running at the same time (restarted past a
+ * stage that hung or crashed). Fills *vf; never fails: what could not be
  * learnt is recorded in the stage states.
  */
 void vendor_collect(const struct vendor_options *opt, struct vendor_facts *vf);

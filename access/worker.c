@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Vendor-library isolation. All libcuda, libibverbs and NVML calls run in one
+ * Vendor-library isolation. All libcuda and libibverbs calls run in one
  * forked worker for the whole run (CUDA is initialised once, as the driver's
- * own cost dominates). The worker writes its facts into a shared anonymous
+ * own cost dominates); NVML's run at the same time in a second worker of
+ * its own (a "lane"), so its cost hides behind cuInit and the allocations
+ * and a hang or crash in either library loses nothing of the other's. The worker writes its facts into a shared anonymous
  * mapping; the parent gives each stage a deadline. A stage that hangs is
  * killed, a stage that crashes is recorded with its signal and the call in
  * progress, and a fresh worker carries on with the next stage.
@@ -104,6 +106,17 @@ static bool stage_wanted(const struct vendor_options *opt, int s)
 	}
 }
 
+#define SBIT(s)		(1u << (s))
+#define ALL_STAGES	(SBIT(WSTAGE_COUNT) - 1)
+/* The lanes: NVML's stage on its own worker, every other on the main one. */
+#define NVML_LANE	SBIT(WSTAGE_NVML)
+#define MAIN_LANE	(ALL_STAGES & ~NVML_LANE)
+
+static bool in_lane(unsigned int mask, int s)
+{
+	return (mask & SBIT(s)) != 0;
+}
+
 static bool run_spent(const struct vendor_options *opt)
 {
 	return opt->run_deadline_ms > 0 && now_ms() >= opt->run_deadline_ms;
@@ -160,7 +173,8 @@ static ino_t fd_ino(int fd)
 
 /* Returns the name of the call that failed, or NULL. */
 static const char *fds_open(struct worker_fds *f,
-			    const struct vendor_options *opt, int first)
+			    const struct vendor_options *opt, int first,
+			    unsigned int mask)
 {
 	if (pipe2(f->tick, O_CLOEXEC) < 0)
 		return "pipe2";
@@ -168,7 +182,7 @@ static const char *fds_open(struct worker_fds *f,
 		return "fcntl";
 	f->tick_ino = fd_ino(f->tick[1]);
 	for (int s = first; s < WSTAGE_COUNT; s++) {
-		if (!stage_wanted(opt, s))
+		if (!stage_wanted(opt, s) || !in_lane(mask, s))
 			continue;
 		if (pipe2(f->out[s], O_CLOEXEC) < 0)
 			return "pipe2";
@@ -211,7 +225,7 @@ static void redirect_output(struct worker_fds *f, int s)
 
 static void __attribute__((noreturn))
 worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
-	    int first, struct worker_fds *f, pid_t parent)
+	    int first, unsigned int mask, struct worker_fds *f, pid_t parent)
 {
 	int devnull;
 
@@ -235,11 +249,12 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 		struct stage_status *st = &vf->stage[s];
 		double t0;
 
-		if (!stage_wanted(opt, s))
+		if (!stage_wanted(opt, s) || !in_lane(mask, s))
 			continue;
 		if (run_spent(opt)) {
 			for (; s < WSTAGE_COUNT; s++)
-				if (stage_wanted(opt, s) && s != WSTAGE_RELEASE)
+				if (stage_wanted(opt, s) && in_lane(mask, s) &&
+				    s != WSTAGE_RELEASE)
 					vf->stage[s].state = STAGE_DEADLINE;
 			break;
 		}
@@ -264,10 +279,10 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 	_exit(0);
 }
 
-static int running_stage(const struct vendor_facts *vf)
+static int running_stage(const struct vendor_facts *vf, unsigned int mask)
 {
 	for (int s = 0; s < WSTAGE_COUNT; s++)
-		if (vf->stage[s].state == STAGE_RUNNING)
+		if (in_lane(mask, s) && vf->stage[s].state == STAGE_RUNNING)
 			return s;
 	return -1;
 }
@@ -403,23 +418,40 @@ static bool kill_and_reap(pid_t pid, int *status)
 	return true;
 }
 
+/* The children the orphan sweep leaves alone: gdrcheck's own host-side
+ * helper and the worker of every lane still running. */
+#define MAX_SPARE 4
+
+struct spare_set {
+	pid_t pid[MAX_SPARE];
+	int n;
+};
+
+static bool spared(const struct spare_set *sp, pid_t id)
+{
+	for (int i = 0; i < sp->n; i++)
+		if (sp->pid[i] > 0 && sp->pid[i] == id)
+			return true;
+	return false;
+}
+
 /*
  * gdrcheck is a child subreaper (see vendor_collect): a helper a library
  * forked and moved out of the worker's group lands here once the worker
- * died. Kill and reap every such orphan; gdrcheck's only other child is
- * its own host-side helper, `spare` (left running: it is joined later).
+ * died. Kill and reap every such orphan; gdrcheck's other children, *sp
+ * (its own helper, the other lane's worker), are left running and
+ * unreaped: each is joined by its owner (waitpid on the orphans' ids
+ * only, never on any child).
  */
-static void reap_orphans(pid_t spare)
+static void reap_orphans(const struct spare_set *sp)
 {
 	char path[64], buf[4096];
 	FILE *f;
 
 	for (int round = 0; round < 8; round++) {
-		bool any = false;
+		pid_t ids[64];
 		int n = 0;
 
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
 		snprintf(path, sizeof(path), "/proc/self/task/%d/children",
 			 (int)getpid());
 		f = fopen(path, "re");
@@ -428,21 +460,26 @@ static void reap_orphans(pid_t spare)
 		if (fgets(buf, sizeof(buf), f)) {
 			char *p = buf, *end;
 
-			for (long id; (id = strtol(p, &end, 10)) > 0; p = end) {
-				if (spare > 0 && (pid_t)id == spare)
+			for (long id; n < 64 && (id = strtol(p, &end, 10)) > 0;
+			     p = end) {
+				if (spared(sp, (pid_t)id))
 					continue;
 				kill((pid_t)id, SIGKILL);
-				any = true;
-				n++;
+				ids[n++] = (pid_t)id;
 			}
 		}
 		fclose(f);
-		if (!any)
+		if (!n)
 			return;
 		for (double until = now_ms() + 200; now_ms() < until;) {
-			while (waitpid(-1, NULL, WNOHANG) > 0)
-				n--;
-			if (n <= 0)
+			int left = 0;
+
+			for (int i = 0; i < n; i++) {
+				if (ids[i] > 0 && waitpid(ids[i], NULL, WNOHANG) != 0)
+					ids[i] = 0;	/* reaped, or not ours */
+				left += ids[i] > 0;
+			}
+			if (!left)
 				break;
 			sleep_ms(5);
 		}
@@ -450,11 +487,12 @@ static void reap_orphans(pid_t spare)
 }
 
 static void mark_failed(const struct vendor_options *opt,
-			struct vendor_facts *vf, int first, const char *call,
-			int err)
+			struct vendor_facts *vf, int first, unsigned int mask,
+			const char *call, int err)
 {
 	for (int s = first; s < WSTAGE_COUNT; s++) {
-		if (!stage_wanted(opt, s) || s == WSTAGE_RELEASE)
+		if (!stage_wanted(opt, s) || s == WSTAGE_RELEASE ||
+		    !in_lane(mask, s))
 			continue;
 		vf->stage[s].state = STAGE_FAILED;
 		vf->stage[s].err = err;
@@ -466,17 +504,17 @@ static void mark_failed(const struct vendor_options *opt,
 /* Stages a stop left unfinished. A release never started is nothing to
  * report: the killed worker's contexts went with it. */
 static void mark_rest(const struct vendor_options *opt,
-		      struct vendor_facts *vf, int first, enum stage_state state)
+		      struct vendor_facts *vf, int first, unsigned int mask,
+		      enum stage_state state)
 {
 	for (int s = first; s < WSTAGE_COUNT; s++)
-		if (stage_wanted(opt, s) &&
+		if (stage_wanted(opt, s) && in_lane(mask, s) &&
 		    (vf->stage[s].state == STAGE_RUNNING ||
 		     (vf->stage[s].state == STAGE_NOT_RUN &&
 		      s != WSTAGE_RELEASE)))
 			vf->stage[s].state = state;
 }
 
-/* Run one worker from stage `first`; returns the stage to resume at. */
 /*
  * Stage st has begun: its start time (the worker's clock, if sane), and
  * the deadline it runs under, the stage's own or the run's if sooner.
@@ -499,147 +537,223 @@ static double stage_deadline(const struct vendor_options *opt,
 	return deadline;
 }
 
+/*
+ * One worker process and the stages it runs: the main lane (libcuda,
+ * libibverbs: restarted past a stage that hung or crashed) and NVML's.
+ */
+struct lane {
+	unsigned int mask;	/* the stages it may run */
+	bool live;		/* a worker is running */
+	pid_t pid;
+	int first;		/* where this worker began */
+	int cur;		/* stage running, -1 between stages */
+	double deadline;	/* of cur */
+	struct worker_fds f;
+	bool stopped;		/* killed and reaped (lane_stop) */
+	bool reaped;
+	int status;
+};
+
+/* Kill the lane's worker group and reap it, before its stages are marked:
+ * a worker still running could overwrite the marks. */
+static void lane_stop(struct lane *self)
+{
+	if (self->stopped)
+		return;
+	self->reaped = kill_and_reap(self->pid, &self->status);
+	self->stopped = true;
+}
+
 /* How long to wait for output: a tick, or less when a deadline is near. */
-static int poll_timeout(const struct vendor_options *opt, int cur,
-			double deadline)
+static int poll_timeout(const struct vendor_options *opt,
+			const struct lane *ln, int nlanes)
 {
 	int timeout_ms = POLL_TICK_MS;
 
-	if (cur >= 0 && deadline - now_ms() < timeout_ms)
-		timeout_ms = (int)(deadline - now_ms()) + 1;
+	for (int l = 0; l < nlanes; l++)
+		if (ln[l].live && ln[l].cur >= 0 &&
+		    ln[l].deadline - now_ms() < timeout_ms)
+			timeout_ms = (int)(ln[l].deadline - now_ms()) + 1;
 	if (opt->run_deadline_ms > 0 &&
 	    opt->run_deadline_ms - now_ms() < timeout_ms)
 		timeout_ms = (int)(opt->run_deadline_ms - now_ms()) + 1;
 	return timeout_ms < 0 ? 0 : timeout_ms;
 }
 
-/* Wait for the worker's ticks or output, at most timeout_ms. */
-static void wait_output(const struct worker_fds *f, int timeout_ms)
+/* Wait for any live lane's ticks or output, at most timeout_ms. */
+static void wait_output(const struct lane *ln, int nlanes, int timeout_ms)
 {
-	struct pollfd p[1 + WSTAGE_COUNT];
+	struct pollfd p[2 * (1 + WSTAGE_COUNT)];
 	int n = 0;
 
-	if (f->tick[0] >= 0)
-		p[n++] = (struct pollfd){ .fd = f->tick[0], .events = POLLIN };
-	for (int o = 0; o < WSTAGE_COUNT; o++)
-		if (f->out[o][0] >= 0)
-			p[n++] = (struct pollfd){ .fd = f->out[o][0],
+	for (int l = 0; l < nlanes; l++) {
+		const struct worker_fds *f = &ln[l].f;
+
+		if (!ln[l].live)
+			continue;
+		if (f->tick[0] >= 0)
+			p[n++] = (struct pollfd){ .fd = f->tick[0],
 						  .events = POLLIN };
+		for (int o = 0; o < WSTAGE_COUNT; o++)
+			if (f->out[o][0] >= 0)
+				p[n++] = (struct pollfd){ .fd = f->out[o][0],
+							  .events = POLLIN };
+	}
 	/* EINTR (a signal) and timeouts all loop back to the checks. */
 	if (n)
 		poll(p, (nfds_t)n, timeout_ms);
 	else
 		/*
-		 * Every pipe closed: the worker is exiting. Look again
+		 * Every pipe closed: the workers are exiting. Look again
 		 * soon rather than a whole tick later (the 100 ms the
 		 * bench saw as a bimodal wall time).
 		 */
 		sleep_ms(timeout_ms < 2 ? timeout_ms : 2);
 }
 
-static int run_worker(struct supervisor *sv, int first)
+/* Fork the lane's worker from stage `first`. False: it could not start
+ * (its stages are marked FAILED). */
+static bool lane_start(struct supervisor *sv, struct lane *ln, int first)
 {
 	const struct vendor_options *opt = sv->opt;
-	struct vendor_facts *vf = sv->vf;
-	int status = 0, cur = -1, ret = WSTAGE_COUNT;
-	double deadline = 0;
-	struct worker_fds f;
 	const char *failed;
-	bool reaped = false;
 	pid_t pid, self;
 
-	fds_init(&f);
-	failed = fds_open(&f, opt, first);
+	ln->first = first;
+	ln->cur = -1;
+	ln->deadline = 0;
+	fds_init(&ln->f);
+	failed = fds_open(&ln->f, opt, first, ln->mask);
+	if (!failed) {
+		fflush(NULL);
+		self = getpid();
+		pid = fork();
+		if (pid == 0)
+			worker_main(opt, sv->vf, first, ln->mask, &ln->f, self);
+		if (pid < 0)
+			failed = "fork";
+	}
 	if (failed) {
 		int err = errno;
 
-		close_write_ends(&f);
-		close_read_ends(&f);
-		mark_failed(opt, vf, first, failed, err);
-		return WSTAGE_COUNT;
+		close_write_ends(&ln->f);
+		close_read_ends(&ln->f);
+		mark_failed(opt, sv->vf, first, ln->mask, failed, err);
+		return false;
 	}
-	fflush(NULL);
-	self = getpid();
-	pid = fork();
-	if (pid < 0) {
-		int err = errno;
-
-		close_write_ends(&f);
-		close_read_ends(&f);
-		mark_failed(opt, vf, first, "fork", err);
-		return WSTAGE_COUNT;
-	}
-	if (pid == 0)
-		worker_main(opt, vf, first, &f, self);
 	/* Both sides set the group, so no kill(-pid) can miss it. */
 	setpgid(pid, pid);
-	close_write_ends(&f);
+	close_write_ends(&ln->f);
+	ln->pid = pid;
+	ln->live = true;
+	ln->stopped = ln->reaped = false;
+	ln->status = 0;
+	return true;
+}
 
-	for (;;) {
-		siginfo_t si;
-		int s;
+/* The other lanes' workers, and gdrcheck's own helper. */
+static void spares_of(const struct supervisor *sv, const struct lane *ln,
+		      int nlanes, const struct lane *self,
+		      struct spare_set *sp)
+{
+	sp->n = 0;
+	sp->pid[sp->n++] = sv->opt->spare_child;
+	for (int l = 0; l < nlanes && sp->n < MAX_SPARE; l++)
+		if (&ln[l] != self && ln[l].live)
+			sp->pid[sp->n++] = ln[l].pid;
+}
 
-		drain_output(sv, &f);
-		drain_ticks(&f);
-		if (vendor_interrupted) {
-			/* The worker's resources die with it: the kernel and
-			 * the drivers release MRs, QPs and GPU memory. */
-			reaped = kill_and_reap(pid, &status);
-			mark_rest(opt, vf, first, STAGE_INTERRUPTED);
-			ret = WSTAGE_COUNT;
-			goto out;
-		}
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
-		    errno != EINTR)
-			break;	/* cannot happen: it is our child */
-		if (si.si_pid == pid)
-			break;	/* exited: finished, crashed or a library's exit */
-		s = running_stage(vf);
-		if (s != cur) {
-			cur = s;
-			if (cur >= 0)
-				deadline = stage_deadline(opt, &vf->stage[cur]);
-		}
-		show_progress(sv, cur);
-		if (cur >= 0 && now_ms() >= deadline) {
-			struct stage_status *st = &vf->stage[cur];
+/*
+ * The lane's worker stopped (exited, was killed or is to be killed now):
+ * reap it and its orphans, keep what it printed. Returns the stage to
+ * resume the lane at.
+ */
+static int lane_end(struct supervisor *sv, struct lane *ln, int nlanes,
+		    struct lane *self, int ret, bool died)
+{
+	struct vendor_facts *vf = sv->vf;
+	struct spare_set sp;
+	int status, cur;
+	bool reaped;
 
-			reaped = kill_and_reap(pid, &status);
-			st->state = STAGE_TIMEOUT;
-			st->seconds = (now_ms() - st->started_ms) / 1e3;
+	lane_stop(self);
+	status = self->status;
+	reaped = self->reaped;
+	self->live = false;
+	if (died) {
+		cur = running_stage(vf, self->mask);
+		if (cur >= 0) {
+			/* Died inside a stage: a signal, or a library
+			 * calling exit(). */
+			vf->stage[cur].state = STAGE_CRASHED;
+			vf->stage[cur].signal = reaped && WIFSIGNALED(status) ?
+						WTERMSIG(status) : 0;
+			vf->stage[cur].seconds =
+				(now_ms() - vf->stage[cur].started_ms) / 1e3;
 			ret = cur + 1;
-			if (st->by_deadline) {
-				mark_rest(opt, vf, cur + 1, STAGE_DEADLINE);
-				ret = WSTAGE_COUNT;
-			}
-			goto out;
 		}
-		/* Between stages: the run's budget still holds. */
-		if (cur < 0 && run_spent(opt)) {
-			reaped = kill_and_reap(pid, &status);
-			mark_rest(opt, vf, first, STAGE_DEADLINE);
-			ret = WSTAGE_COUNT;
-			goto out;
-		}
-		wait_output(&f, poll_timeout(opt, cur, deadline));
 	}
-	reaped = kill_and_reap(pid, &status);
-	cur = running_stage(vf);
-	if (cur >= 0) {
-		/* Died inside a stage: a signal, or a library calling exit(). */
-		vf->stage[cur].state = STAGE_CRASHED;
-		vf->stage[cur].signal = reaped && WIFSIGNALED(status) ?
-					WTERMSIG(status) : 0;
-		vf->stage[cur].seconds =
-			(now_ms() - vf->stage[cur].started_ms) / 1e3;
-		ret = cur + 1;
-	}
-out:
-	reap_orphans(opt->spare_child);
-	drain_output(sv, &f);
-	close_read_ends(&f);
+	spares_of(sv, ln, nlanes, self, &sp);
+	reap_orphans(&sp);
+	drain_output(sv, &self->f);
+	close_read_ends(&self->f);
 	return ret;
+}
+
+/*
+ * Look at one live lane: -1 while its worker runs on, else it has ended
+ * (finished, timed out, crashed, stopped) and the stage to resume at.
+ */
+static int lane_check(struct supervisor *sv, struct lane *ln, int nlanes,
+		      struct lane *self)
+{
+	const struct vendor_options *opt = sv->opt;
+	struct vendor_facts *vf = sv->vf;
+	siginfo_t si;
+	int s;
+
+	drain_output(sv, &self->f);
+	drain_ticks(&self->f);
+	if (vendor_interrupted) {
+		/* The worker's resources die with it: the kernel and the
+		 * drivers release MRs, QPs and GPU memory. */
+		lane_stop(self);
+		mark_rest(opt, vf, self->first, self->mask, STAGE_INTERRUPTED);
+		return lane_end(sv, ln, nlanes, self, WSTAGE_COUNT, false);
+	}
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)self->pid, &si,
+		   WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
+		return lane_end(sv, ln, nlanes, self, WSTAGE_COUNT, true);
+	if (si.si_pid == self->pid)	/* finished, crashed, a library's exit */
+		return lane_end(sv, ln, nlanes, self, WSTAGE_COUNT, true);
+	s = running_stage(vf, self->mask);
+	if (s != self->cur) {
+		self->cur = s;
+		if (s >= 0)
+			self->deadline = stage_deadline(opt, &vf->stage[s]);
+	}
+	if (self->cur >= 0 && now_ms() >= self->deadline) {
+		struct stage_status *st = &vf->stage[self->cur];
+		int ret = self->cur + 1;
+
+		lane_stop(self);
+		st->state = STAGE_TIMEOUT;
+		st->seconds = (now_ms() - st->started_ms) / 1e3;
+		if (st->by_deadline) {
+			mark_rest(opt, vf, self->cur + 1, self->mask,
+				  STAGE_DEADLINE);
+			ret = WSTAGE_COUNT;
+		}
+		return lane_end(sv, ln, nlanes, self, ret, false);
+	}
+	/* Between stages: the run's budget still holds. */
+	if (self->cur < 0 && run_spent(opt)) {
+		lane_stop(self);
+		mark_rest(opt, vf, self->first, self->mask, STAGE_DEADLINE);
+		return lane_end(sv, ln, nlanes, self, WSTAGE_COUNT, false);
+	}
+	return -1;
 }
 
 /* Which libraries a stage calls into. */
@@ -830,6 +944,92 @@ static void node_caps(struct sysroot *sr, struct vf_caps *caps)
 				VF_CAPS_MAX_PAIRS);
 }
 
+/*
+ * A main-lane worker that began at `ran` stopped before `next`: a stage
+ * that hung or crashed poisons its libraries (the registration stage, the
+ * only one using both, is blamed on the call in progress), and the stages
+ * that poison rules out are SKIPPED_DEP.
+ */
+static void after_main(const struct vendor_options *in,
+		       struct vendor_options *opt, struct vendor_facts *vf,
+		       int ran, int next)
+{
+	for (int s = ran; s < next; s++) {
+		const struct stage_status *st = &vf->stage[s];
+
+		if (!in_lane(MAIN_LANE, s) || (st->state != STAGE_TIMEOUT &&
+					       st->state != STAGE_CRASHED))
+			continue;
+		if (uses_cuda(s) && (!both_libs(s) ||
+				     !strncmp(st->call, "cu", 2)))
+			opt->cuda_poisoned = true;
+		if (uses_verbs(s) && (!both_libs(s) ||
+				      strncmp(st->call, "cu", 2)))
+			opt->verbs_poisoned = true;
+	}
+	/* (The release stage is no finding of its own.) */
+	for (int s = next; s < WSTAGE_RELEASE; s++)
+		if (vf->stage[s].state == STAGE_NOT_RUN &&
+		    !stage_wanted(opt, s) && stage_wanted(in, s))
+			vf->stage[s].state = STAGE_SKIPPED_DEP;
+}
+
+/* Start the lane's worker at its next wanted stage from `next`, unless the
+ * run was stopped or spent (then those stages say so). */
+static void lane_resume(struct supervisor *sv, struct lane *ln, int next)
+{
+	const struct vendor_options *opt = sv->opt;
+
+	while (next < WSTAGE_COUNT &&
+	       (!stage_wanted(opt, next) || !in_lane(ln->mask, next)))
+		next++;
+	if (next >= WSTAGE_COUNT)
+		return;
+	if (vendor_interrupted)
+		mark_rest(opt, sv->vf, next, ln->mask, STAGE_INTERRUPTED);
+	else if (run_spent(opt))
+		mark_rest(opt, sv->vf, next, ln->mask, STAGE_DEADLINE);
+	else
+		lane_start(sv, ln, next);
+}
+
+/*
+ * Both lanes at once: NVML's worker beside the main one, each under its
+ * stages' deadlines; the main lane restarts past a stage that hung or
+ * crashed. vf->nvml_settled tells the main worker (registration reads
+ * NVML's C2C answer) that NVML's lane is over.
+ */
+static void supervise(struct supervisor *sv, const struct vendor_options *in,
+		      struct vendor_options *opt, struct vendor_facts *vf)
+{
+	struct lane lanes[2] = { { .mask = MAIN_LANE, .cur = -1 },
+				 { .mask = NVML_LANE, .cur = -1 } };
+
+	lane_resume(sv, &lanes[1], 0);
+	vf->nvml_settled = !lanes[1].live;
+	lane_resume(sv, &lanes[0], 0);
+	while (lanes[0].live || lanes[1].live) {
+		for (int l = 0; l < 2; l++) {
+			int ran = lanes[l].first, next;
+
+			if (!lanes[l].live)
+				continue;
+			next = lane_check(sv, lanes, 2, &lanes[l]);
+			if (next < 0)
+				continue;
+			if (l == 1) {
+				vf->nvml_settled = true;
+				continue;
+			}
+			after_main(in, opt, vf, ran, next);
+			lane_resume(sv, &lanes[0], next);
+		}
+		show_progress(sv, lanes[0].live ? lanes[0].cur : lanes[1].cur);
+		if (lanes[0].live || lanes[1].live)
+			wait_output(lanes, 2, poll_timeout(opt, lanes, 2));
+	}
+}
+
 void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 {
 	/* Static, not heap: a worker leaves by _exit() with it allocated. */
@@ -838,7 +1038,7 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 	struct supervisor *sv = &supervisor;
 	struct vendor_facts *shared, own;
 	struct vf_caps caps;
-	int next = 0, err;
+	int err;
 
 	memset(vf, 0, sizeof(*vf));
 	memset(sv, 0, sizeof(*sv));
@@ -853,7 +1053,7 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 		if (!err)
 			err = -errno;
 		vendor_facts_free(&own);
-		mark_failed(opt, vf, 0, "mmap", -err);
+		mark_failed(opt, vf, 0, ALL_STAGES, "mmap", -err);
 		return;
 	}
 	*shared = own;
@@ -863,46 +1063,7 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 	/* Helpers a library forks and moves out of the worker's process
 	 * group are re-parented here, not to init, so they can be reaped. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	while (next < WSTAGE_COUNT) {
-		while (next < WSTAGE_COUNT && !stage_wanted(opt, next))
-			next++;
-		if (next >= WSTAGE_COUNT)
-			break;
-		if (vendor_interrupted) {
-			mark_rest(opt, shared, next, STAGE_INTERRUPTED);
-			break;
-		}
-		if (run_spent(opt)) {
-			mark_rest(opt, shared, next, STAGE_DEADLINE);
-			break;
-		}
-		{
-			int ran = next;
-
-			next = run_worker(sv, next);
-			/* A stage that hung or crashed poisons its libraries;
-			 * the registration stage is the only one using both,
-			 * so it is blamed on the call in progress. */
-			for (int s = ran; s < next; s++) {
-				const struct stage_status *st = &shared->stage[s];
-
-				if (st->state != STAGE_TIMEOUT &&
-				    st->state != STAGE_CRASHED)
-					continue;
-				if (uses_cuda(s) && (!both_libs(s) ||
-						     !strncmp(st->call, "cu", 2)))
-					opt->cuda_poisoned = true;
-				if (uses_verbs(s) && (!both_libs(s) ||
-						      strncmp(st->call, "cu", 2)))
-					opt->verbs_poisoned = true;
-			}
-			/* (The release stage is no finding of its own.) */
-			for (int s = next; s < WSTAGE_RELEASE; s++)
-				if (shared->stage[s].state == STAGE_NOT_RUN &&
-				    !stage_wanted(opt, s) && stage_wanted(in, s))
-					shared->stage[s].state = STAGE_SKIPPED_DEP;
-		}
-	}
+	supervise(sv, in, opt, shared);
 	if (sv->progress_shown) {
 		fputs("\r\033[K", stderr);
 		fflush(stderr);

@@ -555,12 +555,18 @@ void gate_peer_connect(struct gdr_ctx *ctx, const struct target *t)
 		xfer_failure(x, what, sizeof(what));
 		switch (c) {
 		case C_QP_RETRY_EXCEEDED:
-			r = emit(ctx, subj, ST_BLOCKED, c, "%s %s/%u -> %s:%s/%u: "
-				 "no answer (transport retries exceeded: %s)",
-				 mech_names[i], m->nic, m->port, s->theirs.host,
-				 th->nic, th->port, x->wc_status ==
-				 IBV_WC_RETRY_EXC_ERR ? "this side's WRITE" :
-				 "the peer's WRITE to this side");
+			if (x->wc_status == IBV_WC_RETRY_EXC_ERR)
+				r = emit(ctx, subj, ST_BLOCKED, c, "%s %s/%u -> "
+					 "%s:%s/%u: no answer (transport retries "
+					 "exceeded on this side's WRITE)",
+					 mech_names[i], m->nic, m->port,
+					 s->theirs.host, th->nic, th->port);
+			else
+				r = emit(ctx, subj, ST_BLOCKED, c, "%s %s:%s/%u -> "
+					 "%s/%u (here): no answer (transport "
+					 "retries exceeded on the peer's WRITE)",
+					 mech_names[i], s->theirs.host, th->nic,
+					 th->port, m->nic, m->port);
 			remedy_QP_RETRY_EXCEEDED(r);
 			break;
 		case C_QP_TIMEOUT:
@@ -586,8 +592,11 @@ void gate_peer_connect(struct gdr_ctx *ctx, const struct target *t)
 		default:
 			break;
 		}
-		if (r)
+		if (r) {
 			ev_str(r, "mechanism", "%s", mech_names[i]);
+			if (s->neigh[pi][0])
+				ev_str(r, "neighbour", "%s", s->neigh[pi]);
+		}
 	}
 	if (!r)
 		r = emit(ctx, subj, ST_PASS, C_QP_CONNECTED, "RC QP %s/%u <-> "

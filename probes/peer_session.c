@@ -443,6 +443,42 @@ static void counters_of(struct sysroot *sr, const struct peer_plan_rail *pr,
 			       &c->rcv);
 }
 
+/* /proc/net/arp's entry for @ip on @dev: "ARP ... complete/incomplete". */
+static void neighbour_of(struct sysroot *sr, const char *dev, const uint8_t ip[4],
+			 char *out, size_t len)
+{
+	char buf[65536], want[20], *line, *save = NULL;
+	const char *where;
+	bool routed;
+
+	snprintf(want, sizeof(want), "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
+	routed = route_prefix(sr, dev, ip) > 0;
+	where = !sysroot_exists(sr, "/proc/net/route") ?
+		"(routes unreadable)" : routed ? "is on a connected route" :
+		"is not on a connected route";
+	if (sysroot_read(sr, "/proc/net/arp", buf, sizeof(buf)) < 0) {
+		snprintf(out, len, "%s %s from %s; ARP table unreadable", want,
+			 where, dev);
+		return;
+	}
+	snprintf(out, len, "%s %s from %s; no ARP entry for it on %s", want,
+		 where, dev, dev);
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char addr[64], hw[64], ifname[32];
+		unsigned int type, flags;
+
+		if (sscanf(line, "%63s 0x%x 0x%x %63s %*s %31s", addr, &type,
+			   &flags, hw, ifname) != 5 || strcmp(addr, want) ||
+		    strcmp(ifname, dev))
+			continue;
+		snprintf(out, len, "%s %s from %s; ARP on %s: %s", want,
+			 where, dev, dev, flags & 0x2 ?
+			 "resolved" : "incomplete (no answer)");
+		return;
+	}
+}
+
 static void run_transfers(struct gdr_ctx *ctx, struct peer_session *s,
 			  const struct vendor_options *vo)
 {
@@ -461,8 +497,18 @@ static void run_transfers(struct gdr_ctx *ctx, struct peer_session *s,
 	if (vo->run_deadline_ms > 0 && left > v.stage_timeout)
 		v.stage_timeout = left;
 	vendor_collect(&v, s->vf);
-	for (int i = 0; i < s->plan.nrails; i++)
+	for (int i = 0; i < s->plan.nrails; i++) {
+		const struct peer_rail *t = &s->plan.rails[i].remote;
+		const struct peer_rail *m = NULL;
+
 		counters_of(ctx->sr, &s->plan.rails[i], &s->after[i]);
+		for (int j = 0; j < s->nmine; j++)
+			if (s->mine_rail[j].rail == t->rail)
+				m = &s->mine_rail[j];
+		if (m && m->netdev[0] && m->gid_family == 4 && t->gid_family == 4)
+			neighbour_of(ctx->sr, m->netdev, t->gid + 12,
+				     s->neigh[i], sizeof(s->neigh[i]));
+	}
 }
 
 static uint64_t moved(const struct peer_counters *a,
@@ -615,6 +661,11 @@ void peer_session_run(struct gdr_ctx *ctx, const struct vendor_options *vo)
 		    (s->vf && s->vf->stage[WSTAGE_PEER].state == STAGE_DONE &&
 		     !s->vf->peer.conn_err))
 			final_exchange(s);
+		else
+			/* Mid-protocol (a worker killed or crashed, the channel
+			 * broken): hang up now, so the other side's wait ends
+			 * with PEER_GONE instead of its step timeout. */
+			peer_close(&s->conn);
 	}
 	capture_exchange(ctx, s);
 }

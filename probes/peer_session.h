@@ -42,6 +42,9 @@ struct peer_session {
 	bool have_their_end[PEER_MAX_RAILS];
 	int final_ret;
 	char final_err[320];
+	/* RoCE IPv4: the route and neighbour of each plan rail's peer address
+	 * as the kernel saw them after the transfers ("" when not RoCE v4). */
+	char neigh[PEER_MAX_RAILS][160];
 };
 
 /* Run two-node mode (nothing when neither --listen nor --peer). */

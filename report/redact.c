@@ -200,6 +200,40 @@ static void scrub_buf(struct report *r, char *buf, size_t len,
 	mask_ids(buf);
 }
 
+/* Length of a dotted-quad IPv4 address at p, or 0. */
+static size_t ipv4_at(const char *p)
+{
+	size_t n = 0;
+
+	for (int part = 0; part < 4; part++) {
+		int d = 0;
+
+		while (isdigit((unsigned char)p[n]) && d < 3)
+			n++, d++;
+		if (!d || isdigit((unsigned char)p[n]))
+			return 0;
+		if (part < 3 && p[n++] != '.')
+			return 0;
+	}
+	return n;
+}
+
+/* IPv4 addresses in place: each digit an x (RoCE GIDs' addresses). */
+static void mask_ipv4(char *s)
+{
+	for (char *p = s; *p; p++) {
+		size_t n;
+
+		if (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '.'))
+			continue;
+		n = ipv4_at(p);
+		for (size_t i = 0; i < n; i++)
+			if (p[i] != '.')
+				p[i] = 'x';
+		p += n ? n - 1 : 0;
+	}
+}
+
 /*
  * Two-node mode: the other node's name and address, wherever the peer
  * results or the peer object carry them (its GIDs are 8x4 groups:
@@ -233,6 +267,10 @@ static void redact_peer(struct report *r)
 					res->ev[e].s = mask_word(r, res->ev[e].s,
 								 w, mask);
 		}
+		mask_ipv4(res->reason);
+		for (size_t e = 0; e < res->nev; e++)
+			if (res->ev[e].type == EV_STR)
+				mask_ipv4(res->ev[e].s);
 	}
 	for (int i = 0; i < p->nrails; i++)
 		snprintf(p->rails[i].peer_host, sizeof(p->rails[i].peer_host),

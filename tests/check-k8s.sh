@@ -20,7 +20,8 @@ if [ ! -d "$k8s/node_modules/kubernetes-models" ]; then
 	}
 fi
 bad=$(mktemp "${TMPDIR:-/tmp}/k8s-bad.XXXXXX.yaml")
-trap 'rm -f "$bad"' EXIT
+pair=$(mktemp "${TMPDIR:-/tmp}/k8s-pair.XXXXXX.yaml")
+trap 'rm -f "$bad" "$pair"' EXIT
 # containerPort must be an integer: the validator has to say so.
 cat >"$bad" <<'YAML'
 apiVersion: apps/v1
@@ -42,7 +43,21 @@ else
 	echo "PASS a known-bad manifest is refused"
 	pass=$((pass + 1))
 fi
-out=$(node "$k8s/validate.mjs" "$top"/examples/kubernetes/*.yaml 2>&1)
+# One Job of a pair sweep, renamed as examples/kubernetes/README.md does.
+P=gdrcheck-pair-7
+sed -e "s/gdrcheck-pair-0\.gdrcheck-pair\$/$P-0.$P/" -e "s/gdrcheck-pair\$/$P/" \
+	-e 's/"NODE_A", "NODE_B"/"gpu-01", "gpu-02"/' \
+	"$top/examples/kubernetes/gdrcheck-pair-job.yaml" >"$pair"
+if [ "$(grep -c "gdrcheck-pair-7" "$pair")" -ge 9 ] && grep -q '"gpu-01", "gpu-02"' "$pair" &&
+	grep -q 'value: gdrcheck-pair-7-0.gdrcheck-pair-7$' "$pair" &&
+	grep -q 'name: gdrcheck-pair-token$' "$pair"; then
+	echo "PASS the README's renaming of the pair Job (names, selector, subdomain, listener, nodes; not the Secret)"
+	pass=$((pass + 1))
+else
+	echo "FAIL the README's renaming of the pair Job"
+	fail=$((fail + 1))
+fi
+out=$(node "$k8s/validate.mjs" "$top"/examples/kubernetes/*.yaml "$pair" 2>&1)
 echo "$out" | grep -v '^k8s:'
 p=$(echo "$out" | grep -c '^PASS')
 f=$(echo "$out" | grep -c '^FAIL')

@@ -30,7 +30,7 @@ import threading
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GDRCHECK = os.path.join(TOP, "gdrcheck")
+GDRCHECK = os.environ.get("GDRCHECK_BIN") or os.path.join(TOP, "gdrcheck")
 DOUBLES = os.path.join(TOP, "tests", "doubles")
 CASE = os.path.join(TOP, "tests", "scenarios", "healthy-dmabuf")
 passed = failed = 0

@@ -12,6 +12,7 @@
 #      examples  committed real reports still match the schema
 #      h200-replay  the real H200 capture replays to the node's results
 #      slurm     the health-check wrapper against a real local Slurm
+#      slurm-pairs  the two-node pair sweep on four local slurmd
 #   5. fuzz      10 s of libFuzzer per parser family (tests/fuzz)
 #   6. vm        the real kernel RDMA stack in a QEMU guest (tests/vm)
 #      fault-matrix  every libcuda/libibverbs call x fail/hang/crash/exit
@@ -130,6 +131,9 @@ suite k8s tests/check-k8s.sh
 suite h200-replay tests/check-h200-replay.sh
 # The Slurm health check against real munged + slurmctld + slurmd (root).
 suite slurm tests/slurm/run.sh
+# The two-node pair sweep: plan, summary, and srun -N2 steps across four
+# slurmd on this host (Debian's Slurm runs several slurmd on one host).
+suite slurm-pairs tests/slurm/pairs.sh
 suite examples sh -c 'n=0; bad=0
 	for f in examples/*/*.json; do
 		# node-problem-detector config, not a report (checked by examples-ops)

@@ -51,6 +51,10 @@
  *                         memory only (uccl-project/mKernel#26)
  *   vmm.export [export]   the same as export, for a range of a VMM mapping
  *   vmm.granularity [2097152]   cuMemGetAllocationGranularity's answer
+ *   delay_ms.ctx [0]      each cuDevicePrimaryCtxRetain sleeps N ms first
+ *   delay_ms.alloc [0]    each cuMemAlloc_v2 and cuMemCreate sleeps N ms
+ *                         (a driver's cost, for bench/parallel); outside the
+ *                         double's lock, so calls from threads overlap
  *   gpuI.pcie_mapping [0] 1: cuMemGetHandleForAddressRange takes
  *                         CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (a C2C
  *                         GPU, driver_version >= 12080); 0: 801 (H200)
@@ -77,6 +81,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "decode/cuda_api.h"
@@ -233,14 +239,61 @@ static void __attribute__((constructor)) fake_cuda_init(void)
 	vmm_unmapped = mem ? !strcmp(mem, "unmapped") : mem_unmapped;
 }
 
-/* Entry of every call: injected fault first, then the init gate. */
-#define ENTER(name, idx) do {						\
+/*
+ * Threads: gdrcheck's worker sets up its GPUs from a thread each, as the
+ * real libcuda allows. Every call's body runs under one recursive lock (the
+ * allocation list, handles, fd table and ledger are shared); an injected
+ * fault and the delay_ms.* cost come before it, so one GPU's hang or slow
+ * call does not hold up another's.
+ */
+static pthread_mutex_t big_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static int lock_big(void)
+{
+	pthread_mutex_lock(&big_lock);
+	return 0;
+}
+
+static void unlock_big(int *held)
+{
+	(void)held;
+	pthread_mutex_unlock(&big_lock);
+}
+
+/* Held from here to the end of the enclosing block. */
+#define HOLD_LOCK \
+	int lk_ __attribute__((cleanup(unlock_big), unused)) = lock_big()
+
+/* delay_ms.ctx / delay_ms.alloc: what a slow driver costs per call. */
+static void fake_delay(const char *key)
+{
+	long long ms = fake_get_ll(key, 0);
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Entry of every call: injected fault first, then the call's cost (@delay,
+ * a scenario key, or NULL), then the lock for the rest of the function and
+ * the init gate. Declares: one use per function.
+ */
+#define ENTER_COST(name, idx, delay)					\
 	long long v_;							\
 	if (fake_fault(name, idx, &v_))					\
 		return (CUresult)v_;					\
+	if (delay)							\
+		fake_delay(delay);					\
+	HOLD_LOCK;							\
 	if (!inited)							\
-		return CUDA_ERROR_NOT_INITIALIZED;			\
-} while (0)
+		return CUDA_ERROR_NOT_INITIALIZED
+
+#define ENTER(name, idx) ENTER_COST(name, idx, NULL)
 
 /* The driver answers these even before cuInit. */
 #define ENTER_NOINIT(name) do {						\
@@ -493,7 +546,7 @@ static bool ctx_allowed(CUdevice dev)
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
-	ENTER("cuDevicePrimaryCtxRetain", dev);
+	ENTER_COST("cuDevicePrimaryCtxRetain", dev, "delay_ms.ctx");
 	if (!ctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (bad_dev(dev))
@@ -575,7 +628,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 	struct alloc *a;
 	void *p;
 
-	ENTER("cuMemAlloc_v2", cur_dev());
+	ENTER_COST("cuMemAlloc_v2", cur_dev(), "delay_ms.alloc");
 	if (!ptr || !bytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!have_ctx())
@@ -861,7 +914,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
 	int i, fd;
 
-	ENTER("cuMemCreate", prop ? prop->location.id : -1);
+	ENTER_COST("cuMemCreate", prop ? prop->location.id : -1,
+		   "delay_ms.alloc");
 	if (!handle || !prop_ok(prop) || flags || !size || size % vmm_gran())
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; i < FAKE_MAX_HANDLES && handles[i].live; i++)
@@ -1007,9 +1061,16 @@ static struct alloc *vmm_mapping(CUdeviceptr ptr, size_t size)
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
 			const CUmemAccessDesc *desc, size_t count)
 {
-	struct alloc *a = vmm_mapping(ptr, size);
+	struct alloc *a;
+	int dev;
 
-	ENTER("cuMemSetAccess", a ? a->dev : cur_dev());
+	{
+		HOLD_LOCK;
+		a = vmm_mapping(ptr, size);
+		dev = a ? a->dev : cur_dev();
+	}
+	ENTER("cuMemSetAccess", dev);
+	a = vmm_mapping(ptr, size);
 	if (!a || !desc || count != 1 ||
 	    desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
 	    bad_dev(desc->location.id) ||

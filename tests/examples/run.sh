@@ -104,6 +104,8 @@ if command -v shellcheck >/dev/null 2>&1; then
 	done
 	for s in examples/ci-gate/gdrcheck-gate.sh examples/slurm/sweep.sh \
 		examples/slurm/summary.sh examples/slurm/gdrcheck-node.sh \
+		examples/slurm/pair-sweep.sh examples/slurm/pair-summary.sh \
+		examples/slurm/gdrcheck-pair.sh examples/kubernetes/gdrcheck-pair.sh \
 		examples/kubernetes/gdrcheck-textfile.sh; do
 		if grep -q '^set -eu$' "$s"; then ok "$s: set -eu"; else bad "$s: no 'set -eu'"; fi
 	done
@@ -1043,6 +1045,82 @@ check "npd: a hang ends within NPD_BUDGET=10 (+kill), Unknown; took $((t1 - t0))
 	sh -c '[ "$1" = 2 ] && [ "$2" -le 14 ] && grep -q "did not finish within 10s" "$3" &&
 		grep -q -- "--quiet --timeout 1 --no-alloc$" "$4"' \
 	sh "$rc" "$((t1 - t0))" "$work/npd.out" "$work/npd-hang.args"
+
+# gdrcheck-pair.sh (the pair Job's pods): the role from JOB_COMPLETION_INDEX,
+# through a stand-in gate that records its arguments, keeps a report (a
+# scenario's, given one failed peer.* result: a fixture) and exits 1.
+pairpod=examples/kubernetes/gdrcheck-pair.sh
+cat >"$work/pair-gate" <<-EOF
+	#!/bin/sh
+	echo "\$*" >"$work/pair-gate.args"
+	mkdir -p "\$ARCHIVE_DIR/\$GATE_HOSTNAME/20260101T000000Z"
+	jq '.results += [{gate: "peer.connect", subject: "rail 0", status: "BLOCKED",
+		reason_code: "QP_RETRY_EXCEEDED", reason: "no answer from the far NIC"}]' \
+		"$top/tests/scenarios/reg-ok/expected.json" \
+		>"\$ARCHIVE_DIR/\$GATE_HOSTNAME/20260101T000000Z/report.json"
+	exit 1
+EOF
+chmod +x "$work/pair-gate"
+pairenv() {
+	env GATE="$work/pair-gate" ARCHIVE_DIR="$work/pair-archive" GATE_HOSTNAME=node-a \
+		PAIR_DNS_WAIT=1 "$@"
+}
+pairenv JOB_COMPLETION_INDEX=0 "$pairpod" --deadline 5 >"$work/pair.out" 2>&1
+rc=$?
+check "pair pod index 0: gate --listen 18515 --deadline 5, the gate's exit 1, the failed peer.* result printed" \
+	sh -c '[ "$1" = 1 ] && [ "$(cat "$2")" = "--listen 18515 --deadline 5" ] &&
+		grep -qx "gdrcheck-pair: rail 0: peer.connect BLOCKED QP_RETRY_EXCEEDED: no answer from the far NIC" "$3"' \
+	sh "$rc" "$work/pair-gate.args" "$work/pair.out"
+pairenv JOB_COMPLETION_INDEX=1 PAIR_LISTENER=localhost PAIR_PORT=9000 "$pairpod" >"$work/pair.out" 2>&1
+rc=$?
+check "pair pod index 1: gate --peer localhost:9000, exit 1" \
+	sh -c '[ "$1" = 1 ] && [ "$(cat "$2")" = "--peer localhost:9000" ]' sh "$rc" "$work/pair-gate.args"
+rm -f "$work/pair-gate.args"
+pairenv JOB_COMPLETION_INDEX=1 PAIR_LISTENER=no-such-host.invalid "$pairpod" >"$work/pair.out" 2>&1
+rc=$?
+check "pair pod index 1, the listener never resolves: exit 3 after PAIR_DNS_WAIT, no gate run" \
+	sh -c '[ "$1" = 3 ] && grep -q "does not resolve" "$2" && [ ! -e "$3" ]' \
+	sh "$rc" "$work/pair.out" "$work/pair-gate.args"
+pairenv JOB_COMPLETION_INDEX=2 "$pairpod" >"$work/pair.out" 2>&1
+rc=$?
+check "pair pod index 2: usage, exit 2" sh -c '[ "$1" = 2 ] && [ ! -e "$2" ]' sh "$rc" "$work/pair-gate.args"
+
+# The same pods with the real gate and the real gdrcheck --listen/--peer on
+# healthy-dmabuf (doubles), two processes over 127.0.0.1: the double
+# connects the QPs but carries no data between processes, so every rail
+# must end in QP_RETRY_EXCEEDED on both sides, exit 1, printed by the pod.
+if ./gdrcheck --help 2>/dev/null | grep -q -- --listen && sysroot healthy-dmabuf; then
+	hd=$top/tests/scenarios/healthy-dmabuf
+	cat >"$work/pair-gd" <<-EOF
+		#!/bin/sh
+		exec env FAKE_CUDA_SCENARIO="$hd/cuda.conf" FAKE_VERBS_SCENARIO="$hd/verbs.conf" \\
+			FAKE_SYSROOT="$work/sysroots/healthy-dmabuf" \\
+			GDRCHECK_LIBCUDA="$doubles/libcuda-fake.so" GDRCHECK_LIBIBVERBS="$doubles/libibverbs-fake.so" \\
+			"$top/gdrcheck" --sysroot "$work/sysroots/healthy-dmabuf" "\$@"
+	EOF
+	chmod +x "$work/pair-gd"
+	pport=$((23000 + $$ % 9000))
+	realpair() {
+		env GATE="$top/examples/ci-gate/gdrcheck-gate.sh" GDRCHECK="$work/pair-gd" \
+			ARCHIVE_DIR="$work/pair-real" GDRCHECK_PEER_TOKEN=pair-test PAIR_PORT=$pport "$@"
+	}
+	realpair JOB_COMPLETION_INDEX=0 GATE_HOSTNAME=node-a "$pairpod" --deadline 30 >"$work/pair-a.out" 2>&1 &
+	apid=$!
+	realpair JOB_COMPLETION_INDEX=1 GATE_HOSTNAME=node-b PAIR_LISTENER=127.0.0.1 "$pairpod" --deadline 30 \
+		>"$work/pair-b.out" 2>&1
+	brc=$?
+	wait $apid
+	arc=$?
+	check "pair pods, real two-node mode through the gate: both exit 1, reports archived, QP_RETRY_EXCEEDED printed on GPU0" \
+		sh -c '[ "$1" = 1 ] && [ "$2" = 1 ] &&
+			for n in a b; do
+				grep -q "^gdrcheck-pair: GPU0: peer.connect BLOCKED QP_RETRY_EXCEEDED: " "$3/pair-$n.out" || exit 1
+				f=$(ls "$3"/pair-real/node-$n/*/report.json) &&
+				[ "$(jq -r .peer.status "$f")" = ok ] || exit 1
+			done' sh "$arc" "$brc" "$work"
+else
+	bad "pair pods with the real gdrcheck: two-node mode not built (./gdrcheck --help lists no --listen) or no sysroot"
+fi
 
 # ------------------------------------------------------------------------ 9. nhc
 # The NHC check under stand-ins of NHC's die/log/dbg, on the real gdrcheck
