@@ -31,13 +31,15 @@ DOUBLES_DIR=${VM_DOUBLES_DIR:-$ROOT/tests/doubles}
 SCHEMA=${VM_REPORT_SCHEMA:-$ROOT/report/gdrcheck-report.schema.json}
 
 # Modules to load in the guest; dependencies are added from modules.dep.
+# nf_tables: the peer cases' firewall (nft dropping UDP 4791 on one end);
+# crc32c_generic: libcrc32c (nf_tables needs it) asks the crypto API for crc32c.
 MODULES="crc32_generic virtio_pci virtio_net veth ib_core ib_uverbs \
-udp_tunnel ip6_udp_tunnel rdma_rxe"
+udp_tunnel ip6_udp_tunnel rdma_rxe crc32c_generic nf_tables"
 
 # Userspace binaries (real ones, not busybox applets).
 BINS="/bin/dash /usr/sbin/ip /usr/bin/rdma /usr/bin/lspci /usr/bin/setpci \
 /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ibv_rc_pingpong \
-/usr/bin/ibv_ud_pingpong /usr/bin/jq /usr/bin/setpriv /usr/bin/od"
+/usr/bin/ibv_ud_pingpong /usr/bin/jq /usr/bin/setpriv /usr/bin/od /usr/sbin/nft"
 
 log() { printf 'build-initramfs: %s\n' "$*"; }
 die() { printf 'build-initramfs: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -101,6 +103,15 @@ done
 copy_bin "/usr/lib/$MULTIARCH/libibverbs.so.1"
 copy_bin "/usr/lib/$MULTIARCH/libibverbs/librxe-rdmav34.so"
 copy_file /etc/libibverbs.d/rxe.driver
+# rc_pair (guest/rc_pair.c): the peer cases' verbs-level probe, two RC QPs
+# on two devices with every call's errno and completion status.
+if command -v cc >/dev/null 2>&1 && [ -r /usr/include/infiniband/verbs.h ]; then
+	cc -O2 -Wall -Wextra -o "$CACHE/rc_pair" "$VM_DIR/guest/rc_pair.c" -libverbs ||
+		die "cc guest/rc_pair.c failed"
+	copy_bin "$CACHE/rc_pair" /usr/bin/rc_pair
+else
+	log "note: no cc or libibverbs-dev: rc_pair not built (40-peer-wire fails)"
+fi
 # libpci for gdrcheck (also in lspci's closure).
 copy_bin "/usr/lib/$MULTIARCH/libpci.so.3"
 if [ -r /usr/share/misc/pci.ids ]; then

@@ -2,7 +2,7 @@
 # Boot the test guest once and run every case in tests/vm/cases/ inside it.
 #
 # Usage: tests/vm/run.sh [CASE...]     (CASE = file name without .sh)
-# Env:   VM_TIMEOUT=SECS       whole boot+cases wall limit (default 480)
+# Env:   VM_TIMEOUT=SECS       whole boot+cases wall limit (default 720)
 #        VM_CASE_TIMEOUT=SECS  per-case limit inside the guest (default 60)
 #        VM_NO_BUILD=1         use the existing initramfs, do not rebuild
 #        VM_VERBOSE=1          print every case's output, not only failures
@@ -20,7 +20,7 @@ VM_DIR=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 CACHE=${VM_CACHE:-$VM_DIR/.cache}
 RUN=$CACHE/run
 INITRD=${VM_INITRAMFS:-$CACHE/initramfs.cpio.gz}
-TIMEOUT=${VM_TIMEOUT:-480}
+TIMEOUT=${VM_TIMEOUT:-720}
 CASE_TIMEOUT=${VM_CASE_TIMEOUT:-60}
 SMP=${VM_SMP:-1}
 
@@ -90,17 +90,25 @@ APPEND="$APPEND${VM_APPEND_EXTRA:+ $VM_APPEND_EXTRA}"
 #   pcie.0 -- rp1 (pcie-root-port) -- up1 (x3130-upstream) -- dn1 (xio3130-downstream) -- virtio-net-pci (the rxe NIC)
 #          -- rp2 (pcie-root-port) -- bochs-display (display class: plays the GPU)
 #          -- rp3 (pcie-root-port, empty: off the path)
+#          -- rp4 (pcie-root-port) -- virtio-net-pci (the peer NIC: eth1, down
+#             until a peer case brings it up as rxe1)
+# The wire: both NICs are ports of one qemu hub (hubid 0) and of nothing
+# else, so a frame one NIC sends reaches the other NIC and nothing leaves
+# qemu (the peer cases, guest/lib.sh peer_up).
 # shellcheck disable=SC2086 # IOMMU_DEV and VM_QEMU_EXTRA are word lists
 set -- -accel tcg -M "$MACHINE" -m 1024 -smp "$SMP" -nographic -nodefaults -no-reboot \
 	-kernel "$KERNEL" -initrd "$INITRD" $IOMMU_DEV \
 	-device pcie-root-port,id=rp1,bus=pcie.0,addr=0x4,chassis=1,slot=1 \
 	-device x3130-upstream,id=up1,bus=rp1 \
 	-device xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=0 \
-	-netdev user,id=n1,restrict=on \
+	-netdev hubport,id=n1,hubid=0 \
 	-device virtio-net-pci,netdev=n1,bus=dn1,addr=0x0,romfile= \
 	-device pcie-root-port,id=rp2,bus=pcie.0,addr=0x5,chassis=3,slot=2 \
 	-device bochs-display,id=gpu0,bus=rp2,addr=0x0 \
 	-device pcie-root-port,id=rp3,bus=pcie.0,addr=0x6,chassis=4,slot=3 \
+	-device pcie-root-port,id=rp4,bus=pcie.0,addr=0x7,chassis=5,slot=4 \
+	-netdev hubport,id=n2,hubid=0 \
+	-device virtio-net-pci,netdev=n2,bus=rp4,addr=0x0,romfile= \
 	${VM_QEMU_EXTRA:-}
 
 rm -rf "$RUN"

@@ -13,7 +13,7 @@ KDIR=$CACHE/kernel
 
 # Host tools + the userspace that build-initramfs.sh copies into the guest.
 PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils \
-iproute2 pciutils cpio gzip jq kmod"
+iproute2 pciutils cpio gzip jq kmod nftables libibverbs-dev"
 
 log() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The emulated PCIe tree: NIC behind the XIO3130 switch behind root port rp1,
-# the "GPU" directly behind rp2, rp3 on neither path.
+# the "GPU" directly behind rp2, rp3 on neither path, the peer cases' second
+# NIC (eth1, down outside them) directly behind rp4.
 set -eu
 # shellcheck source=../guest/lib.sh
 . /opt/vm/lib.sh
@@ -37,4 +38,12 @@ check_eq "GPU stand-in class is display (0x03)" 0x03 "$(cut -c1-4 "$gpu/class")"
 check_eq "GPU stand-in sits directly under a pcie-root-port" 1b36:000c "$(ids "$(basename "$(dirname "$gpu")")")"
 check "GPU and NIC are under different root ports" test "$(dirname "$gpu")" != "$rp"
 check "a third root port exists off both paths" test -n "${VM_RP3_BDF:-}"
-check_eq "three root ports" 3 "$(echo "$VM_ROOT_PORTS" | wc -w)"
+check_eq "nothing behind rp3" "" "$(find "/sys/bus/pci/devices/$VM_RP3_BDF/" -mindepth 1 -maxdepth 1 -name '0000:??:??.?' | head -n 1)"
+check_eq "four root ports" 4 "$(echo "$VM_ROOT_PORTS" | wc -w)"
+peer=$(readlink -f "/sys/class/net/$VM_PEER_NETDEV/device/..")
+check_eq "peer NIC ids (virtio-net, modern)" 1af4:1041 "$(ids "${peer##*/}")"
+check_eq "peer NIC sits directly under rp4, a pcie-root-port" 1b36:000c "$(ids "$(basename "$(dirname "$peer")")")"
+check_eq "VM_PEER_NIC_BDF" "${peer##*/}" "$VM_PEER_NIC_BDF"
+check_eq "VM_PEER_NIC_RP_BDF" "$(basename "$(dirname "$peer")")" "$VM_PEER_NIC_RP_BDF"
+check "peer NIC is down outside the peer cases" test "$(cat "/sys/class/net/$VM_PEER_NETDEV/operstate")" = down
+check "no rxe1 outside the peer cases" test ! -e /sys/class/infiniband/rxe1

@@ -407,3 +407,232 @@ no_gdrcheck_left() {
 	fi
 	say "ok: no gdrcheck process (tool or worker) is left"
 }
+
+# ------------------------------------------------------------ two RDMA ends
+# The peer cases' two "nodes" in one guest (tests/vm/README.md, "Two ends
+# on a wire"): end A is rxe0 on $VM_NETDEV (eth0, 10.0.2.15), end B rxe1 on
+# $VM_PEER_NETDEV (eth1, 10.0.2.16, the NIC under rp4). run.sh makes the two
+# NICs the only ports of one qemu hub, so a frame eth0 sends arrives at
+# eth1 and back: the wire. Both ends stay in the init network namespace:
+# rxe in this kernel (6.1) opens its UDP 4791 sockets and looks up its
+# routes in init_net only, so an rxe on a netdev moved to another
+# namespace would never see a packet. Each end's packets still cross the
+# wire, not the local route: rxe and ib_core's address resolution look the
+# route up with the output interface bound to the rxe's own netdev, and a
+# fib lookup bound to eth0 skips the local-table entry of eth1's address
+# (its next hop is eth1), so it takes 10.0.2.0/24 dev eth0: ARP and the
+# RoCE packets go out of eth0 and arrive on eth1. A packet whose source
+# address is one of our own is a martian unless accept_local is set on
+# the receiving interface: peer_up sets it on both (and restores it).
+# Each end selects its NIC as NCCL would: NCCL_IB_HCA=rxe0 / rxe1.
+export PEER_A_NET="${VM_NETDEV:-eth0}" PEER_A_IB=rxe0 PEER_A_IP=10.0.2.15
+export PEER_B_NET="${VM_PEER_NETDEV:-eth1}" PEER_B_IB=rxe1 PEER_B_IP=10.0.2.16
+export PEER_A_IP6=fd00:2::15 PEER_B_IP6=fd00:2::16
+PEER_NFT_TABLE=gdrcheck_peer
+
+_peer_conf() { printf '/proc/sys/net/ipv4/conf/%s/%s' "$1" "$2"; }
+
+# peer_up: bring end B up (eth1 up with 10.0.2.16/24, rxe1 on it) and let
+# both ends accept packets from each other's (local) address. Saves what it
+# changes in /run/vm/peer.saved for peer_down. Cases: trap peer_down EXIT.
+peer_up() {
+	[ -n "${VM_PEER_NETDEV:-}" ] || {
+		echo "no peer NIC in this guest (VM_PEER_NETDEV unset: run.sh's rp4 NIC missing)"
+		return 1
+	}
+	{
+		for _pu_n in "$PEER_A_NET" "$PEER_B_NET"; do
+			echo "$_pu_n accept_local $(cat "$(_peer_conf "$_pu_n" accept_local)")"
+			echo "$_pu_n mtu $(cat "/sys/class/net/$_pu_n/mtu")"
+		done
+	} >/run/vm/peer.saved
+	for _pu_n in "$PEER_A_NET" "$PEER_B_NET"; do
+		echo 1 >"$(_peer_conf "$_pu_n" accept_local)" || return 1
+	done
+	ip link set "$PEER_B_NET" up || return 1
+	ip addr add "$PEER_B_IP/24" dev "$PEER_B_NET" || return 1
+	rxe_up "$PEER_B_NET" "$PEER_B_IB" || return 1
+	# The first RoCE packet waits for ARP; resolve it now so that timings
+	# and counters of the cases start from a warm neighbour table.
+	ping -c 1 -W 2 -I "$PEER_A_NET" "$PEER_B_IP" >/dev/null 2>&1 || true
+}
+
+# peer_down: undo peer_up and every fault knob (MTUs, IPv6 addresses,
+# the nftables table); quiet, never fails (an EXIT trap).
+peer_down() {
+	nft delete table inet "$PEER_NFT_TABLE" 2>/dev/null || true
+	ip -6 addr del "$PEER_A_IP6/64" dev "$PEER_A_NET" 2>/dev/null || true
+	ip -6 addr del "$PEER_B_IP6/64" dev "$PEER_B_NET" 2>/dev/null || true
+	if [ -e "/sys/class/infiniband/$PEER_B_IB" ]; then
+		rxe_down "$PEER_B_IB" || true
+	fi
+	ip addr flush dev "$PEER_B_NET" 2>/dev/null || true
+	ip link set "$PEER_B_NET" down 2>/dev/null || true
+	if [ -r /run/vm/peer.saved ]; then
+		while read -r _pd_n _pd_k _pd_v; do
+			case $_pd_k in
+			accept_local) echo "$_pd_v" >"$(_peer_conf "$_pd_n" accept_local)" 2>/dev/null || true ;;
+			mtu) ip link set "$_pd_n" mtu "$_pd_v" 2>/dev/null || true ;;
+			esac
+		done </run/vm/peer.saved
+		rm -f /run/vm/peer.saved
+	fi
+	ip neigh flush dev "$PEER_A_NET" 2>/dev/null || true
+}
+
+# peer_mtu NETDEV MTU: set a netdev's MTU and wait (5 s) until its rxe's
+# port 1 active_mtu follows (rxe reads it on NETDEV_CHANGEMTU: 1500 ->
+# 1024, 9000 -> 4096).
+peer_mtu() {
+	ip link set "$1" mtu "$2" || return 1
+	case $1 in "$PEER_A_NET") _pm_ib=$PEER_A_IB ;; *) _pm_ib=$PEER_B_IB ;; esac
+	_pm_want=$(ib_mtu_of "$2")
+	wait_until 5 _peer_mtu_is "$_pm_ib" "$_pm_want"
+}
+_peer_mtu_is() {
+	[ "$(ib_active_mtu "$1")" = "$2" ]
+}
+# ib_mtu_of ETH_MTU: the IB MTU rxe derives from a netdev MTU (the largest
+# of 256..4096 that fits MTU minus the RoCE v2 headers, 14+20+8+12+4+4).
+ib_mtu_of() {
+	for _im in 4096 2048 1024 512 256; do
+		if [ $(($1 - 62)) -ge "$_im" ]; then
+			echo "$_im"
+			return 0
+		fi
+	done
+	echo 256
+}
+# ib_active_mtu IBDEV: port 1's active MTU in bytes (from ibv_devinfo).
+ib_active_mtu() {
+	ibv_devinfo -d "$1" -i 1 | sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p'
+}
+
+# peer_ipv6_up: fd00:2::15/64 on eth0 and fd00:2::16/64 on eth1 (nodad),
+# then wait (5 s) for each rxe to list the address as a RoCE v2 GID.
+peer_ipv6_up() {
+	ip -6 addr add "$PEER_A_IP6/64" dev "$PEER_A_NET" nodad || return 1
+	ip -6 addr add "$PEER_B_IP6/64" dev "$PEER_B_NET" nodad || return 1
+	wait_until 5 gid_index_of "$PEER_A_IB" "$PEER_A_IP6" >/dev/null &&
+		wait_until 5 gid_index_of "$PEER_B_IB" "$PEER_B_IP6" >/dev/null
+}
+
+# gid_index_of IBDEV ADDR: the lowest GID index of port 1 whose GID is
+# ADDR: an IPv4 address (the GID ::ffff:a.b.c.d) or PEER_A_IP6/PEER_B_IP6
+# (or any GID in sysfs's written-out form); fails when there is none.
+gid_index_of() {
+	case $2 in
+	"$PEER_A_IP6") _gi_want=fd00:0002:0000:0000:0000:0000:0000:0015 ;;
+	"$PEER_B_IP6") _gi_want=fd00:0002:0000:0000:0000:0000:0000:0016 ;;
+	*.*.*.*) _gi_want=0000:0000:0000:0000:0000:ffff:$(printf '%s' "$2" | awk -F. '{ printf "%02x%02x:%02x%02x", $1, $2, $3, $4 }') ;;
+	*) _gi_want=$2 ;;
+	esac
+	_gi=$(cd "/sys/class/infiniband/$1/ports/1/gids" 2>/dev/null &&
+		grep -lx "$_gi_want" -- * 2>/dev/null | sort -n | head -n 1)
+	[ -n "$_gi" ] || return 1
+	printf '%s\n' "$_gi"
+}
+
+# peer_firewall NETDEV: nftables drops UDP to port 4791 (RoCE v2) arriving
+# on NETDEV (table inet gdrcheck_peer, chain input, a counter on the rule).
+peer_firewall() {
+	nft -f - <<-NFT
+		table inet $PEER_NFT_TABLE {
+			chain input {
+				type filter hook input priority 0; policy accept;
+				iifname "$1" udp dport 4791 counter drop
+			}
+		}
+	NFT
+}
+# peer_firewall_drops: packets the rule dropped so far.
+peer_firewall_drops() {
+	nft list table inet "$PEER_NFT_TABLE" | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
+}
+
+# hw_counter IBDEV NAME: rxe's port 1 hw_counters/NAME (sent_pkts,
+# rcvd_pkts, retry_exceeded_err, ...).
+hw_counter() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
+# ------------------------------------------------------------ gdrcheck peer mode
+# The two-node mode (gdrcheck --listen / --peer, issue 28) on the two ends:
+# the listener is end B (NCCL_IB_HCA=rxe1, --listen 10.0.2.16:PORT), the
+# connector end A (NCCL_IB_HCA=rxe0, --peer 10.0.2.16). Both use the
+# libcuda double with host memory at $VM_GPU_BDF (gpu_scenario ... host, so
+# the real rxe registers and DMAs the "GPU memory") and the faked open
+# NVIDIA module, so that each side's own verdict is READY (25-reg-loopback).
+export PEER_PORT=18515 PEER_TOKEN=vm-peer-token
+# PEER_OPTS: options both sides get. --min-bandwidth: rxe under TCG moves a
+# few MB/s. --require peermem: NCCL_IB_HCA in the environment makes the
+# NCCL model count NCCL as present, so policy auto would be nccl, and NCCL
+# itself would not use GDR here (PHB, and no nvidia_peermem module, which
+# no proof can create): data.nccl BLOCKED NCCL_NO_GDR, exit 1 on a healthy
+# pair. The peermem path is what the double's host memory really proves.
+export PEER_OPTS="--min-bandwidth 0.0001 --reg-size 262144 --require peermem"
+
+# need_peer_mode: SKIP (77) when this gdrcheck has no two-node mode (its
+# --help does not mention --listen).
+need_peer_mode() {
+	"$GDRCHECK" --help 2>&1 | grep -q -- '--listen' ||
+		skip "gdrcheck has no --listen (the two-node mode is not in this build)"
+}
+
+# peer_gdr_setup: peer_up, the double's scenario (./cuda.conf) and the faked
+# NVIDIA module; pair with `trap peer_gdr_cleanup EXIT`.
+peer_gdr_setup() {
+	check "rxe0 is up" rxe_ready rxe0
+	check "end B up: rxe1 on $PEER_B_NET (peer_up)" peer_up
+	gpu_scenario cuda.conf host
+	check "the faked open NVIDIA module" nvidia_proc_fake
+}
+peer_gdr_cleanup() {
+	for _pc in $(gdrcheck_pids); do
+		kill -KILL "$_pc" 2>/dev/null || true
+	done
+	nvidia_proc_restore
+	peer_down
+}
+
+# peer_gdr NAME NIC ARGS...: one side: gdrcheck --json with NCCL_IB_HCA=NIC
+# and the double; stdout NAME.json, stderr NAME.json.stderr, exit status in
+# NAME.rc, wall seconds in NAME.secs. Run it in the background (&) for the
+# side that must wait for the other.
+peer_gdr() {
+	_pg_n=$1
+	_pg_nic=$2
+	shift 2
+	_pg_t0=$(cut -d' ' -f1 /proc/uptime)
+	_pg_rc=0
+	# shellcheck disable=SC2086 # PEER_OPTS is a word list
+	env NCCL_IB_HCA="$_pg_nic" FAKE_CUDA_SCENARIO="$PWD/cuda.conf" \
+		"$GDRCHECK" --json --libcuda "$LIBCUDA_FAKE" $PEER_OPTS "$@" \
+		>"$_pg_n.json" 2>"$_pg_n.json.stderr" || _pg_rc=$?
+	echo "$_pg_rc" >"$_pg_n.rc"
+	awk -v a="$_pg_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f\n", b - a }' >"$_pg_n.secs"
+}
+
+# peer_show NAME: print how side NAME ended (its command's exit status,
+# seconds, stderr) and its peer results; sets $rc.
+peer_show() {
+	rc=$(cat "$1.rc")
+	say "--- $1: exit status $rc after $(cat "$1.secs") s"
+	if [ -s "$1.json.stderr" ]; then
+		say "stderr:"
+		sed 's/^/    /' "$1.json.stderr"
+	fi
+	jq -r '(.results[]? | select(.gate | startswith("peer.")) |
+		"  \(.gate) \(.subject) \(.status) \(.reason_code): \(.reason)"),
+		(.peer? // {} | "  peer: role \(.role) status \(.status) endpoint \(.endpoint) peer_verdict \(.peer_verdict)"),
+		(.peer.rails[]? | "  rail \(.rail): \(.gpu) \(.nic)/\(.port) mtu \(.mtu) gid \(.gid_index) <-> \(.peer_gpu) \(.peer_nic)/\(.peer_port) mtu \(.peer_mtu) gid \(.peer_gid_index); counters \(.counters // {} | tostring)",
+			(.mechanisms[]? | "    \(.mechanism): verified \(.verified) write \(.write_ok) read \(.read_ok) reverse \(.reverse_write_ok)/\(.reverse_read_ok) \(.gbps) Gb/s of \(.limit_gbps): ratio \(.ratio), latency \(.latency_us) us"))' \
+		"$1.json" 2>/dev/null || say "  (no JSON report)"
+}
+
+# tcp_established PORT: a TCP connection to or from PORT is established.
+tcp_established() {
+	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "01" &&
+		(substr($2, length($2) - 3) == p || substr($3, length($3) - 3) == p) { f = 1 }
+		END { exit !f }' /proc/net/tcp
+}
