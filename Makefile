@@ -34,7 +34,7 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c co
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
 	    access/peer_msg.c access/peer.c \
-	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/conf.c nccl/libfind.c \
+	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/netdev.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/context.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/providers.c probes/registration.c \
