@@ -38,7 +38,7 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c co
 	    gate/catalog.c gate/context.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/providers.c probes/registration.c \
-	    probes/nccl.c probes/nvlink.c probes/versions.c \
+	    probes/nccl_facts.c probes/nccl_state.c probes/nccl.c probes/nvlink.c probes/versions.c \
 	    engine/gates.c engine/verdict.c engine/policy.c engine/fixes.c \
 	    report/remedy.c report/text_util.c report/text_list.c report/text.c report/text_summary.c \
 	    report/text_table.c report/text_problems.c \

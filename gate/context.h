@@ -238,7 +238,7 @@ struct gdr_ctx {
 	int host;			/* host subject index */
 	struct uverbs_map uverbs;
 	struct nv_module nv_module;
-	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
+	struct nccl_state *nccl;	/* probes/nccl_state.c, built on first use */
 	/*
 	 * Working state a gate keeps for later gates registers how it is
 	 * freed (ctx_at_end); the engine runs these after the last gate
