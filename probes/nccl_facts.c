@@ -215,6 +215,15 @@ static int regular_fd(int fd)
 	return fd;
 }
 
+/* No release known: the newest modelled is assumed, and why. */
+static void assume_newest(struct nccl_state *s, enum reason_code code,
+			  const char *why)
+{
+	s->ver = NCCL_VER_NEWEST;
+	s->vcode = code;
+	snprintf(s->vsrc, sizeof(s->vsrc), "%s", why);
+}
+
 static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 {
 	const struct options *o = ctx->opt;
@@ -232,11 +241,9 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 	}
 	if (s->replay && !o->libnccl) {
 		if (!s->cap_lib) {
-			s->ver = NCCL_VER_NEWEST;
-			s->vcode = C_NOT_REPLAYED;
-			snprintf(s->vsrc, sizeof(s->vsrc), "assumed: this "
-				 "capture (an older gdrcheck's) does not hold "
-				 "the node's libnccl.so.2 and NCCL settings");
+			assume_newest(s, C_NOT_REPLAYED, "assumed: this capture "
+				      "(an older gdrcheck's) does not hold the "
+				      "node's libnccl.so.2 and NCCL settings");
 			goto done;
 		}
 		if (!replay_libnccl(s, path, sizeof(path), real, sizeof(real),
@@ -266,11 +273,9 @@ static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
 	} else {
 		capture_libnccl(ctx, NULL, NULL, NULL, 0);
 none:
-		s->ver = NCCL_VER_NEWEST;
-		s->vcode = C_NCCL_NOT_FOUND;
-		snprintf(s->vsrc, sizeof(s->vsrc), "assumed: no libnccl.so.2 "
-			 "found (LD_LIBRARY_PATH, ld.so.cache, library "
-			 "directories, python nvidia/nccl wheels)");
+		assume_newest(s, C_NCCL_NOT_FOUND, "assumed: no libnccl.so.2 "
+			      "found (LD_LIBRARY_PATH, ld.so.cache, library "
+			      "directories, python nvidia/nccl wheels)");
 		goto done;
 	}
 	ok = nccl_version_from_name(real, &ver);
