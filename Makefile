@@ -34,11 +34,11 @@ CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c co
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/par.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \
 	    access/peer_msg.c access/peer.c access/peer_run.c \
-	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/conf.c nccl/libfind.c \
+	    nccl/rules.c nccl/settings.c nccl/cumem.c nccl/model.c nccl/pciview.c nccl/netdev.c nccl/conf.c nccl/libfind.c \
 	    gate/catalog.c gate/context.c gate/inventory.c gate/pcitree.c \
 	    probes/common.c probes/host.c probes/gpu.c probes/nic.c \
 	    probes/mechanism.c probes/topology.c probes/platform.c probes/platform_rules.c probes/platform_class.c probes/providers.c probes/registration.c probes/peer.c probes/peer_session.c \
-	    probes/nccl.c probes/nvlink.c probes/versions.c \
+	    probes/nccl_facts.c probes/nccl_state.c probes/nccl.c probes/nvlink.c probes/versions.c \
 	    engine/gates.c engine/verdict.c engine/policy.c engine/fixes.c \
 	    report/remedy.c report/text_util.c report/text_list.c report/text.c report/text_summary.c \
 	    report/text_table.c report/text_problems.c \

@@ -202,7 +202,7 @@ struct report_meta {
 /*
  * What gdrcheck predicts NCCL does on the node (issue 14), as typed facts:
  * the release modelled and, per GPU, the rails NCCL uses. Filled by
- * probes/nccl.c; arrays live in the report's blocks (report_alloc).
+ * probes/nccl_state.c; arrays live in the report's blocks (report_alloc).
  */
 struct nccl_rail {
 	int nic;		/* NIC subject */

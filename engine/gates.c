@@ -395,7 +395,9 @@ void gates_list(FILE *out)
 		char paths[32];
 
 		if (g->layer != last) {
-			fprintf(out, "%s%s\n", i ? "\n" : "", layer_name(g->layer));
+			fprintf(out, "%s%s%s\n", i ? "\n" : "",
+				layer_name(g->layer), g->layer == L_PEER ?
+				" (two-node mode only: --listen / --peer)" : "");
 			last = g->layer;
 		}
 		paths_string(g->paths, paths, sizeof(paths));

@@ -248,7 +248,7 @@ struct gdr_ctx {
 	int host;			/* host subject index */
 	struct uverbs_map uverbs;
 	struct nv_module nv_module;
-	struct nccl_state *nccl;	/* probes/nccl.c, built on first use */
+	struct nccl_state *nccl;	/* probes/nccl_state.c, built on first use */
 	struct peer_session *peer;	/* two-node mode, probes/peer_session.c */
 	/*
 	 * Working state a gate keeps for later gates registers how it is

@@ -6,7 +6,8 @@
  * the dynamic loader's cache (/etc/ld.so.cache as glibc's ldconfig writes
  * it, elf/cache.c, sysdeps/generic/dl-cache.h) and the library file
  * itself (the "NCCL version 2.X.Y" string init.cc compiles in). Pure
- * parsing: the caller reads the files (probes/nccl.c, below the sysroot).
+ * parsing: the caller reads the files (probes/nccl_facts.c, below the
+ * sysroot).
  */
 #include <stdbool.h>
 #include <stddef.h>

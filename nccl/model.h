@@ -7,7 +7,7 @@
  * decide GPUDirect RDMA and its mechanism per pair and pick the rails
  * (paths.cc ncclTopoComputePaths, ncclTopoCheckGdr; net_ib; topo.cc
  * ncclTopoGetLocal), as pure functions over typed facts: the node's pairs (struct nccl_node,
- * filled by probes/nccl.c from the inventory) and each pair's model
+ * filled by probes/nccl_facts.c from the inventory) and each pair's model
  * (struct nccl_pair_model), which the steps update in place. The rules
  * per release are nccl/rules.c's; nothing here reads the node or emits.
  */

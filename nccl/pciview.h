@@ -8,7 +8,7 @@
  * after Broadcom flattening, a Broadcom virtual switch link, the narrowest
  * link on the way. Pure over the PCI tree and path
  * (decode/pcie.h); what sysfs says of a node comes through a reader the
- * caller fills (probes/nccl.c reads each fact once, on demand).
+ * caller fills (probes/nccl_facts.c reads each fact once, on demand).
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,9 +4,11 @@
  * settings it reads, the rails it uses and the mechanism it registers GPU
  * memory with, from the pure rules of nccl/rules.c, nccl/conf.c,
  * nccl/settings.c and nccl/cumem.c (its buffers), the PCI view of
- * nccl/pciview.c and the path rewrites, GDR decisions and rail choice of
- * nccl/model.c. This file gathers the node's facts for them and emits the
- * gates' results (docs/nccl-model.md cites NCCL's sources rule by rule).
+ * nccl/pciview.c, the devices of nccl/netdev.c and the path rewrites, GDR
+ * decisions and rail choice of nccl/model.c, built for the run by
+ * probes/nccl_state.c over the facts probes/nccl_facts.c gathers. This
+ * file holds the gates: it judges the model and emits their results
+ * (docs/nccl-model.md cites NCCL's sources rule by rule).
  *
  *   topo.nccl_config  the release modelled (--nccl-version, --libnccl, or the
  *                     libnccl.so.2 the dynamic loader or a PyTorch wheel
@@ -22,1385 +24,26 @@
  *                     whether that exact mechanism was proven by the
  *                     registration and transfer gates on that pair.
  *
- * Path bandwidths (nccl/pciview.c: PCI links, then the port's rate read
- * here) rank a GPU's NICs before their path types (ncclTopoGetLocal);
+ * Path bandwidths (nccl/pciview.c: PCI links, then the port's rate) rank a GPU's NICs before their path types (ncclTopoGetLocal);
  * Broadcom PEX sub-switches are merged as ncclTopoFlattenBcmSwitches does,
  * and their virtual switch links join two switches (bcm_virtual_link).
  * Not modelled here (see docs/nccl-model.md): the CPU interconnect's
  * bandwidth, Data Direct devices,
  * NCCL_TOPO_FILE, net plugins.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "access/mlx5.h"
 #include "access/sysroot.h"
-#include "core/xalloc.h"
 #include "decode/cuda_api.h"
 #include "decode/parse.h"
 #include "decode/pcie.h"
-#include "nccl/conf.h"
 #include "nccl/cumem.h"
-#include "nccl/libfind.h"
-#include "nccl/model.h"
-#include "nccl/pciview.h"
 #include "nccl/rules.h"
-#include "nccl/settings.h"
+#include "probes/nccl_state.h"
 #include "probes/probes.h"
 
-extern char **environ;
-
-#define MAX_GIDS 256
-
-/* Per PCI tree node, read once: the per-pair walks revisit every switch. */
-struct node_memo {
-	bool id_read, bw_read[2];
-	uint64_t id;			/* nccl_pci_id of the four sysfs ids */
-	double bw[2];			/* link_bw: [0] max link, [1] NVML's */
-};
-
-struct nccl_state {
-	struct sysroot *sr;		/* the run's (gdr_ctx.sr) */
-	struct node_memo *memo;		/* ctx->tree.count of them */
-	int ver;
-	char version[16];
-	char vsrc[320];
-	enum reason_code vcode;
-	struct nccl_conf conf;
-	int conf_err;
-	/*
-	 * A replayed capture: /gdrcheck/libnccl's text (cap_lib, NULL for a
-	 * capture without it) and the environment the node's NCCL saw
-	 * (cap_env, pointing into cap_envtext; from /gdrcheck/environ).
-	 */
-	bool replay;
-	char *cap_lib, *cap_envtext;
-	const char **cap_env;
-	struct nccl_settings set;	/* effective settings */
-	bool peermem;		/* NCCL's peermem check (ncclIbGdrSupport) */
-	struct nccl_pair_model *pm;	/* per inventory pair */
-	int *pair_at;		/* [gpu * nnic + nic] -> pair index, -1 */
-	/*
-	 * The node as built (topo.rails): with every present port ACTIVE,
-	 * which pairs NCCL would make rails, on which port. NULL when every
-	 * port is ACTIVE (as built is as it is). as_built: that pass runs.
-	 */
-	bool as_built;
-	struct built_rail {
-		bool rail;
-		int port;
-	} *built;
-	/*
-	 * NCCL of this release cannot initialise on the node: ncclTopoAddC2c's
-	 * findLocalCpu circles below this GPU's switch (local_cpu_check); -1.
-	 */
-	int circle_gpu, circle_switch;
-	/* Per NIC, this pass: the NCCL device it is part of (fuse_pass). */
-	struct nic_fusion {
-		int lead;		/* the NIC whose pairs stand for it */
-		int ports;		/* ports fused into it (1: none) */
-		long long mbps;		/* their speeds summed; 0 unknown */
-		char name[160];		/* "mlx5_0+mlx5_0" as NCCL names it */
-	} *fuse;
-};
-
-/* --- version ------------------------------------------------------------- */
-
-/* Is there a libnccl.so.2 in dir (below the sysroot)? */
-static bool try_dir(struct sysroot *sr, const char *dir, char *out, size_t len)
-{
-	snprintf(out, len, "%s/libnccl.so.2", dir);
-	return sysroot_exists(sr, out);
-}
-
-static bool cache_exists(const char *path, void *arg)
-{
-	return sysroot_exists(arg, path);
-}
-
-/*
- * The loader's cache: the first entry for a ".../libnccl.so.2" that exists
- * (nccl/libfind.c parses the file; an unreadable or damaged cache is no
- * entry, as for ld.so, which then searches the default directories).
- */
-static bool from_ld_cache(struct sysroot *sr, char *out, size_t len)
-{
-	const size_t size = 4 << 20;
-	char *cache = xcalloc(1, size);
-	ssize_t n = sysroot_read_bin(sr, "/etc/ld.so.cache", cache, size);
-	bool found = n > 0 &&
-		nccl_ldcache_find(cache, (size_t)n, "libnccl.so.2",
-				  cache_exists, sr, out, len) == 1;
-
-	free(cache);
-	return found;
-}
-
-/* <prefix>/python3.*\/{site,dist}-packages/nvidia/nccl/lib (PyTorch wheels). */
-static bool from_python(struct sysroot *sr, const char *prefix, char *out,
-			size_t len)
-{
-	char **names = NULL, dir[512];
-	size_t count = 0;
-	bool found = false;
-
-	if (sysroot_list(sr, prefix, &names, &count))
-		return false;
-	for (size_t i = 0; i < count && !found; i++) {
-		if (strncmp(names[i], "python3", 7))
-			continue;
-		for (int k = 0; k < 2 && !found; k++) {
-			snprintf(dir, sizeof(dir), "%s/%s/%s/nvidia/nccl/lib",
-				 prefix, names[i],
-				 k ? "dist-packages" : "site-packages");
-			found = try_dir(sr, dir, out, len);
-		}
-	}
-	sysroot_free_list(names, count);
-	return found;
-}
-
-/*
- * The libnccl.so.2 a job would load: LD_LIBRARY_PATH, the loader's cache,
- * the default directories, then a pip "nvidia-nccl" wheel (PyTorch's).
- * *how says which.
- */
-static bool find_libnccl(struct sysroot *sr, char *out, size_t len,
-			 const char **how)
-{
-	static const char *const dirs[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-		"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
-		"/usr/local/cuda/lib64", "/usr/local/nccl/lib", "/opt/nccl/lib",
-	};
-	static const char *const pydirs[] = {
-		"/usr/local/lib", "/usr/lib", "/opt/conda/lib",
-	};
-	const char *llp = getenv("LD_LIBRARY_PATH");
-
-	if (llp) {
-		char copy[4096], *save = NULL;
-
-		snprintf(copy, sizeof(copy), "%s", llp);
-		for (char *d = strtok_r(copy, ":", &save); d;
-		     d = strtok_r(NULL, ":", &save))
-			if (*d && try_dir(sr, d, out, len)) {
-				*how = "LD_LIBRARY_PATH";
-				return true;
-			}
-	}
-	if (from_ld_cache(sr, out, len)) {
-		*how = "/etc/ld.so.cache";
-		return true;
-	}
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (try_dir(sr, dirs[i], out, len)) {
-			*how = "default library directory";
-			return true;
-		}
-	for (size_t i = 0; i < sizeof(pydirs) / sizeof(pydirs[0]); i++)
-		if (from_python(sr, pydirs[i], out, len)) {
-			*how = "python wheel nvidia/nccl (PyTorch)";
-			return true;
-		}
-	return false;
-}
-
-static void ver_string(int ver, char *buf, size_t len)
-{
-	snprintf(buf, len, "%d.%d.%d", ver / 10000, ver / 100 % 100, ver % 100);
-}
-
-/*
- * /gdrcheck/libnccl of a capture: "none", or "HOW<TAB>PATH<TAB>REAL<TAB>
- * VERSION" (0: none readable) for the libnccl.so.2 the node's loader would
- * find (the library itself stays on the node). The environment NCCL reads
- * is /gdrcheck/environ (access/capture.c).
- */
-static void capture_libnccl(struct gdr_ctx *ctx, const char *how,
-			    const char *path, const char *real, int ver)
-{
-	char *text;
-
-	if (!how) {
-		capfact_write(ctx, "libnccl", "none\n");
-		return;
-	}
-	if (asprintf(&text, "%s\t%s\t%s\t%d\n", how, path, real, ver) < 0)
-		return;
-	capfact_write(ctx, "libnccl", text);
-	free(text);
-}
-
-/*
- * The node's environment from a replayed capture's /gdrcheck/environ
- * ("NAME=value" lines); empty for a capture without it.
- */
-static void replay_env(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	size_t n = 0, cap = 8;
-	char *save = NULL, *line;
-
-	s->cap_env = xcalloc(cap, sizeof(*s->cap_env));
-	s->cap_envtext = capfact_read(ctx, "environ");
-	if (!s->cap_envtext)
-		return;
-	for (line = strtok_r(s->cap_envtext, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (!strchr(line, '='))
-			continue;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			s->cap_env = xrealloc(s->cap_env,
-					      cap * sizeof(*s->cap_env));
-		}
-		s->cap_env[n++] = line;
-	}
-	s->cap_env[n] = NULL;
-}
-
-/* A replayed /gdrcheck/libnccl; false: "none". */
-static bool replay_libnccl(struct nccl_state *s, char *path, size_t plen,
-			   char *real, size_t rlen, char *how, size_t hlen,
-			   int *ver)
-{
-	char h[64] = "", p[PATH_MAX] = "", r[PATH_MAX] = "";
-
-	*ver = 0;
-	if (!strncmp(s->cap_lib, "none", 4) ||
-	    sscanf(s->cap_lib, "%63[^\t]\t%4095[^\t]\t%4095[^\t]\t%d", h,
-		   p, r, ver) != 4)
-		return false;
-	snprintf(path, plen, "%s", p);
-	snprintf(real, rlen, "%s", r);
-	snprintf(how, hlen, "%s", h);
-	return true;
-}
-
-/*
- * A library is read for its version string only when it is a regular
- * file: opened non-blocking (a FIFO at --libnccl or on the loader path
- * would block the run past every deadline), anything else refused
- * (/dev/zero never ends). Returns fd, or -1 with fd closed.
- */
-#define LIB_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-static int regular_fd(int fd)
-{
-	struct stat st;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static void pick_version(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	const struct options *o = ctx->opt;
-	char path[PATH_MAX], real[PATH_MAX], rhow[64];
-	const char *how = "--libnccl";
-	int ver = 0, fd;
-	bool ok;
-
-	s->vcode = C_NCCL_CONFIG;
-	if (o->nccl_version) {
-		s->ver = o->nccl_version;
-		snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
-		capture_libnccl(ctx, "--nccl-version", "-", "-", s->ver);
-		goto done;
-	}
-	if (s->replay && !o->libnccl) {
-		if (!s->cap_lib) {
-			s->ver = NCCL_VER_NEWEST;
-			s->vcode = C_NOT_REPLAYED;
-			snprintf(s->vsrc, sizeof(s->vsrc), "assumed: this "
-				 "capture (an older gdrcheck's) does not hold "
-				 "the node's libnccl.so.2 and NCCL settings");
-			goto done;
-		}
-		if (!replay_libnccl(s, path, sizeof(path), real, sizeof(real),
-				    rhow, sizeof(rhow), &ver))
-			goto none;
-		if (!strcmp(rhow, "--nccl-version") && ver > 0) {
-			/* The node's run named the release. */
-			s->ver = ver;
-			snprintf(s->vsrc, sizeof(s->vsrc), "--nccl-version");
-			goto done;
-		}
-		how = rhow;
-		ok = ver > 0;
-		goto have;
-	}
-	if (o->libnccl) {
-		snprintf(path, sizeof(path), "%s", o->libnccl);
-		fd = regular_fd(open(path, LIB_OPEN_FLAGS));
-		if (!realpath(path, real))
-			snprintf(real, sizeof(real), "%s", path);
-	} else if (find_libnccl(ctx->sr, path, sizeof(path), &how)) {
-		fd = sysroot_open_regular(ctx->sr, path);
-		if (fd < 0)
-			fd = -1;
-		if (sysroot_realpath(ctx->sr, path, real, sizeof(real)))
-			snprintf(real, sizeof(real), "%s", path);
-	} else {
-		capture_libnccl(ctx, NULL, NULL, NULL, 0);
-none:
-		s->ver = NCCL_VER_NEWEST;
-		s->vcode = C_NCCL_NOT_FOUND;
-		snprintf(s->vsrc, sizeof(s->vsrc), "assumed: no libnccl.so.2 "
-			 "found (LD_LIBRARY_PATH, ld.so.cache, library "
-			 "directories, python nvidia/nccl wheels)");
-		goto done;
-	}
-	ok = nccl_version_from_name(real, &ver);
-	if (!ok && fd >= 0)
-		ok = nccl_version_from_fd(fd, &ver);
-	if (fd >= 0)
-		close(fd);
-	capture_libnccl(ctx, how, path, real, ok ? ver : 0);
-have:
-	if (!ok) {
-		s->ver = NCCL_VER_NEWEST;
-		s->vcode = C_NCCL_VERSION_UNREADABLE;
-		snprintf(s->vsrc, sizeof(s->vsrc), "%.200s (%s): no version in its "
-			 "name or contents", path, how);
-		goto done;
-	}
-	s->ver = ver;
-	snprintf(s->vsrc, sizeof(s->vsrc), "%.200s (%s)", real, how);
-	if (ver < NCCL_VER_OLDEST || ver > NCCL_VER_NEWEST) {
-		s->vcode = C_NCCL_VERSION_OUTSIDE_MODEL;
-		s->ver = ver < NCCL_VER_OLDEST ? NCCL_VER_OLDEST : NCCL_VER_NEWEST;
-	}
-done:
-	ver_string(s->vcode == C_NCCL_VERSION_OUTSIDE_MODEL ? ver : s->ver,
-		   s->version, sizeof(s->version));
-}
-
-/* --- settings ------------------------------------------------------------ */
-
-static const char *get(const struct nccl_state *s, const char *name)
-{
-	return nccl_conf_get(&s->conf, name, NULL, NULL);
-}
-
-/* The settings (nccl_settings_read), and whether NCCL sees peermem. */
-static void read_settings(struct nccl_state *s)
-{
-	nccl_settings_read(&s->conf, s->ver, &s->set);
-	/* ncclIbGdrSupport (net_ib): any of these means peermem. */
-	s->peermem = sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem/version") ||
-		     sysroot_exists(s->sr, "/sys/kernel/mm/memory_peers/nv_mem_nc/version") ||
-		     (s->ver >= NCCL_VER(2, 23, 4) &&
-		      sysroot_exists(s->sr, "/sys/module/nvidia_peermem/version"));
-}
-
-/* --- GID ----------------------------------------------------------------- */
-
-static bool gid_text(const char *t, uint8_t raw[16])
-{
-	unsigned int w[8];
-
-	if (sscanf(t, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
-		   &w[4], &w[5], &w[6], &w[7]) != 8)
-		return false;
-	for (int i = 0; i < 8; i++) {
-		raw[2 * i] = (uint8_t)(w[i] >> 8);
-		raw[2 * i + 1] = (uint8_t)w[i];
-	}
-	return true;
-}
-
-/*
- * NCCL_IB_ADDR_FAMILY (envIbAddrFamily, net_ib.cc from v2.21.5-1,
- * net_ib/connect.cc in v2.30.7-1): "AF_INET6" selects IPv6 GIDs, anything
- * else AF_INET; older NCCL has no such setting.
- */
-static int addr_family(const struct nccl_state *s)
-{
-	const char *v = get(s, "NCCL_IB_ADDR_FAMILY");
-
-	return s->ver >= NCCL_VER(2, 21, 5) && v && !strcmp(v, "AF_INET6") ?
-	       NCCL_AF_INET6 : NCCL_AF_INET;
-}
-
-/* ncclIbGetGidIndex on the port's sysfs GID table; -1 on IB or unreadable. */
-static int gid_of(const struct nccl_state *s, const char *dev, int port)
-{
-	static struct nccl_gid tbl[MAX_GIDS];
-	char p[256], t[128];
-	struct nccl_gid_in in;
-	int n = 0, idx = -1;
-
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/link_layer",
-		 dev, port);
-	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0 || strcmp(t, "Ethernet"))
-		return -1;
-	for (n = 0; n < MAX_GIDS; n++) {
-		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/gids/%d",
-			 dev, port, n);
-		if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
-			break;
-		if (!gid_text(t, tbl[n].raw))
-			memset(tbl[n].raw, 0, 16);
-		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/"
-			 "gid_attrs/types/%d", dev, port, n);
-		tbl[n].roce_ver = sysroot_read_line(s->sr, p, t, sizeof(t)) < 0 ? 0 :
-				  strstr(t, "v2") ? 2 : strstr(t, "IB/RoCE v1") ? 1 : 0;
-	}
-	if (!n)
-		return -1;
-	memset(&in, 0, sizeof(in));
-	in.ver = s->ver;
-	in.gid_index = s->set.gid_index;
-	in.roce_ver = s->set.roce_ver;
-	in.flid_index = 1;
-	in.family = addr_family(s);
-	in.tbl = tbl;
-	in.n = n;
-	return nccl_gid_index(&in, &idx) ? -1 : idx;
-}
-
-/* --- the model ----------------------------------------------------------- */
-
-static int pair_index(const struct gdr_ctx *ctx, int gpu, int nic)
-{
-	return ctx->nccl->pair_at[(size_t)gpu * ctx->inv.nnic + (size_t)nic];
-}
-
-/* Data Direct (nccl_dd_apply) from the NIC's libmlx5 facts. */
-static void dd_apply(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		     const struct inv_pair *pr, struct nccl_pair_model *m)
-{
-	const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
-	const char *fn;
-	struct nccl_dd_nic dn;
-
-	if (!v)
-		return;
-	fn = strrchr(v->dd_path, '/');
-	dn.capable = mlx5_data_direct(v);
-	dn.fn = fn ? fn + 1 : v->dd_path;
-	nccl_dd_apply(s->ver, s->set.ib_data_direct, &ctx->tree, pr->node_gpu, &dn,
-		      m);
-}
-
-/* The device name NCCL gives the pair's NIC. */
-static const char *nccl_nic_name(const struct gdr_ctx *ctx, int pi,
-				 char *buf, size_t len)
-{
-	int nic = ctx->inv.pair[pi].nic;
-	const char *name = ctx->nccl->fuse ? ctx->nccl->fuse[nic].name :
-			   ctx->inv.nic[nic].name;
-
-	snprintf(buf, len, "%s%s", name, ctx->nccl->pm[pi].dd ? "_dma" : "");
-	return buf;
-}
-
-/* The first port of nic that NCCL_IB_HCA selects, or -1. */
-/*
- * ncclIbInitDevices skips ports whose link layer is neither InfiniBand nor
- * Ethernet (net_ib.cc v2.12.7-1..v2.28.9-1, net_ib/init.cc in v2.30.7-1):
- * an AWS EFA ("Unknown") is never an IB-transport device. Unreadable: kept.
- */
-static bool port_layer_ok(const struct nccl_state *s, const char *dev, int port)
-{
-	char p[256], t[64];
-
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/link_layer",
-		 dev, port);
-	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
-		return true;
-	return !strcmp(t, "InfiniBand") || !strcmp(t, "Ethernet");
-}
-
-/*
- * ncclIbInitDevices skips ports that are not ACTIVE ("if (portAttr.state !=
- * IBV_PORT_ACTIVE) continue;": net_ib.cc v2.12.7-1..v2.28.9-1, net_ib/init.cc
- * in v2.30.7-1): a DOWN port is no NCCL device, so a GPU whose nearest NIC
- * is down takes the next one (scenario node-8x12-broken-rail). The sysfs
- * state reads "4: ACTIVE"; unreadable or malformed: kept (nic.port says so).
- */
-static bool port_active(const struct nccl_state *s, const char *dev, int port)
-{
-	char p[256], t[64];
-	char *end;
-	long v;
-
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/state",
-		 dev, port);
-	if (sysroot_read_line(s->sr, p, t, sizeof(t)) < 0)
-		return true;
-	v = strtol(t, &end, 10);
-	if (end == t || *end != ':')
-		return true;
-	return v == 4;
-}
-
-/* A port NCCL opens this pass: its link layer, ACTIVE, NCCL_IB_HCA. */
-static bool nccl_port_usable(const struct nccl_state *s, const char *dev,
-			     int port)
-{
-	return port_layer_ok(s, dev, port) &&
-	       (s->as_built || port_active(s, dev, port)) &&
-	       (!s->set.hca_set || nccl_hca_match(&s->set.hca, dev, port));
-}
-
-static int hca_port(const struct nccl_state *s, const struct inv_nic *n)
-{
-	for (size_t p = 0; p < n->nports; p++)
-		if (nccl_port_usable(s, n->name, n->ports[p].num))
-			return n->ports[p].num;
-	return -1;
-}
-
-/* Is a port NCCL could open (link layer, NCCL_IB_HCA) not ACTIVE? */
-static bool ports_down(const struct gdr_ctx *ctx, const struct nccl_state *s)
-{
-	for (size_t i = 0; i < ctx->inv.nnic; i++) {
-		const struct inv_nic *n = &ctx->inv.nic[i];
-
-		for (size_t p = 0; p < n->nports; p++)
-			if (port_layer_ok(s, n->name, n->ports[p].num) &&
-			    !port_active(s, n->name, n->ports[p].num) &&
-			    (!s->set.hca_set || nccl_hca_match(&s->set.hca, n->name,
-							   n->ports[p].num)))
-				return true;
-	}
-	return false;
-}
-
-static bool nic_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		       int nic)
-{
-	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
-
-	/*
-	 * NCCL's rule, not mech.dmabuf_provider's stricter one (which calls
-	 * anything but EBADF unexpected): ncclIbDmaBufSupport counts every
-	 * errno but EOPNOTSUPP (2.13.4+) and EPROTONOSUPPORT (2.14.3+) as
-	 * supported, EINVAL and 0 included (nccl_dmabuf_probe_ok; scenario
-	 * nccl-dmabuf-probe-einval). No ibv_reg_dmabuf_mr: NCCL's wrapper
-	 * answers EOPNOTSUPP (ibvwrap.cc wrap_direct_ibv_reg_dmabuf_mr). No
-	 * probe because ibv_alloc_pd failed: NCCL's NCCLCHECKGOTO takes the
-	 * failure branch (unsupported).
-	 */
-	if (!ctx->vf->verbs.have_reg_dmabuf_mr || !v || !v->probe_run)
-		return false;
-	return nccl_dmabuf_probe_ok(s->ver, v->probe_errno);
-}
-
-static bool comm_dmabuf(const struct gdr_ctx *ctx, const struct nccl_state *s,
-			int gpu)
-{
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-
-	return g && nccl_dmabuf_comm(s->ver, s->set.dmabuf_enable,
-				     ctx->vf->verbs.have_reg_dmabuf_mr,
-				     ctx->vf->cuda.driver_version,
-				     g->attr_dmabuf == CU_ATTR_UNKNOWN ? 0 :
-				     g->attr_dmabuf);
-}
-
-/*
- * Why ncclIbGdrSupport / the DMA-BUF checks cannot be answered for this GPU
- * and NIC here, or NULL: their inputs (the GPU's attributes, the NIC's
- * provider probe) were never read, so "no GDR support" would be a guess.
- */
-/* A GPU input of the GDR decision never answered: why, else NULL. */
-static const char *gpu_inputs_unknown(const struct gdr_ctx *ctx, int gpu)
-{
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-
-	if (ctx_gpu_hidden(ctx, gpu))
-		return "the GPU is hidden from this process (see gpu.visible)";
-	if (!g)
-		return "CUDA did not answer for this GPU (see gpu.cuinit, "
-		       "gpu.devices)";
-	if (g->attr_gdr == CU_ATTR_UNKNOWN || g->attr_dmabuf == CU_ATTR_UNKNOWN)
-		return "the GPU's GPUDirect RDMA and DMA-BUF attributes were "
-		       "not answered (see gpu.gdr_attr, gpu.dmabuf_attr)";
-	return NULL;
-}
-
-/* The NIC's DMA-BUF support never learnt: why, else NULL. */
-static const char *nic_inputs_unknown(const struct gdr_ctx *ctx, int nic)
-{
-	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
-
-	if (ctx->vf->verbs.have_reg_dmabuf_mr && (!v || !v->opened))
-		return "this process could not open the RDMA device, so its "
-		       "DMA-BUF support is unknown (see nic.uverbs)";
-	return NULL;
-}
-
-/*
- * The GPU's path to its local CPU as NCCL computes it (nccl_gpu_cpu_path:
- * C2C since 2.26.2 when NVML shows NVLink-C2C and cc >= 9.0). NCCL reads
- * the C2C link count and status field values; gdrcheck has NVML's C2C
- * mode (gpu_is_c2c), the same fact on GH200/GB200. An unanswered compute
- * capability counts as 9.0: only Grace GPUs answer C2C at all.
- */
-static enum nccl_ptype gpu_cpu_path(const struct gdr_ctx *ctx,
-				    const struct nccl_state *s, int gpu)
-{
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-	int cc = 90;
-
-	/* Only an answer inside its domain counts (out-of-range scenario). */
-	if (g && !(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
-					  CU_SLOT_BIT(CU_SLOT_CC_MINOR))) &&
-	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-			     g->cc_major) &&
-	    !cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-			     g->cc_minor))
-		cc = g->cc_major * 10 + g->cc_minor;
-	return nccl_gpu_cpu_path(s->ver, gpu_is_c2c(ctx, gpu) == 1, cc);
-}
-
-/* What the GDR decision and the mechanism read of GPU gpu. */
-static void gpu_facts(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		      int gpu, struct nccl_gpu_facts *f)
-{
-	const struct cuda_gpu *g = ctx_cuda_gpu(ctx, gpu);
-
-	f->dev = g ? g->ordinal : gpu;
-	f->cpu_path = gpu_cpu_path(ctx, s, gpu);
-	f->gdr = !g || g->attr_gdr != 0;
-	/*
-	 * Only an answered compute capability inside its domain counts; else
-	 * the read rule falls back to the newest GPUs' (cc >= 8: on), and the
-	 * result says it assumed.
-	 */
-	f->cc_unknown = !g ||
-		(g->attr_unanswered & (CU_SLOT_BIT(CU_SLOT_CC_MAJOR) |
-				       CU_SLOT_BIT(CU_SLOT_CC_MINOR))) ||
-		cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-				g->cc_major) ||
-		cuda_attr_check(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-				g->cc_minor);
-	f->cc = f->cc_unknown ? 90 : g->cc_major * 10 + g->cc_minor;
-	f->c2c = gpu_is_c2c(ctx, gpu) == 1;
-	f->comm_dmabuf = comm_dmabuf(ctx, s, gpu);
-	f->unknown = gpu_inputs_unknown(ctx, gpu);
-}
-
-static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s);
-
-/* --- NCCL's PCI view: Broadcom flattening, link bandwidths -------------- */
-
-static void pci_attr(const struct nccl_state *s, const char *bdf,
-		     const char *attr, char *buf, size_t len)
-{
-	char p[160];
-
-	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/%s", bdf, attr);
-	if (sysroot_read_line(s->sr, p, buf, len) < 0)
-		buf[0] = '\0';
-}
-
-/* topo.cc ncclTopoGetIntDevice: strtol(.., 0) of the four sysfs ids. */
-static uint64_t pci_id_of(const struct nccl_state *s, const char *bdf)
-{
-	static const char *const f[4] = {
-		"vendor", "device", "subsystem_vendor", "subsystem_device",
-	};
-	unsigned int v[4];
-	char t[32];
-
-	for (int i = 0; i < 4; i++) {
-		pci_attr(s, bdf, f[i], t, sizeof(t));
-		v[i] = (unsigned int)strtoul(t, NULL, 0);
-	}
-	return nccl_pci_id(v[0], v[1], v[2], v[3]);
-}
-
-/*
- * The link NCCL gives tree node i towards its parent (xml.cc link_speed,
- * link_width; nccl_pci_bw). nvml: 2.30.7 reads a GPU's link from NVML
- * (nvmlDeviceGetCurrPcieLinkGeneration/Width, the current link, not
- * compared with the port): the state sysfs shows as current_link_*.
- */
-static double link_bw_read(const struct gdr_ctx *ctx,
-			   const struct nccl_state *s, int i, bool nvml)
-{
-	const struct pcinode *n = &ctx->tree.n[i];
-	char ds[64], dw[16], ps[64] = "", pw[16] = "";
-	float gts;
-
-	if (nvml) {
-		pci_attr(s, n->bdf, "current_link_speed", ds, sizeof(ds));
-		pci_attr(s, n->bdf, "current_link_width", dw, sizeof(dw));
-		if (sscanf(ds, "%f GT/s", &gts) == 1 && gts > 0)
-			snprintf(ds, sizeof(ds), "%.1f GT/s PCIe", gts);
-		else
-			snprintf(ds, sizeof(ds), "16.0 GT/s");
-		if (strtol(dw, NULL, 0) <= 0)
-			snprintf(dw, sizeof(dw), "16");
-		return nccl_pci_bw(ds, NULL, dw, NULL);
-	}
-	pci_attr(s, n->bdf, "max_link_speed", ds, sizeof(ds));
-	pci_attr(s, n->bdf, "max_link_width", dw, sizeof(dw));
-	if (n->parent >= 0) {
-		pci_attr(s, ctx->tree.n[n->parent].bdf, "max_link_speed", ps,
-			 sizeof(ps));
-		pci_attr(s, ctx->tree.n[n->parent].bdf, "max_link_width", pw,
-			 sizeof(pw));
-	}
-	return nccl_pci_bw(ds, ps, dw, pw);
-}
-
-static double link_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		      int i, bool nvml)
-{
-	struct node_memo *m;
-
-	if (i < 0 || (size_t)i >= ctx->tree.count)
-		return link_bw_read(ctx, s, i, nvml);
-	m = &s->memo[i];
-	if (!m->bw_read[nvml]) {
-		m->bw[nvml] = link_bw_read(ctx, s, i, nvml);
-		m->bw_read[nvml] = true;
-	}
-	return m->bw[nvml];
-}
-
-/* pci_id_of tree node i, read once. */
-static uint64_t node_id(const struct gdr_ctx *ctx, const struct nccl_state *s,
-			int i)
-{
-	struct node_memo *m = &s->memo[i];
-
-	if (!m->id_read) {
-		m->id = pci_id_of(s, ctx->tree.n[i].bdf);
-		m->id_read = true;
-	}
-	return m->id;
-}
-
-
-
-/* Does switch a's virtual_switch_links directory name switch b? */
-static bool bcm_link(const struct gdr_ctx *ctx, const struct nccl_state *s,
-		     int a, int b)
-{
-	const char *ab = ctx->tree.n[a].bdf, *bb = ctx->tree.n[b].bdf;
-	char p[192], v[32];
-
-	pci_attr(s, ab, "vendor", v, sizeof(v));
-	if (strcmp(v, "0x1000") || strlen(bb) != 12)
-		return false;
-	/* The switch's own directory first: one lookup per switch (memo). */
-	snprintf(p, sizeof(p), "/sys/kernel/pci_switch_link/"
-		 "virtual_switch_links/%s", ab);
-	if (!sysroot_exists(s->sr, p))
-		return false;
-	snprintf(p, sizeof(p), "/sys/kernel/pci_switch_link/"
-		 "virtual_switch_links/%s/%s", ab, bb);
-	if (!sysroot_exists(s->sr, p))
-		return false;
-	snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", bb);
-	return sysroot_exists(s->sr, p);
-}
-
-/* nccl/pciview.c's reader: sysfs facts of tree nodes, each read once. */
-struct pci_reader_arg {
-	const struct gdr_ctx *ctx;
-	struct nccl_state *s;
-};
-
-static uint64_t reader_id(void *arg, int node)
-{
-	struct pci_reader_arg *a = arg;
-
-	return node_id(a->ctx, a->s, node);
-}
-
-static double reader_link_bw(void *arg, int node, bool nvml)
-{
-	struct pci_reader_arg *a = arg;
-
-	return link_bw(a->ctx, a->s, node, nvml);
-}
-
-static bool reader_bcm_link(void *arg, int x, int y)
-{
-	struct pci_reader_arg *a = arg;
-
-	return bcm_link(a->ctx, a->s, x, y);
-}
-
-/*
- * NCCL's PCI view of the pair (nccl_pci_view), then the port's rate: the
- * NIC -> NET link. Not modelled: the CPU interconnect of a SYS path
- * (topo.cc ncclTopoConnectCpus), NVLink/C2C links.
- */
-static void pci_view(struct gdr_ctx *ctx, struct nccl_state *s,
-		     const struct inv_pair *pr, struct nccl_pair_model *m)
-{
-	struct pci_reader_arg arg = { ctx, s };
-	const struct nccl_pci_reader rd = {
-		&arg, reader_id, reader_link_bw, reader_bcm_link,
-	};
-	const struct nccl_pci_view_in in = {
-		s->ver, &ctx->tree, &pr->path, pr->node_gpu, pr->node_nic, &rd,
-	};
-	struct nccl_pci_bw b;
-	char p[192], rate[96];
-
-	if (!nccl_pci_view(&in, m, &b))
-		return;
-	if (m->port < 0)
-		return;
-	/* A fused device: its ports' speeds summed (ncclIbMakeVDevice). */
-	if (s->fuse[pr->nic].ports > 1 && s->fuse[pr->nic].mbps > 0) {
-		nccl_pci_view_port(m, &b, (int)s->fuse[pr->nic].mbps);
-		return;
-	}
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
-		 ctx->inv.nic[pr->nic].name, m->port);
-	if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
-		return;
-	nccl_pci_view_port(m, &b, nccl_ib_port_mbps(s->ver, rate));
-}
-
-
-
-
-static struct nccl_state *model(struct gdr_ctx *ctx);
-static void nccl_state_free(struct gdr_ctx *ctx);
-
-/*
- * The NCCL settings ncclIbGetGidIndex reads, for platform.provider: the
- * version modelled, NCCL_IB_GID_INDEX and NCCL_IB_ADDR_FAMILY (envIbAddrFamily,
- * net_ib.cc from v2.21.5-1: "AF_INET6" selects IPv6, anything else AF_INET).
- */
-void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
-		       int *family)
-{
-	const struct nccl_state *s = model(ctx);
-
-	*ver = s->ver;
-	*gid_index = s->set.gid_index;
-	*family = addr_family(s);
-}
-
-/*
- * Does the modelled NCCL use inventory pair pair's NIC as `<dev>_dma`
- * (Data Direct, dd_apply)? topo.best_nic measures such a NIC where NCCL
- * does.
- */
-bool nccl_pair_dd(struct gdr_ctx *ctx, int pair)
-{
-	const struct nccl_state *s = model(ctx);
-
-	return pair >= 0 && (size_t)pair < ctx->inv.npair && s->pm &&
-	       s->pm[pair].dd;
-}
-
-const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair)
-{
-	const struct nccl_state *s = model(ctx);
-	const struct nccl_pair_model *m;
-
-	if (pair < 0 || (size_t)pair >= ctx->inv.npair || !s->pm)
-		return NULL;
-	m = &s->pm[pair];
-	if (!m->known || !(m->bcm || m->vlink) || m->type > NPT_PXB)
-		return NULL;
-	return nccl_ptype_name(m->type);
-}
-
-/*
- * Does the modelled NCCL export pair's dma-buf with the PCIe (BAR1) mapping
- * type (gdrMode PCI, net.cc: CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
- * for either direction? platform.iommu_group: only that mapping is refused
- * across IOMMU groups.
- */
-bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair)
-{
-	const struct nccl_state *s = model(ctx);
-
-	return pair >= 0 && (size_t)pair < ctx->inv.npair && s->pm &&
-	       (s->pm[pair].wr.mode == NCCL_GDR_PCI ||
-		s->pm[pair].rd.mode == NCCL_GDR_PCI);
-}
-
-
-/*
- * One pass of the model over every pair: NCCL's devices (ACTIVE ports,
- * unless as_built), the rails, PXN, the GDR decisions. Run twice on a node
- * with a port that is not ACTIVE: as built, then as it is now.
- */
-/*
- * A device's PCI identity as NCCL's IB plugin takes it (ncclIbGetPciPath,
- * net_ib.cc v2.18.6-1..v2.28.9-1, net_ib/init.cc v2.30.7-1): the device
- * link's real path with the function digit set to 0 ("merge multi-port
- * NICs"), and, with NCCL_IB_MERGE_VFS (default 1), the device digits too
- * ("merge virtual functions"). Two devices with one identity sit on one
- * PCI node of NCCL's topology, PATH_PORT apart. "" when unreadable.
- */
-static void nccl_pci_identity(const struct gdr_ctx *ctx,
-			      const struct nccl_state *s, const char *dev,
-			      char *out, size_t len)
-{
-	char p[192];
-	const char *vfs = get(s, "NCCL_IB_MERGE_VFS");
-	size_t n;
-
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/device", dev);
-	if (len < 8 || sysroot_realpath(ctx->sr, p, out, len) < 0) {
-		out[0] = '\0';
-		return;
-	}
-	n = strlen(out);
-	if (n < 4)
-		return;
-	out[n - 1] = '0';
-	if (!vfs || strtoll(vfs, NULL, 0) != 0)
-		out[n - 3] = out[n - 4] = '0';
-}
-
-/* Usable ports of a NIC this pass (nccl_port_usable), their speed summed. */
-static int usable_ports(const struct nccl_state *s, const struct inv_nic *n,
-			long long *mbps)
-{
-	char p[192], rate[96];
-	int count = 0, v;
-
-	*mbps = 0;
-	for (size_t k = 0; k < n->nports; k++) {
-		int port = n->ports[k].num;
-
-		if (!nccl_port_usable(s, n->name, port))
-			continue;
-		count++;
-		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
-			 n->name, port);
-		v = sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0 ? 0 :
-		    nccl_ib_port_mbps(s->ver, rate);
-		*mbps = v > 0 && *mbps >= 0 ? *mbps + v : -1;
-	}
-	if (*mbps < 0)
-		*mbps = 0;
-	return count;
-}
-
-/*
- * NIC fusion this pass (nccl_fused_ports): the usable ports of the NICs
- * with one PCI identity, in device order, fused in groups of the size the
- * release and settings give; the first NIC of a group stands for the
- * fused device, the others are no NCCL device of their own. In the
- * releases that fuse inside the IB plugin (2.20.3-2.23.4) a group also
- * needs one link layer, and a node whose groups differ in size fuses none.
- */
-static void fuse_pass(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	const struct inventory *inv = &ctx->inv;
-	size_t nn = inv->nnic;
-	char (*id)[PATH_MAX] = xcalloc(nn + 1, sizeof(*id));
-	int *ports = xcalloc(nn + 1, sizeof(int));
-	long long *mbps = xcalloc(nn + 1, sizeof(long long));
-	bool *done = xcalloc(nn + 1, sizeof(bool));
-	int first_size = 0;
-	bool mixed = false;
-	struct nccl_fusion_in in = {
-		.ver = s->ver,
-		.merge_nics = get(s, "NCCL_IB_MERGE_NICS"),
-		.merge_level = get(s, "NCCL_NET_MERGE_LEVEL"),
-	};
-
-	for (size_t n = 0; n < nn; n++) {
-		s->fuse[n].lead = (int)n;
-		s->fuse[n].ports = 1;
-		snprintf(s->fuse[n].name, sizeof(s->fuse[n].name), "%s",
-			 inv->nic[n].name);
-		ports[n] = usable_ports(s, &inv->nic[n], &mbps[n]);
-		s->fuse[n].mbps = mbps[n];
-		nccl_pci_identity(ctx, s, inv->nic[n].name, id[n], PATH_MAX);
-	}
-	/* 2.20.3-2.23.4: groups of two; sizes that differ turn fusion off. */
-	for (int pass = 0; pass < 2; pass++) {
-		memset(done, 0, (nn + 1) * sizeof(bool));
-		for (size_t n = 0; n < nn; n++) {
-			int total = 0, size, left;
-			long long sum = 0;
-			size_t lead = n;
-
-			if (done[n] || !ports[n] || !id[n][0])
-				continue;
-			for (size_t m = n; m < nn; m++)
-				if (!done[m] && ports[m] && !strcmp(id[m], id[n]))
-					total += ports[m];
-			in.ports = total;
-			in.mixed = mixed;
-			size = nccl_fused_ports(&in);
-			if (!pass && size > 1 && s->ver < NCCL_VER(2, 24, 3)) {
-				int last = total % size ? total % size : size;
-
-				if (!first_size)
-					first_size = size;
-				mixed |= size != first_size || last != size;
-			}
-			/* Walk the group's ports in order, size at a time. */
-			left = 0;
-			for (size_t m = n; m < nn; m++) {
-				if (done[m] || !ports[m] || strcmp(id[m], id[n]))
-					continue;
-				done[m] = true;
-				if (!pass)
-					continue;
-				for (int k = 0; k < ports[m]; k++) {
-					if (!left) {
-						lead = m;
-						left = size;
-						sum = 0;
-						s->fuse[m].ports = 0;
-						s->fuse[m].name[0] = '\0';
-					}
-					s->fuse[m].lead = (int)lead;
-					s->fuse[lead].ports++;
-					sum = sum >= 0 && mbps[m] > 0 ?
-					      sum + mbps[m] / ports[m] : -1;
-					s->fuse[lead].mbps = sum > 0 ? sum : 0;
-					if (s->fuse[lead].name[0])
-						strncat(s->fuse[lead].name, "+",
-							sizeof(s->fuse[lead].name) -
-							strlen(s->fuse[lead].name) - 1);
-					strncat(s->fuse[lead].name, inv->nic[m].name,
-						sizeof(s->fuse[lead].name) -
-						strlen(s->fuse[lead].name) - 1);
-					left--;
-				}
-			}
-		}
-	}
-	free(id);
-	free(ports);
-	free(mbps);
-	free(done);
-}
-
-static void model_pass(struct gdr_ctx *ctx, struct nccl_state *s,
-		       const struct nccl_node *nd)
-{
-	const struct inventory *inv = &ctx->inv;
-
-	memset(s->pm, 0, (inv->npair ? inv->npair : 1) * sizeof(*s->pm));
-	for (size_t i = 0; i < inv->ngpu * inv->nnic; i++)
-		s->pair_at[i] = -1;
-	fuse_pass(ctx, s);
-	for (size_t i = 0; i < inv->npair; i++) {
-		const struct inv_pair *pr = &inv->pair[i];
-		struct nccl_pair_model *m = &s->pm[i];
-
-		s->pair_at[(size_t)pr->gpu * inv->nnic + (size_t)pr->nic] = (int)i;
-		m->relay = -1;
-		m->gid_index = -1;
-		m->known = pr->path.known && pr->path.cls != TOPO_UNKNOWN;
-		m->type = m->known ? nccl_ptype_of_class(pr->path.cls) : NPT_DIS;
-		dd_apply(ctx, s, pr, m);
-		m->port = hca_port(s, &inv->nic[pr->nic]);
-		/* A NIC fused into another's device is no device of its own. */
-		m->used = s->set.ib_used && m->known && m->port >= 0 &&
-			  s->fuse[pr->nic].lead == pr->nic;
-		pci_view(ctx, s, pr, m);
-		/* ncclTopoSetPaths: every link has the same width both ways. */
-		m->net_type = m->type;
-		m->net_bw = m->bw;
-	}
-
-	nccl_model_paths(nd, s->pm);
-	for (size_t i = 0; i < inv->npair; i++)
-		if (s->pm[i].used && s->pm[i].rail)
-			s->pm[i].gid_index = gid_of(s,
-				inv->nic[inv->pair[i].nic].name, s->pm[i].port);
-}
-
-/*
- * What nccl/model.c reads of the node: the pairs' GPU and NIC, each GPU's
- * and NIC's facts, the NVLink peers and the settings. Filled once;
- * pair_at is filled by each model_pass.
- */
-static void node_facts(struct gdr_ctx *ctx, const struct nccl_state *s,
-		       struct nccl_node *nd)
-{
-	const struct inventory *inv = &ctx->inv;
-	int *pair_gpu = xcalloc(inv->npair + 1, sizeof(int));
-	int *pair_nic = xcalloc(inv->npair + 1, sizeof(int));
-	struct nccl_gpu_facts *gpu = xcalloc(inv->ngpu + 1, sizeof(*gpu));
-	struct nccl_nic_facts *nic = xcalloc(inv->nnic + 1, sizeof(*nic));
-	int *npeers = xcalloc(inv->ngpu + 1, sizeof(int));
-	/* Row g: the NVLink peers of GPU g (at most every other GPU). */
-	int *peers = xcalloc(inv->ngpu * inv->ngpu + 1, sizeof(*peers));
-
-	memset(nd, 0, sizeof(*nd));
-	for (size_t i = 0; i < inv->npair; i++) {
-		pair_gpu[i] = inv->pair[i].gpu;
-		pair_nic[i] = inv->pair[i].nic;
-	}
-	for (size_t g = 0; g < inv->ngpu; g++) {
-		gpu_facts(ctx, s, (int)g, &gpu[g]);
-		npeers[g] = gpu_nvlink_peers(ctx, (int)g, peers + g * inv->ngpu,
-					     (int)inv->ngpu);
-	}
-	for (size_t n = 0; n < inv->nnic; n++) {
-		nic[n].dmabuf = nic_dmabuf(ctx, s, (int)n);
-		nic[n].unknown = nic_inputs_unknown(ctx, (int)n);
-	}
-	nd->ver = s->ver;
-	nd->ngpu = inv->ngpu;
-	nd->nnic = inv->nnic;
-	nd->npair = inv->npair;
-	nd->pair_gpu = pair_gpu;
-	nd->pair_nic = pair_nic;
-	nd->pair_at = s->pair_at;
-	nd->gpu = gpu;
-	nd->nic = nic;
-	nd->npeers = npeers;
-	nd->peers = peers;
-	nd->peermem = s->peermem;
-	nd->gdr_read = s->set.gdr_read;
-	nd->gdr_c2c = s->set.gdr_c2c;
-	nd->level_set = s->set.level_set;
-	nd->level = s->set.level;
-	nd->pxn_disable = s->set.pxn_disable;
-	nd->pxn_c2c = s->set.pxn_c2c;
-	nd->netdevs_policy = get(s, "NCCL_NETDEVS_POLICY");
-}
-
-static void node_facts_free(struct nccl_node *nd)
-{
-	free((void *)nd->pair_gpu);
-	free((void *)nd->pair_nic);
-	free((void *)nd->gpu);
-	free((void *)nd->nic);
-	free((void *)nd->npeers);
-	free((void *)nd->peers);
-}
-
-/*
- * A Grace GPU's local CPU as NCCL 2.19.3-2.26.1 searches it
- * (nccl_local_cpu_circle): the search recurses until the stack runs out,
- * and NCCL of that release dies in ncclTopoGetSystem, before any rail.
- */
-static void local_cpu_check(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	const struct inventory *inv = &ctx->inv;
-	struct pci_reader_arg arg = { ctx, s };
-	const struct nccl_pci_reader rd = {
-		&arg, reader_id, reader_link_bw, reader_bcm_link,
-	};
-	int *members = xcalloc(inv->npair * 2 + 1, sizeof(int));
-	size_t n = 0;
-
-	s->circle_gpu = s->circle_switch = -1;
-	if (!nccl_local_cpu_search_circles(s->ver)) {
-		free(members);
-		return;
-	}
-	for (size_t i = 0; i < inv->npair; i++) {
-		members[n++] = inv->pair[i].node_gpu;
-		if (s->pm[i].used)
-			members[n++] = inv->pair[i].node_nic;
-	}
-	for (size_t i = 0; i < inv->npair && s->circle_gpu < 0; i++) {
-		int g = inv->pair[i].gpu, at;
-
-		if (gpu_is_c2c(ctx, g) != 1)
-			continue;
-		at = nccl_local_cpu_circle(&ctx->tree, &rd, members, n,
-					   inv->pair[i].node_gpu);
-		if (at >= 0) {
-			s->circle_gpu = g;
-			s->circle_switch = at;
-		}
-	}
-	/* No communicator, no rails. */
-	for (size_t i = 0; s->circle_gpu >= 0 && i < inv->npair; i++)
-		s->pm[i].rail = false;
-	free(members);
-}
-
-static struct nccl_state *model(struct gdr_ctx *ctx)
-{
-	const struct inventory *inv = &ctx->inv;
-	struct nccl_node nd;
-	struct nccl_state *s;
-
-	if (ctx->nccl)
-		return ctx->nccl;
-	s = xcalloc(1, sizeof(*s));
-	ctx->nccl = s;
-	ctx_at_end(ctx, nccl_state_free);	/* after the last gate */
-	s->sr = ctx->sr;
-	s->replay = capture_replaying(ctx);
-	if (s->replay) {
-		s->cap_lib = capfact_read(ctx, "libnccl");
-		replay_env(ctx, s);
-	}
-	pick_version(ctx, s);
-	s->conf_err = nccl_conf_load(&s->conf, ctx->sr, s->ver, s->replay ?
-				     s->cap_env : (const char *const *)environ);
-	read_settings(s);
-	s->pm = xcalloc(inv->npair ? inv->npair : 1, sizeof(*s->pm));
-	s->memo = xcalloc(ctx->tree.count + 1, sizeof(*s->memo));
-	s->pair_at = xcalloc(inv->ngpu * inv->nnic + 1, sizeof(int));
-	s->fuse = xcalloc(inv->nnic + 1, sizeof(*s->fuse));
-	node_facts(ctx, s, &nd);
-	if (ports_down(ctx, s)) {
-		s->as_built = true;
-		model_pass(ctx, s, &nd);
-		s->built = xcalloc(inv->npair + 1, sizeof(*s->built));
-		for (size_t i = 0; i < inv->npair; i++) {
-			s->built[i].rail = s->pm[i].used && s->pm[i].rail;
-			s->built[i].port = s->pm[i].port;
-		}
-		s->as_built = false;
-	}
-	model_pass(ctx, s, &nd);
-	local_cpu_check(ctx, s);
-	node_facts_free(&nd);
-	fill_facts(ctx, s);
-	return s;
-}
-
-static const char *mech_name(enum nccl_mech m)
-{
-	return m == NCCL_MECH_DMABUF ? "dmabuf" :
-	       m == NCCL_MECH_PEERMEM ? "peermem" : "host";
-}
-
-/*
- * Is NCCL there for the node's jobs (--require auto)? A library found or
- * named, a release named, or an NCCL_* setting NCCL would read. The
- * assumed newest release of a node without any of these is not NCCL.
- */
-static void nccl_found(const struct nccl_state *s, struct nccl_facts *f)
-{
-	enum nccl_conf_src src;
-	const char *set;
-
-	if (s->vcode != C_NCCL_NOT_FOUND && s->vcode != C_NOT_REPLAYED) {
-		f->found = true;
-		snprintf(f->found_how, sizeof(f->found_how), "%s", s->vsrc);
-		return;
-	}
-	set = nccl_conf_first_setting(&s->conf, &src);
-	if (!set)
-		return;
-	f->found = true;
-	snprintf(f->found_how, sizeof(f->found_how), "%.*s set (%s)",
-		 (int)strcspn(set, "="), set, nccl_conf_src_name(src));
-}
-
-/* The typed facts of the report: the rails of every GPU. */
-static void fill_facts(struct gdr_ctx *ctx, struct nccl_state *s)
-{
-	struct nccl_facts *f = &ctx->rep->nccl;
-	const struct inventory *inv = &ctx->inv;
-
-	f->modelled = true;
-	snprintf(f->version, sizeof(f->version), "%s", s->version);
-	snprintf(f->version_source, sizeof(f->version_source), "%s", s->vsrc);
-	f->version_assumed = s->vcode == C_NCCL_NOT_FOUND ||
-			     s->vcode == C_NCCL_VERSION_UNREADABLE ||
-			     s->vcode == C_NOT_REPLAYED;
-	nccl_found(s, f);
-	f->ofi_only = inv->nnic > 0;
-	for (size_t n = 0; n < inv->nnic; n++)
-		f->ofi_only &= nic_is_efa(ctx, &inv->nic[n]);
-	f->ngpus = inv->ngpu;
-	/* report_alloc does not clear: every rail count starts at 0. */
-	f->gpus = report_alloc(ctx->rep, (inv->ngpu ? inv->ngpu : 1) *
-			       sizeof(*f->gpus));
-	memset(f->gpus, 0, (inv->ngpu ? inv->ngpu : 1) * sizeof(*f->gpus));
-	for (size_t g = 0; g < inv->ngpu; g++) {
-		struct nccl_gpu_rails *gr = &f->gpus[g];
-
-		size_t want = 0;
-
-		gr->gpu = inv->gpu[g].subject;
-		/* As many rails as the model gives the GPU: no fixed cap (an
-		 * SR-IOV node has dozens of equally near VFs). */
-		for (size_t n = 0; n < inv->nnic; n++) {
-			int pi = pair_index(ctx, (int)g, (int)n);
-
-			want += pi >= 0 && s->pm[pi].rail && s->pm[pi].used;
-		}
-		gr->rail = report_alloc(ctx->rep, (want ? want : 1) *
-					sizeof(*gr->rail));
-		memset(gr->rail, 0, (want ? want : 1) * sizeof(*gr->rail));
-		for (size_t n = 0; n < inv->nnic; n++) {
-			int pi = pair_index(ctx, (int)g, (int)n);
-			const struct nccl_pair_model *m;
-			struct nccl_rail *r;
-
-			if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used ||
-			    (size_t)gr->nrails >= want)
-				continue;
-			m = &s->pm[pi];
-			r = &gr->rail[gr->nrails++];
-			r->nic = inv->nic[n].subject;
-			r->port = m->port;
-			r->gid_index = m->gid_index;
-			r->path = nccl_ptype_name(m->type);
-			r->relay_gpu = m->relay >= 0 ? inv->gpu[m->relay].subject : -1;
-			r->gdr_send = m->rd.mode != NCCL_GDR_DISABLED;
-			r->gdr_recv = m->wr.mode != NCCL_GDR_DISABLED;
-			r->undecided = m->undecided != NULL;
-			r->hidden = ctx_gpu_hidden(ctx, (int)g);
-			r->mech_send = m->undecided ? "unknown" :
-				       mech_name(m->mrd.mech);
-			r->mech_recv = m->undecided ? "unknown" :
-				       mech_name(m->mwr.mech);
-			r->no_fallback = m->mrd.no_fallback || m->mwr.no_fallback;
-			r->data_direct = m->dd;
-			r->fused_ports = s->fuse[n].ports;
-			if (m->dd || s->fuse[n].ports > 1) {
-				char nm[192];
-
-				char *dup;
-
-				nccl_nic_name(ctx, pi, nm, sizeof(nm));
-				dup = report_alloc(ctx->rep, strlen(nm) + 1);
-				memcpy(dup, nm, strlen(nm) + 1);
-				r->nccl_device = dup;
-			}
-			r->proof = "unproven";
-		}
-	}
-}
-
-/* The model's working state, freed after the gates (ctx_end). */
-static void nccl_state_free(struct gdr_ctx *ctx)
-{
-	struct nccl_state *s = ctx->nccl;
-
-	if (!s)
-		return;
-	nccl_conf_free(&s->conf);
-	free(s->cap_lib);
-	free(s->cap_envtext);
-	free(s->cap_env);
-	free(s->pm);
-	free(s->memo);
-	free(s->pair_at);
-	free(s->fuse);
-	free(s->built);
-	free(s);
-	ctx->nccl = NULL;
-}
 
 /* --- topo.nccl_config ---------------------------------------------------- */
 
@@ -1425,7 +68,7 @@ static bool int_malformed(const char *v)
 
 void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 {
-	struct nccl_state *s = model(ctx);
+	struct nccl_state *s = nccl_model(ctx);
 	char set[1024] = "", bad[512] = "";
 	size_t us = 0, ub = 0;
 	int nbad = 0;
@@ -1492,7 +135,7 @@ void gate_topo_nccl_config(struct gdr_ctx *ctx, const struct target *t)
 	else if (s->vcode == C_NCCL_VERSION_OUTSIDE_MODEL) {
 		char near[16];
 
-		ver_string(s->ver, near, sizeof(near));
+		nccl_ver_string(s->ver, near, sizeof(near));
 		r = emit(ctx, ctx->host, ST_WARN, C_NCCL_VERSION_OUTSIDE_MODEL,
 			 "%s is NCCL %s, outside the modelled releases "
 			 "2.12.7-2.30.7; the nearest (%s) is modelled",
@@ -1537,7 +180,7 @@ static void rails_string(const struct gdr_ctx *ctx, int gpu, char *buf,
 
 	buf[0] = '\0';
 	for (size_t n = 0; n < ctx->inv.nnic && used < len; n++) {
-		int pi = pair_index(ctx, gpu, (int)n);
+		int pi = nccl_pair_index(ctx, gpu, (int)n);
 		char nm[80];
 
 		if (pi >= 0 && ctx->nccl->pm[pi].rail && ctx->nccl->pm[pi].used)
@@ -1660,7 +303,7 @@ static double rail_bw(const struct gdr_ctx *ctx, const struct nccl_state *s,
 	double best = 0;
 
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
-		int pi = pair_index(ctx, gpu, (int)n);
+		int pi = nccl_pair_index(ctx, gpu, (int)n);
 
 		if (pi >= 0 && s->pm[pi].rail && s->pm[pi].bw > best)
 			best = s->pm[pi].bw;
@@ -1745,7 +388,7 @@ static bool topo_nccl_not_ib(struct gdr_ctx *ctx, const struct nccl_state *s,
 			 "no ACTIVE port with an InfiniBand or Ethernet link "
 			 "layer (see nic.port)");
 		if (s->set.hca_set)
-			ev_str(r, "nccl_ib_hca", "%s", get(s, "NCCL_IB_HCA"));
+			ev_str(r, "nccl_ib_hca", "%s", nccl_get(s, "NCCL_IB_HCA"));
 		return true;
 	}
 	if (m->err) {
@@ -1764,7 +407,7 @@ static void topo_nccl_far(struct gdr_ctx *ctx, const struct nccl_state *s,
 {
 	char narrow[96];
 	struct result *r;
-	const struct nic_fusion *fu = &s->fuse[pr->nic];
+	const struct nccl_fusion *fu = &s->fuse[pr->nic];
 
 	if (fu->lead != pr->nic) {
 		/* Fused into another NIC's device: that device decides. */
@@ -1853,7 +496,7 @@ static struct result *topo_nccl_rail(struct gdr_ctx *ctx,
 		    "NCCL rail %s port %d: %s both ways%s, distance %s <= "
 		    "level %s%s%s", nccl_nic_name(ctx, pair, nm,
 		    sizeof(nm)), m->port,
-		    mech_name(m->mwr.mech),
+		    nccl_mech_name(m->mwr.mech),
 		    m->mwr.no_fallback ? " (no fallback)" : "",
 		    nccl_ptype_name(m->wr.distance),
 		    nccl_ptype_name(m->wr.level),
@@ -1882,8 +525,8 @@ static void topo_nccl_rail_ev(struct gdr_ctx *ctx, struct result *r,
 	ev_bool(r, "level_from_config", s->set.level_set);
 	ev_bool(r, "gdr_send", m->rd.mode != NCCL_GDR_DISABLED);
 	ev_bool(r, "gdr_recv", m->wr.mode != NCCL_GDR_DISABLED);
-	ev_str(r, "mechanism_send", "%s", mech_name(m->mrd.mech));
-	ev_str(r, "mechanism_recv", "%s", mech_name(m->mwr.mech));
+	ev_str(r, "mechanism_send", "%s", nccl_mech_name(m->mrd.mech));
+	ev_str(r, "mechanism_recv", "%s", nccl_mech_name(m->mwr.mech));
 	ev_bool(r, "no_fallback", m->mwr.no_fallback || m->mrd.no_fallback);
 	if (m->dd) {
 		const struct verbs_nic *v = ctx_verbs_nic(ctx, pr->nic);
@@ -1907,7 +550,7 @@ static void topo_nccl_rail_ev(struct gdr_ctx *ctx, struct result *r,
 void gate_topo_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
 	const struct inv_pair *pr = &ctx->inv.pair[t->pair];
-	struct nccl_state *s = model(ctx);
+	struct nccl_state *s = nccl_model(ctx);
 	const struct nccl_pair_model *m = &s->pm[t->pair];
 	char rails[256];
 	struct result *r;
@@ -2220,7 +863,7 @@ static enum proof rail_proof(struct gdr_ctx *ctx, const struct nccl_state *s,
 	 */
 	if (m->relay >= 0) {
 		const struct result *rwhy;
-		int rpi = pair_index(ctx, m->relay, n);
+		int rpi = nccl_pair_index(ctx, m->relay, n);
 		enum nccl_mech rm = m->mrd.mech != NCCL_MECH_HOST ?
 				    m->mrd.mech : mm;
 		enum nccl_bufkind rk = cumem_of(ctx, s, m->relay,
@@ -2435,7 +1078,7 @@ static struct result *data_nccl_worst(struct gdr_ctx *ctx,
 
 void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 {
-	struct nccl_state *s = model(ctx);
+	struct nccl_state *s = nccl_model(ctx);
 	const struct inv_gpu *gpu = &ctx->inv.gpu[t->gpu];
 	struct nccl_gpu_rails *gr = NULL;
 	struct rails_proof rp;
@@ -2455,7 +1098,7 @@ void gate_data_nccl(struct gdr_ctx *ctx, const struct target *t)
 			gr = &ctx->rep->nccl.gpus[g];
 	rp.kind = cumem_of(ctx, s, t->gpu, rp.bufwhy, sizeof(rp.bufwhy));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
-		int pi = pair_index(ctx, t->gpu, (int)n);
+		int pi = nccl_pair_index(ctx, t->gpu, (int)n);
 
 		if (pi < 0 || !s->pm[pi].rail || !s->pm[pi].used)
 			continue;
@@ -2514,25 +1157,25 @@ static bool nic_link_short(const struct gdr_ctx *ctx,
 	if (node < 0 || (size_t)node >= ctx->tree.count)
 		return false;
 	n = &ctx->tree.n[node];
-	pci_attr(s, n->bdf, "current_link_speed", t, sizeof(t));
+	nccl_pci_attr(s, n->bdf, "current_link_speed", t, sizeof(t));
 	if (parse_link_speed(t, &cur))
 		return false;
-	pci_attr(s, n->bdf, "max_link_speed", t, sizeof(t));
+	nccl_pci_attr(s, n->bdf, "max_link_speed", t, sizeof(t));
 	if (parse_link_speed(t, &max))
 		return false;
-	pci_attr(s, n->bdf, "current_link_width", t, sizeof(t));
+	nccl_pci_attr(s, n->bdf, "current_link_width", t, sizeof(t));
 	if (parse_link_width(t, &cw))
 		return false;
-	pci_attr(s, n->bdf, "max_link_width", t, sizeof(t));
+	nccl_pci_attr(s, n->bdf, "max_link_width", t, sizeof(t));
 	if (parse_link_width(t, &mw))
 		return false;
 	if (n->parent >= 0) {
 		const char *pb = ctx->tree.n[n->parent].bdf;
 
-		pci_attr(s, pb, "max_link_speed", t, sizeof(t));
+		nccl_pci_attr(s, pb, "max_link_speed", t, sizeof(t));
 		if (!parse_link_speed(t, &pmax) && pmax < max)
 			max = pmax;
-		pci_attr(s, pb, "max_link_width", t, sizeof(t));
+		nccl_pci_attr(s, pb, "max_link_width", t, sizeof(t));
 		if (!parse_link_width(t, &pmw) && pmw < mw)
 			mw = pmw;
 	}
@@ -2605,7 +1248,7 @@ static void rails_now(const struct gdr_ctx *ctx, const struct nccl_state *s,
 
 	buf[0] = '\0';
 	for (size_t n = 0; n < ctx->inv.nnic && used < len; n++) {
-		int pi = pair_index(ctx, gpu, (int)n);
+		int pi = nccl_pair_index(ctx, gpu, (int)n);
 
 		if (pi < 0 || !s->pm[pi].used || !s->pm[pi].rail)
 			continue;
@@ -2642,7 +1285,7 @@ static int missing_rdma_fn(const struct gdr_ctx *ctx,
 
 		if (n->bridge || n->class_bad || (n->class_code >> 16) != 0x02)
 			continue;
-		pci_attr(s, n->bdf, "vendor", t, sizeof(t));
+		nccl_pci_attr(s, n->bdf, "vendor", t, sizeof(t));
 		if (strtoul(t, NULL, 0) != 0x15b3)
 			continue;
 		snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/driver", n->bdf);
@@ -2680,7 +1323,7 @@ static int rails_without_rdma(struct gdr_ctx *ctx, const struct nccl_state *s,
 	if (gnode < 0)
 		return 0;
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
-		int pi = pair_index(ctx, gpu, (int)n);
+		int pi = nccl_pair_index(ctx, gpu, (int)n);
 
 		if (pi >= 0 && s->pm[pi].used && s->pm[pi].rail &&
 		    ctx->inv.pair[pi].path.cls < best)
@@ -2728,7 +1371,7 @@ static int rails_without_rdma(struct gdr_ctx *ctx, const struct nccl_state *s,
  */
 void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 {
-	struct nccl_state *s = model(ctx);
+	struct nccl_state *s = nccl_model(ctx);
 	int gpu = t->gpu, subject = ctx->inv.gpu[gpu].subject, nbad = 0;
 	char now[256], built[256] = "";
 	size_t bused = 0;
@@ -2749,7 +1392,7 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 	rails_now(ctx, s, gpu, now, sizeof(now));
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
 		const char *dev = ctx->inv.nic[n].name, *why;
-		int pi = pair_index(ctx, gpu, (int)n), port;
+		int pi = nccl_pair_index(ctx, gpu, (int)n), port;
 		char state[64], phys[64], rate[64], link[96], p[160];
 		bool lost;
 		struct result *r;

@@ -89,15 +89,15 @@ void gate_platform_vm(struct gdr_ctx *ctx, const struct target *t);
 bool nic_is_efa(struct gdr_ctx *ctx, const struct inv_nic *n);
 /* probes/providers.c: "an AWS EFA" etc. for a device sysfs shows is no mlx5. */
 const char *nic_non_mlx5(struct gdr_ctx *ctx, const struct inv_nic *n);
-/* probes/nccl.c: what ncclIbGetGidIndex reads (version, GID index, family). */
+/* probes/nccl_state.c: what ncclIbGetGidIndex reads (version, GID index, family). */
 void nccl_gid_settings(struct gdr_ctx *ctx, int *ver, int64_t *gid_index,
 		       int *family);
-/* probes/nccl.c: NCCL uses pair's NIC as `<dev>_dma` (Data Direct). */
+/* probes/nccl_state.c: NCCL uses pair's NIC as `<dev>_dma` (Data Direct). */
 bool nccl_pair_dd(struct gdr_ctx *ctx, int pair);
-/* probes/nccl.c: NCCL exports pair's dma-buf with the PCIe mapping type. */
+/* probes/nccl_state.c: NCCL exports pair's dma-buf with the PCIe mapping type. */
 bool nccl_pair_pcie_mapping(struct gdr_ctx *ctx, int pair);
 /*
- * probes/nccl.c: NCCL's path type name ("PXB") where merging Broadcom
+ * probes/nccl_state.c: NCCL's path type name ("PXB") where merging Broadcom
  * switches (or a virtual switch link) brings pair within PXB; else NULL.
  */
 const char *nccl_pair_bcm_near(struct gdr_ctx *ctx, int pair);

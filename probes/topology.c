@@ -5,7 +5,7 @@
  * (LOC/PIX/PXB/PHB/SYS), and what NCCL would decide for the pair.
  *
  * What NCCL decides for each pair (topo.nccl, topo.nccl_config, data.nccl)
- * lives in probes/nccl.c, on the versioned rules of nccl/rules.c.
+ * lives in probes/nccl.c (the model: probes/nccl_state.c over nccl/).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -37,6 +37,27 @@ for f in files:
         for d in deps:
             if d.startswith('core/') and d != 'core/names.h':
                 bad.append(f'{f}: a decoder includes {d}')
+# The NCCL model is pure: nccl/ files take typed facts and return answers.
+# None includes the access layer (the sysroot, the vendor libraries) or
+# calls a reader or an emitter; the facts are gathered by
+# probes/nccl_facts.c. Two named readers are the exception: nccl/conf.c
+# (NCCL's configuration files, through the sysroot) and nccl/libfind.c (a
+# library's version string from a file descriptor).
+nccl_readers = {'nccl/conf.c', 'nccl/libfind.c'}
+io_call = re.compile(r'\b(sysroot_\w+|capfact_\w+|open|fopen|read|pread|'
+                     r'realpath|readlink|opendir|getenv|stat|lstat|access|'
+                     r'emit|ev_\w+|remedy_\w+)\s*\(')
+for f in files:
+    if not f.startswith('nccl/') or f in nccl_readers:
+        continue
+    body = re.sub(r'/\*.*?\*/|//[^\n]*', '', open(f, encoding='utf-8').read(),
+                  flags=re.S)
+    for d in inc.findall(body):
+        if d.startswith(('access/', 'gate/', 'probes/')):
+            bad.append(f'{f}: the pure NCCL model includes {d}')
+    for fn in sorted(set(io_call.findall(body))):
+        bad.append(f'{f}: the pure NCCL model calls {fn}() (facts are '
+                   'gathered in probes/nccl_facts.c)')
 # The engine runs gates, it does not know their state: no engine/ file
 # names the NCCL model's state (ctx->nccl, struct nccl_state) or calls a
 # nccl_* function the probes declare (it is freed through ctx_at_end).

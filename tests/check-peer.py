@@ -302,10 +302,17 @@ def run_cases(work):
           f"{rc} {rep and codes(rep, 'peer.bootstrap')} {scripted.elapsed:.1f}s")
 
     # 6. GID type: the listener's NCCL picks a RoCE v1 GID.
+    tok = os.path.join(work, "token")
+    with open(tok, "w") as f:
+        f.write("from-a-file\n")
     (crc, crep, _), (lrc, lrep, _) = pair(
-        work, env_for(work, extra={"GDRCHECK_PEER_TOKEN": "t",
-                                   "NCCL_IB_GID_INDEX": "0"}),
-        with_token(work, "t"))
+        work, env_for(work, extra={"NCCL_IB_GID_INDEX": "0"}),
+        env_for(work), largs=("--token-file", tok),
+        cargs=("--token-file", tok, "--min-bandwidth", "0.1"))
+    check("token-file: both sides authenticated by the file's token",
+          crep and lrep and ("host", "PASS", "PEER_CONNECTED") in
+          codes(crep, "peer.bootstrap") and crep["peer"]["min_bandwidth"] == 0.1,
+          str(crep and codes(crep, "peer.bootstrap")))
     for side, rep in (("connector", crep), ("listener", lrep)):
         check(f"gid-type: {side} BLOCKED GID_TYPE_MISMATCH on GPU0",
               rep and ("GPU0", "BLOCKED", "GID_TYPE_MISMATCH") in

@@ -23,6 +23,7 @@
 #include "access/sysroot.h"
 #include "nccl/conf.h"
 #include "nccl/model.h"
+#include "nccl/netdev.h"
 #include "nccl/rules.h"
 
 /* The tree under test: one reader, pointed at each fixture in turn. */
@@ -1334,6 +1335,71 @@ static void test_port_fusion(void **state)
 }
 
 
+/*
+ * nccl/netdev.c over typed port facts: the port NCCL opens (link layer,
+ * ACTIVE unless as built, NCCL_IB_HCA), the PCI identity ncclIbGetPciPath
+ * takes, and fusion of two functions of one identity (2.28.9: one device
+ * "mlx5_0+mlx5_1" at both ports' speed; 2.19.3: none).
+ */
+static void test_netdev(void **state)
+{
+	struct nccl_port_facts p0 = { 1, NCCL_LINK_IB, true, 1, true,
+				      "400 Gb/sec (4X NDR)" };
+	struct nccl_port_facts p1 = { 1, NCCL_LINK_IB, true, 4, true,
+				      "400 Gb/sec (4X NDR)" };
+	struct nccl_port_facts efa = { 1, NCCL_LINK_OTHER, false, 0, false, "" };
+	struct nccl_nic_ports nics[2] = {
+		{ "mlx5_0", &p0, 1, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:00.0" },
+		{ "mlx5_1", &p1, 1, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:01.1" },
+	};
+	struct nccl_settings set;
+	struct nccl_fusion fu[2];
+	struct nccl_fuse_in in = { NCCL_VER(2, 28, 9), &set, false, NULL, NULL,
+				   NULL, nics, 2 };
+	char id[64];
+	long st;
+
+	(void)state;
+	memset(&set, 0, sizeof(set));
+	assert_int_equal(nccl_link_of("Ethernet"), NCCL_LINK_ETH);
+	assert_int_equal(nccl_link_of("Unknown"), NCCL_LINK_OTHER);
+	assert_true(nccl_port_state_of("4: ACTIVE", &st) && st == 4);
+	assert_false(nccl_port_state_of("ACTIVE", &st));
+	/* mlx5_0's port is DOWN: not opened now, opened as built. */
+	assert_int_equal(nccl_first_port(&set, &nics[0], false), -1);
+	assert_int_equal(nccl_first_port(&set, &nics[0], true), 1);
+	assert_true(nccl_ports_down(&set, nics, 2));
+	assert_false(nccl_port_listed(&set, "efa_0", &efa));
+	assert_int_equal(nccl_hca_parse(NCCL_VER(2, 28, 9), "mlx5_1", &set.hca), 0);
+	set.hca_set = true;
+	assert_false(nccl_ports_down(&set, nics, 2));
+	set.hca_set = false;
+	/* Function digit 0; the device digits too unless MERGE_VFS=0. */
+	nccl_pci_identity(nics[1].real, NULL, id, sizeof(id));
+	assert_string_equal(id, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:00.0");
+	nccl_pci_identity(nics[1].real, "0", id, sizeof(id));
+	assert_string_equal(id, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:01.0");
+	nccl_pci_identity("", NULL, id, sizeof(id));
+	assert_string_equal(id, "");
+	in.as_built = true;
+	nccl_fuse(&in, fu);
+	assert_int_equal(fu[0].lead, 0);
+	assert_int_equal(fu[1].lead, 0);
+	assert_int_equal(fu[0].ports, 2);
+	assert_string_equal(fu[0].name, "mlx5_0+mlx5_1");
+	assert_true(fu[0].mbps == 800000);
+	in.ver = NCCL_VER(2, 19, 3);
+	nccl_fuse(&in, fu);
+	assert_int_equal(fu[1].lead, 1);
+	assert_int_equal(fu[0].ports, 1);
+	assert_int_equal(nccl_addr_family(NCCL_VER(2, 21, 5), "AF_INET6"),
+			 NCCL_AF_INET6);
+	assert_int_equal(nccl_addr_family(NCCL_VER(2, 20, 3), "AF_INET6"),
+			 NCCL_AF_INET);
+	assert_int_equal(nccl_gid_type_of("RoCE v2"), 2);
+	assert_int_equal(nccl_gid_type_of("IB/RoCE v1"), 1);
+}
+
 /* ncclTopoAddC2c's findLocalCpu: no came-from check from v2.19.3-1 (where
  * ncclTopoAddC2c appears) to v2.26.1 (topo.cc:47-58 at v2.21.5-1); v2.26.2-1
  * topo.cc:48-62 passes `from` and follows switches only. */
@@ -1570,6 +1636,7 @@ int main(void)
 		cmocka_unit_test(test_rail_pick),
 		cmocka_unit_test(test_netdevs_policy),
 		cmocka_unit_test(test_port_fusion),
+		cmocka_unit_test(test_netdev),
 		cmocka_unit_test(test_local_cpu_search),
 		cmocka_unit_test(test_model_paths),
 		CONF_TEST(test_conf_precedence),

@@ -34,17 +34,20 @@ def consistency_errors:
 	      | "path \($k): decisive \(.gate) (\(.subject)) is not among its blockers")),
 	  ({"READY": 0, "BLOCKED": 1, "UNKNOWN": 3}[.verdict.status] as $want
 	   | if .verdict.exit_code != $want then "verdict \(.verdict.status) with exit_code \(.verdict.exit_code)" else empty end),
-	  (if .require == "any" then
+	  (if .require == "any" and .peer == null then
 		[.paths.dmabuf.verdict, .paths.peermem.verdict] as $v
 		| (if ($v | index(["READY"])) then "READY" elif $v == ["BLOCKED", "BLOCKED"] then "BLOCKED" else "UNKNOWN" end) as $o
 		| if .verdict.status != $o then "paths \($v) but overall \(.verdict.status)" else empty end
 	   else empty end);
 
 # Every gate id in $gates (the text of `gdrcheck --list-gates`) has at least
-# one result (a gate with nothing to check still reports a SKIP).
+# one result (a gate with nothing to check still reports a SKIP); the peer
+# layer's only in two-node mode (a report with a peer object).
 def completeness_errors($gates):
 	[.results[].gate] as $have
+	| (.peer != null) as $two
 	| $gates | split("\n")[] | capture("^  (?<g>[a-z]+\\.[a-z0-9_]+) ") | .g
+	| select($two or (startswith("peer.") | not))
 	| select(. as $g | $have | index([$g]) | not)
 	| "no result for gate \(.)";
 
