@@ -68,11 +68,19 @@ static struct peer_rail_report *rail_report(struct gdr_ctx *ctx, int k)
 	return NULL;
 }
 
-/* As sysfs and show_gids print it (and --redact recognises it). */
+/*
+ * An IPv4-mapped GID as its address ("::ffff:10.0.2.15"), any other as
+ * sysfs and show_gids print it: forms --redact recognises.
+ */
 static void gid_text(const struct peer_rail *r, char *out, size_t len)
 {
 	const uint8_t *g = r->gid;
 
+	if (r->gid_family == 4) {
+		snprintf(out, len, "::ffff:%u.%u.%u.%u", g[12], g[13], g[14],
+			 g[15]);
+		return;
+	}
 	snprintf(out, len, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
 		 "%02x%02x:%02x%02x:%02x%02x", g[0], g[1], g[2], g[3], g[4],
 		 g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13],
@@ -672,15 +680,16 @@ static enum reason_code transfer_code(const struct peer_xfer *x, char *out,
 	return C_DATA_NOT_VERIFIED;
 }
 
-static void counters_words(const struct peer_rail_report *rr, char *out,
-			   size_t len, bool *unmoved)
+static void counters_words(const struct peer_rail_report *rr,
+			   const char *unit, char *out, size_t len,
+			   bool *unmoved)
 {
 	*unmoved = rr->xmit_bytes == 0 || rr->rcv_bytes == 0 ||
 		   rr->peer_xmit_bytes == 0 || rr->peer_rcv_bytes == 0;
-	snprintf(out, len, "port counters here %s%lld out, %lld in; on the "
-		 "peer %lld out, %lld in", rr->xmit_bytes < 0 ? "unreadable, " :
-		 "", rr->xmit_bytes, rr->rcv_bytes, rr->peer_xmit_bytes,
-		 rr->peer_rcv_bytes);
+	snprintf(out, len, "port counters, %s: here %s%lld out, %lld in; on "
+		 "the peer %lld out, %lld in", unit, rr->xmit_bytes < 0 ?
+		 "unreadable, " : "", rr->xmit_bytes, rr->rcv_bytes,
+		 rr->peer_xmit_bytes, rr->peer_rcv_bytes);
 }
 
 void gate_peer_transfer(struct gdr_ctx *ctx, const struct target *t)
@@ -732,7 +741,8 @@ void gate_peer_transfer(struct gdr_ctx *ctx, const struct target *t)
 			remedy_TRANSFER_FAILED(r);
 		return;
 	}
-	counters_words(rr, cw, sizeof(cw), &unmoved);
+	counters_words(rr, s->before[pi].in_packets ? "packets" : "bytes", cw,
+		       sizeof(cw), &unmoved);
 	if (unmoved) {
 		r = emit(ctx, subj, ST_WARN, C_COUNTERS_UNMOVED, "%s/%u <-> "
 			 "%s:%s/%u: verified (%s), but %s: the bytes may not "
@@ -795,14 +805,14 @@ void gate_peer_bandwidth(struct gdr_ctx *ctx, const struct target *t)
 	rr->ratio = best / limit;
 	if (rr->ratio < ctx->opt->min_bandwidth) {
 		r = emit(ctx, subj, ST_BLOCKED, C_BANDWIDTH_LOW, "%s/%u -> "
-			 "%s:%s/%u: %.2f Gb/s of %.0f Gb/s (%.3f, below "
+			 "%s:%s/%u: %.2f Gb/s of %.3g Gb/s (%.3f, below "
 			 "--min-bandwidth %.2f; %s)", m->nic, m->port,
 			 s->theirs.host, th->nic, th->port, best, limit,
 			 rr->ratio, ctx->opt->min_bandwidth, mech);
 		remedy_BANDWIDTH_LOW(r);
 	} else {
 		r = emit(ctx, subj, ST_PASS, C_BANDWIDTH_OK, "%s/%u -> %s:%s/%u: "
-			 "%.2f Gb/s of %.0f Gb/s (%.3f; %s), 8-byte WRITE "
+			 "%.2f Gb/s of %.3g Gb/s (%.3f; %s), 8-byte WRITE "
 			 "%.1f us", m->nic, m->port, s->theirs.host, th->nic,
 			 th->port, best, limit, rr->ratio, mech, lat);
 	}
