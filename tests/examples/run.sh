@@ -91,10 +91,22 @@ command -v jq >/dev/null 2>&1 || {
 # ----------------------------------------------------------------- 1. shellcheck
 scripts=$(ls examples/ci-gate/*.sh examples/slurm/*.sh examples/kubernetes/*.sh \
 	examples/prometheus/*.sh tests/slurm/*.sh \
-	tests/examples/*.sh 2>/dev/null)
+	tests/examples/*.sh tests/checks.sh 2>/dev/null)
 if command -v shellcheck >/dev/null 2>&1; then
 	for s in $scripts; do
-		check "shellcheck $s" shellcheck -s sh "$s"
+		# -x: what a script sources (lib.sh, tests/checks.sh) is checked
+		# with it; those are sourced, never run: no #!/bin/sh, not executable.
+		check "shellcheck $s" shellcheck -x -s sh "$s"
+		case $s in
+		*/lib.sh | tests/checks.sh)
+			if [ "$(head -c 2 "$s")" != "#!" ] && [ ! -x "$s" ]; then
+				ok "$s: sourced (no #!, not executable)"
+			else
+				bad "$s: sourced, yet has #! or is executable"
+			fi
+			continue
+			;;
+		esac
 		first=$(head -n 1 "$s")
 		if [ "$first" = "#!/bin/sh" ] && [ -x "$s" ]; then
 			ok "$s: #!/bin/sh and executable"
