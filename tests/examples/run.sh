@@ -40,28 +40,10 @@ cd "$top" || exit 1
 work=$(mktemp -d)
 if [ "${KEEP_WORK:-0}" = 1 ]; then trap 'echo "work kept: $work"' EXIT; else trap 'rm -rf "$work"' EXIT; fi
 doubles=$top/tests/doubles
-pass=0
-fail=0
-
-ok() {
-	pass=$((pass + 1))
-	echo "PASS $1"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-}
-# check NAME COMMAND...: passes when the command succeeds.
-check() {
-	name=$1
-	shift
-	if "$@" >"$work/check.log" 2>&1; then
-		ok "$name"
-	else
-		bad "$name"
-		sed 's/^/    /' "$work/check.log"
-	fi
-}
+# ok, bad, check NAME COMMAND... (passes when the command succeeds), finish.
+# shellcheck source=SCRIPTDIR/../checks.sh
+. tests/checks.sh
+checks_begin examples-ops
 
 # Build a scenario's sysroot once; print nothing.
 sysroot() {
@@ -79,8 +61,7 @@ for so in libcuda-fake.so libibverbs-fake.so; do
 done
 if [ -n "$missing" ]; then
 	bad "prerequisites: not built:$missing (run: make gdrcheck doubles)"
-	echo "examples-ops: $pass passed, $fail failed"
-	exit 1
+	finish
 fi
 have_jq=1
 command -v jq >/dev/null 2>&1 || {
@@ -1215,5 +1196,4 @@ if [ $have_jq = 1 ]; then
 	check "examples/nhc/README.md shows the nhc.conf line" grep -q "^\* || check_gdrcheck" examples/nhc/README.md
 fi
 
-echo "examples-ops: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish
