@@ -19,31 +19,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 work=$(mktemp -d)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
-pass=0
-fail=0
-ok() {
-	pass=$((pass + 1))
-	echo "PASS $1"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-}
-check() {
-	name=$1
-	shift
-	if "$@" >"$work/check.log" 2>&1; then
-		ok "$name"
-	else
-		bad "$name"
-		sed 's/^/    /' "$work/check.log"
-	fi
-}
-finish() {
-	echo "deb: $pass passed, $fail failed"
-	[ $fail -eq 0 ]
-	exit
-}
+# shellcheck source=SCRIPTDIR/../checks.sh
+. tests/checks.sh
+checks_begin deb
 
 version=$(dpkg-parsechangelog -l debian/changelog -S Version 2>/dev/null)
 upstream=${version%-*}

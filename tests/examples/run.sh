@@ -40,28 +40,10 @@ cd "$top" || exit 1
 work=$(mktemp -d)
 if [ "${KEEP_WORK:-0}" = 1 ]; then trap 'echo "work kept: $work"' EXIT; else trap 'rm -rf "$work"' EXIT; fi
 doubles=$top/tests/doubles
-pass=0
-fail=0
-
-ok() {
-	pass=$((pass + 1))
-	echo "PASS $1"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-}
-# check NAME COMMAND...: passes when the command succeeds.
-check() {
-	name=$1
-	shift
-	if "$@" >"$work/check.log" 2>&1; then
-		ok "$name"
-	else
-		bad "$name"
-		sed 's/^/    /' "$work/check.log"
-	fi
-}
+# ok, bad, check NAME COMMAND... (passes when the command succeeds), finish.
+# shellcheck source=SCRIPTDIR/../checks.sh
+. tests/checks.sh
+checks_begin examples-ops
 
 # Build a scenario's sysroot once; print nothing.
 sysroot() {
@@ -79,8 +61,7 @@ for so in libcuda-fake.so libibverbs-fake.so; do
 done
 if [ -n "$missing" ]; then
 	bad "prerequisites: not built:$missing (run: make gdrcheck doubles)"
-	echo "examples-ops: $pass passed, $fail failed"
-	exit 1
+	finish
 fi
 have_jq=1
 command -v jq >/dev/null 2>&1 || {
@@ -91,10 +72,22 @@ command -v jq >/dev/null 2>&1 || {
 # ----------------------------------------------------------------- 1. shellcheck
 scripts=$(ls examples/ci-gate/*.sh examples/slurm/*.sh examples/kubernetes/*.sh \
 	examples/prometheus/*.sh tests/slurm/*.sh \
-	tests/examples/*.sh 2>/dev/null)
+	tests/examples/*.sh tests/checks.sh 2>/dev/null)
 if command -v shellcheck >/dev/null 2>&1; then
 	for s in $scripts; do
-		check "shellcheck $s" shellcheck -s sh "$s"
+		# -x: what a script sources (lib.sh, tests/checks.sh) is checked
+		# with it; those are sourced, never run: no #!/bin/sh, not executable.
+		check "shellcheck $s" shellcheck -x -s sh "$s"
+		case $s in
+		*/lib.sh | tests/checks.sh)
+			if [ "$(head -c 2 "$s")" != "#!" ] && [ ! -x "$s" ]; then
+				ok "$s: sourced (no #!, not executable)"
+			else
+				bad "$s: sourced, yet has #! or is executable"
+			fi
+			continue
+			;;
+		esac
 		first=$(head -n 1 "$s")
 		if [ "$first" = "#!/bin/sh" ] && [ -x "$s" ]; then
 			ok "$s: #!/bin/sh and executable"
@@ -1203,5 +1196,4 @@ if [ $have_jq = 1 ]; then
 	check "examples/nhc/README.md shows the nhc.conf line" grep -q "^\* || check_gdrcheck" examples/nhc/README.md
 fi
 
-echo "examples-ops: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -28,129 +28,27 @@
 # Needs root (SlurmdUser=root), ./gdrcheck and the doubles, munged,
 # slurmctld, slurmd, srun, scontrol, jq, python3. KEEP=1 keeps the work
 # directory.
-# Checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016);
-# cleanup() runs through the trap (SC2317).
-# shellcheck disable=SC2016,SC2317
+# Checks are `sh -c '...$1...' sh ARG`: single quotes on purpose (SC2016).
+# shellcheck disable=SC2016
 set -u
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-doubles=$top/tests/doubles
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+slurm_test_begin slurm-pairs gdrcheck-pairs
 ex=$top/examples/slurm
-work=$(mktemp -d /tmp/gdrcheck-pairs.XXXXXX)
-chmod 755 "$work"
-pass=0
-fail=0
-pids=
-
-ok() {
-	pass=$((pass + 1))
-	echo "PASS $1"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-}
-check() {
-	name=$1
-	shift
-	if "$@" >"$work/check.log" 2>&1; then
-		ok "$name"
-	else
-		bad "$name"
-		sed 's/^/    /' "$work/check.log"
-	fi
-}
-stop_daemons() {
-	for p in $pids; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	for p in $pids; do
-		i=0
-		while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	pids=
-}
-cleanup() {
-	stop_daemons
-	if [ "${KEEP:-0}" = 1 ]; then
-		echo "work directory kept: $work"
-	else
-		rm -rf "$work"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-finish() {
-	echo "slurm-pairs: $pass passed, $fail failed"
-	[ $fail -eq 0 ]
-	exit
-}
 
 # ---------------------------------------------------------------- prerequisites
-missing=
-[ -x ./gdrcheck ] || missing="$missing ./gdrcheck"
-for so in libcuda-fake.so libibverbs-fake.so; do
-	[ -f "$doubles/$so" ] || missing="$missing tests/doubles/$so"
-done
-for t in munged slurmctld slurmd srun scontrol sinfo jq python3 timeout; do
-	command -v $t >/dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-	bad "prerequisites missing:$missing (make gdrcheck doubles; tests/install-deps.sh installs munge slurmctld slurmd slurm-client jq)"
-	finish
-fi
-if [ "$(id -u)" != 0 ]; then
-	bad "needs root: SlurmdUser=root (this is uid $(id -u))"
-	finish
-fi
+slurm_prereqs "SlurmdUser=root" \
+	munged slurmctld slurmd srun scontrol sinfo jq python3 timeout
 
 # ------------------------------------------------------------ slurm.conf
 nnodes=4
-ports=$(python3 -c 'import socket
-ss = [socket.socket() for _ in range(5)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+ports=$(free_ports 5)
 ctld_port=${ports%% *}
 node_ports=${ports#* }
-mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log"
-chmod 700 "$work/munge"
-dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 2>/dev/null || {
-	bad "cannot write a munge key"
-	finish
-}
-chmod 600 "$work/munge/munge.key"
-sock=$work/munge/munge.socket
-conf=$work/slurm.conf
+slurm_work
 {
-	cat <<-EOF
-		ClusterName=gdrcheck-pairs
-		SlurmctldHost=localhost
-		SlurmUser=root
-		SlurmdUser=root
-		SlurmctldPort=$ctld_port
-		AuthType=auth/munge
-		AuthInfo=socket=$sock
-		CredType=cred/munge
-		StateSaveLocation=$work/state
-		SlurmdSpoolDir=$work/spool/%n
-		SlurmctldPidFile=$work/slurmctld.pid
-		SlurmdPidFile=$work/slurmd.%n.pid
-		SlurmctldLogFile=$work/log/slurmctld.log
-		SlurmdLogFile=$work/log/slurmd.%n.log
-		ProctrackType=proctrack/linuxproc
-		TaskPlugin=task/none
-		JobAcctGatherType=jobacct_gather/none
-		SwitchType=switch/none
-		MpiDefault=none
-		SelectType=select/linear
-		ReturnToService=2
-	EOF
+	slurm_conf_head gdrcheck-pairs "$ctld_port" "$work/spool/%n" slurmd.%n
 	k=1
 	for p in $node_ports; do
 		echo "NodeName=n$k NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p CPUs=1 RealMemory=1 State=UNKNOWN"
@@ -158,8 +56,6 @@ conf=$work/slurm.conf
 	done
 	echo "PartitionName=gpu Nodes=n[1-$nnodes] Default=YES State=UP"
 } >"$conf"
-SLURM_CONF=$conf
-export SLURM_CONF
 
 # ------------------------------------------------------------------ 1. the plan
 # plan_ok PLAN MAP: every node of MAP ("NODE SWITCH" lines) in a pair, every
@@ -390,19 +286,7 @@ rc=$?
 check "summary: an empty directory: exit 2, got $rc" [ "$rc" = 2 ]
 
 # ------------------------------------------------------ 3. the real Slurm
-munged -F --force --socket="$sock" --key-file="$work/munge/munge.key" \
-	--pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
-	--seed-file="$work/munge/munge.seed" >"$work/log/munged.out" 2>&1 &
-pids="$pids $!"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-[ -S "$sock" ] || {
-	bad "munged did not come up within 10 s"
-	finish
-}
+start_munged
 slurmctld -D -f "$conf" >"$work/log/slurmctld.out" 2>&1 &
 pids="$pids $!"
 k=1
@@ -581,8 +465,5 @@ check "real sweep (doubles): exit 1, 3 pairs BAD, one cause peer.connect QP_RETR
 		grep -qx "    n1-n3 rail 0 (GPU0 mlx5_0/1 <-> GPU0 mlx5_0/1)" "$3"' \
 	sh "$rc" "$nrails" "$work/sweep-real.out"
 
-started=$pids
-stop_daemons
-check "munged, slurmctld, $nnodes slurmd stopped" \
-	sh -c 'for p in $1; do ! kill -0 "$p" 2>/dev/null || exit 1; done' sh "$started"
+stop_checked "munged, slurmctld, $nnodes slurmd stopped"
 finish

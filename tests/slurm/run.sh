@@ -18,87 +18,18 @@
 #      never touched, the time bound reaches gdrcheck
 #   2. the same wrapper as slurmd's own HealthCheckProgram
 # Checks are `sh -c '...$1...' sh ARG`: single quotes on purpose.
-# drain() and cleanup() run through check and the trap (SC2317).
+# drained() runs through check (SC2317).
 # shellcheck disable=SC2016,SC2317
 set -u
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-doubles=$top/tests/doubles
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+slurm_test_begin slurm gdrcheck-slurm
 health=$top/examples/slurm/gdrcheck-health.sh
-work=$(mktemp -d /tmp/gdrcheck-slurm.XXXXXX)
-chmod 755 "$work"
-pass=0
-fail=0
-pids=
-
-ok() {
-	pass=$((pass + 1))
-	echo "PASS $1"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $1"
-}
-check() {
-	name=$1
-	shift
-	if "$@" >"$work/check.log" 2>&1; then
-		ok "$name"
-	else
-		bad "$name"
-		sed 's/^/    /' "$work/check.log"
-	fi
-}
-# Stop what this script started (by pid), each within 10 s, then KILL.
-stop_daemons() {
-	for p in $pids; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	for p in $pids; do
-		i=0
-		while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	pids=
-}
-cleanup() {
-	stop_daemons
-	if [ "${KEEP:-0}" = 1 ]; then
-		echo "work directory kept: $work"
-	else
-		rm -rf "$work"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-finish() {
-	echo "slurm: $pass passed, $fail failed"
-	[ $fail -eq 0 ]
-	exit
-}
 
 # ---------------------------------------------------------------- prerequisites
-missing=
-[ -x ./gdrcheck ] || missing="$missing ./gdrcheck"
-for so in libcuda-fake.so libibverbs-fake.so; do
-	[ -f "$doubles/$so" ] || missing="$missing tests/doubles/$so"
-done
-for t in munged slurmctld slurmd scontrol sinfo jq python3 timeout; do
-	command -v $t >/dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-	bad "prerequisites missing:$missing (make gdrcheck doubles; tests/install-deps.sh installs munge slurmctld slurmd slurm-client jq)"
-	finish
-fi
-if [ "$(id -u)" != 0 ]; then
-	bad "needs root: slurmd runs HealthCheckProgram as root (this is uid $(id -u))"
-	finish
-fi
+slurm_prereqs "slurmd runs HealthCheckProgram as root" \
+	munged slurmctld slurmd scontrol sinfo jq python3 timeout
 
 # ------------------------------------------------------------------- fixtures
 # fixture NAME: $work/bin/gd-NAME runs ./gdrcheck on the scenario's sysroot
@@ -177,65 +108,23 @@ jq '.require = "any" | .require_source = "auto"
 	tests/scenarios/reg-ok/expected.json >"$work/synth-rail-any.json"
 
 # ------------------------------------------------------------ munge and slurm
-# Three free TCP ports on localhost (slurmctld, slurmd, and one spare).
-ports=$(python3 -c 'import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+# Two free TCP ports on localhost (slurmctld, slurmd).
+ports=$(free_ports 2)
 ctld_port=${ports% *}
 slurmd_port=${ports#* }
 node=gdrnode
-mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log" "$work/reports"
-chmod 700 "$work/munge"
-if ! dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 2>/dev/null; then
-	bad "cannot write a munge key"
-	finish
-fi
-chmod 600 "$work/munge/munge.key"
-sock=$work/munge/munge.socket
-conf=$work/slurm.conf
-cat >"$conf" <<-EOF
-	ClusterName=gdrcheck-test
-	SlurmctldHost=localhost
-	SlurmUser=root
-	SlurmdUser=root
-	SlurmctldPort=$ctld_port
-	SlurmdPort=$slurmd_port
-	AuthType=auth/munge
-	AuthInfo=socket=$sock
-	CredType=cred/munge
-	StateSaveLocation=$work/state
-	SlurmdSpoolDir=$work/spool
-	SlurmctldPidFile=$work/slurmctld.pid
-	SlurmdPidFile=$work/slurmd.pid
-	SlurmctldLogFile=$work/log/slurmctld.log
-	SlurmdLogFile=$work/log/slurmd.log
-	ProctrackType=proctrack/linuxproc
-	TaskPlugin=task/none
-	JobAcctGatherType=jobacct_gather/none
-	SwitchType=switch/none
-	MpiDefault=none
-	SelectType=select/linear
-	ReturnToService=2
-	NodeName=$node NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 RealMemory=1 State=UNKNOWN
-	PartitionName=gpu Nodes=$node Default=YES State=UP
-EOF
-SLURM_CONF=$conf
-export SLURM_CONF
+slurm_work
+mkdir -p "$work/reports"
+{
+	slurm_conf_head gdrcheck-test "$ctld_port" "$work/spool" slurmd
+	cat <<-EOF
+		SlurmdPort=$slurmd_port
+		NodeName=$node NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 RealMemory=1 State=UNKNOWN
+		PartitionName=gpu Nodes=$node Default=YES State=UP
+	EOF
+} >"$conf"
 
-munged -F --force --socket="$sock" --key-file="$work/munge/munge.key" \
-	--pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
-	--seed-file="$work/munge/munge.seed" >"$work/log/munged.out" 2>&1 &
-pids="$pids $!"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if [ ! -S "$sock" ]; then
-	bad "munged did not come up within 10 s: $(tail -n 5 "$work/log/munged.log" "$work/log/munged.out" 2>&1)"
-	finish
-fi
+start_munged
 ok "munged up (socket $sock)"
 slurmctld -D -f "$conf" >"$work/log/slurmctld.out" 2>&1 &
 pids="$pids $!"
@@ -500,8 +389,5 @@ fi
 check "slurmd ran the wrapper as root with SLURMD_NODENAME=$node" \
 	grep -q "gdrcheck-health: $node: resumed" "$work/log/hc.log"
 
-started=$pids
-stop_daemons
-check "munged, slurmctld, slurmd stopped" \
-	sh -c 'for p in $1; do ! kill -0 "$p" 2>/dev/null || exit 1; done' sh "$started"
+stop_checked "munged, slurmctld, slurmd stopped"
 finish

@@ -9,12 +9,6 @@
 set -eu
 # shellcheck source=../guest/lib.sh
 . /opt/vm/lib.sh
-need_gdrcheck
-need_libcuda_fake
-need_peer_mode
-
-trap peer_gdr_cleanup EXIT
-trap 'exit 143' TERM INT
 peer_gdr_setup
 check "eth1 mtu 9000 -> rxe1 active_mtu 4096" peer_mtu "$PEER_B_NET" 9000
 check_eq "rxe0 active_mtu" 1024 "$(ib_active_mtu rxe0)"

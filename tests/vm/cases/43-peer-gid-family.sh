@@ -10,12 +10,6 @@
 set -eu
 # shellcheck source=../guest/lib.sh
 . /opt/vm/lib.sh
-need_gdrcheck
-need_libcuda_fake
-need_peer_mode
-
-trap peer_gdr_cleanup EXIT
-trap 'exit 143' TERM INT
 peer_gdr_setup
 check "fd00:2::16/64 on $PEER_B_NET" ip -6 addr add "$PEER_B_IP6/64" dev "$PEER_B_NET" nodad
 check "rxe1 lists it as a GID" wait_until 5 gid_index_of rxe1 "$PEER_B_IP6"

@@ -10,12 +10,6 @@
 set -eu
 # shellcheck source=../guest/lib.sh
 . /opt/vm/lib.sh
-need_gdrcheck
-need_libcuda_fake
-need_peer_mode
-
-trap peer_gdr_cleanup EXIT
-trap 'exit 143' TERM INT
 peer_gdr_setup
 check "nftables drops UDP 4791 arriving on $PEER_B_NET" peer_firewall "$PEER_B_NET"
 

@@ -10,12 +10,6 @@
 set -eu
 # shellcheck source=../guest/lib.sh
 . /opt/vm/lib.sh
-need_gdrcheck
-need_libcuda_fake
-need_peer_mode
-
-trap peer_gdr_cleanup EXIT
-trap 'exit 143' TERM INT
 peer_gdr_setup
 
 # B started directly (env execs gdrcheck), so $! is gdrcheck's own pid.

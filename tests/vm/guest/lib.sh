@@ -579,9 +579,16 @@ need_peer_mode() {
 		skip "gdrcheck has no --listen (the two-node mode is not in this build)"
 }
 
-# peer_gdr_setup: peer_up, the double's scenario (./cuda.conf) and the faked
-# NVIDIA module; pair with `trap peer_gdr_cleanup EXIT`.
+# peer_gdr_setup: the start of the gdrcheck peer cases (41-46): SKIP
+# without gdrcheck, the libcuda double or the two-node mode; peer_gdr_cleanup
+# on exit; peer_up, the double's scenario (./cuda.conf) and the faked NVIDIA
+# module.
 peer_gdr_setup() {
+	need_gdrcheck
+	need_libcuda_fake
+	need_peer_mode
+	trap peer_gdr_cleanup EXIT
+	trap 'exit 143' TERM INT
 	check "rxe0 is up" rxe_ready rxe0
 	check "end B up: rxe1 on $PEER_B_NET (peer_up)" peer_up
 	gpu_scenario cuda.conf host
