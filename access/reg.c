@@ -32,6 +32,13 @@
 #define POLL_DEADLINE_MS 2000.0
 #define BW_MAX_ITERS	64
 #define BW_BATCH	8
+/*
+ * Full bandwidth bursts (up to 64 MiB of WRITEs) per run; later pairs burst
+ * one batch: a node of hundreds of rails (SR-IOV functions) spent most of
+ * its proof moving bytes for a figure the first bursts already give. The
+ * verified rounds before and after the burst are not shortened.
+ */
+#define BW_FULL_BURSTS	16
 /* Verified rounds per MR: before the bandwidth run and after it. */
 #define DP_ROUNDS	2
 /* What memory holds before a transfer: distinct on either side, so a READ
@@ -105,6 +112,7 @@ struct reg_run {
 	uint64_t seed;		/* patterns differ run to run */
 	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
+	int *bursts;		/* full bandwidth bursts run so far */
 };
 
 static void enter(struct stage_status *st, const char *call)
@@ -626,6 +634,8 @@ static int dp_bandwidth(const struct reg_run *rr, struct nic_res *nr,
 	iters = (int)((64ull << 20) / rr->bytes);
 	iters = iters < BW_BATCH ? BW_BATCH : iters > BW_MAX_ITERS ? BW_MAX_ITERS :
 		iters / BW_BATCH * BW_BATCH;
+	if (rr->bursts && (*rr->bursts)++ >= BW_FULL_BURSTS)
+		iters = BW_BATCH;
 	/* GPU memory will hold the source buffer, if anything. */
 	gpu_note(gb, sent);
 	t0 = now_ms();
@@ -1408,17 +1418,45 @@ out:
 	free(depth);
 }
 
+/*
+ * The registrations (each cheap, but GPUs x devices of them, four a pair,
+ * made a node of 8 GPUs and 256 SR-IOV functions mostly this): the
+ * transfer pairs of @plan, and on a device with fewer than two of them the
+ * first other GPUs with a buffer, up to two, whose MRs the GPU-to-GPU
+ * transfer uses. Every GPU and every device then holds a registration of
+ * each mechanism; the report infers the rest from their GPU's proven
+ * pair. @reg: ngpu x ndev, true = register.
+ */
+static void plan_registrations(const struct gpu_buf *gbufs, int ngpu,
+			       int ndev, const bool *plan, bool *reg)
+{
+	for (int d = 0; d < ndev; d++) {
+		int have = 0;
+
+		for (int g = 0; g < ngpu; g++) {
+			reg[g * ndev + d] = plan[g * ndev + d];
+			have += plan[g * ndev + d] && gbufs[g].allocated;
+		}
+		for (int g = 0; g < ngpu && have < 2; g++)
+			if (!reg[g * ndev + d] && gbufs[g].allocated) {
+				reg[g * ndev + d] = true;
+				have++;
+			}
+	}
+}
+
 static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
 		      int ndev)
 {
 	struct reg_facts *rf = rr->rf;
-	bool *plan = calloc((size_t)(ngpu ? ngpu : 1) * (size_t)(ndev ? ndev : 1),
-			    sizeof(*plan));
+	size_t cells = (size_t)(ngpu ? ngpu : 1) * (size_t)(ndev ? ndev : 1);
+	bool *plan = calloc(2 * cells, sizeof(*plan)), *reg = plan + cells;
 
 	if (!plan)
 		return;
 	plan_transfers(rr, gbufs, ngpu, list, ndev, plan);
+	plan_registrations(gbufs, ngpu, ndev, plan, reg);
 	/* More devices than the node showed before the worker started (the
 	 * capacities): the rest are untried, and the report says so. */
 	if (ndev > rr->vf->cap.nics)
@@ -1471,6 +1509,10 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 				continue;
 			}
 			choose_port(rr, &nr, pp);
+			if (!reg[g * ndev + d]) {
+				pp->reg_inferred = true;
+				continue;
+			}
 			enter(rr->st, "cuCtxSetCurrent");
 			rr->cu->ctx_set_current(gbufs[g].ctx);
 			pmr = reg_timed(rr, nr.pd, (void *)(uintptr_t)gbufs[g].ptr,
@@ -1530,8 +1572,9 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	};
 	struct gpu_buf *gbufs = NULL, *vbufs = NULL;
 	struct ibv_device **list = NULL;
-	int ngpu = 0, ndev = 0, kfd;
+	int ngpu = 0, ndev = 0, kfd, bursts = 0;
 
+	rr.bursts = &bursts;
 	rr.ibv = verbs_api(opt, vf, st);
 	if (!rr.ibv)
 		return;
