@@ -1059,6 +1059,7 @@ int main(int argc, char **argv)
 		finish_capture(&rep, &opt);
 	if (opt.redact)
 		report_redact(&rep);
+	report_fold(&rep);
 
 	quiet_sigpipe();
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
