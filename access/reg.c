@@ -161,20 +161,53 @@ static uint64_t pattern_key(const struct reg_run *rr, int gpu, int nic,
 	return mix64(rr->seed ^ mix64(id));
 }
 
+/*
+ * The last pattern generated, by key: a round fills each pattern three
+ * times (sent, loaded, judged) at one offset or another, and mix64 over
+ * the whole buffer was the proof's largest cost on a node of hundreds of
+ * transfer pairs. The bytes are the same either way. The worker is one
+ * thread; reg_stage frees it.
+ */
+static struct {
+	uint8_t *bytes;
+	size_t len, cap;
+	uint64_t key;
+} pat_cache;
+
 static void content_fill(uint8_t *p, size_t n, const struct content *c)
 {
 	uint64_t w;
 	size_t i;
 
-	memset(p, c->fill, n);
-	if (!c->pattern)
+	if (!c->pattern) {
+		memset(p, c->fill, n);
 		return;
+	}
+	/* Only the bytes the pattern leaves. */
+	memset(p, c->fill, c->off);
+	memset(p + c->off + c->len, c->fill, n - c->off - c->len);
+	if (pat_cache.bytes && pat_cache.key == c->key &&
+	    pat_cache.len >= c->len) {
+		memcpy(p + c->off, pat_cache.bytes, c->len);
+		return;
+	}
 	for (i = 0; i < c->len; i += sizeof(w)) {
 		size_t k = c->len - i < sizeof(w) ? c->len - i : sizeof(w);
 
 		w = mix64(c->key + (i / sizeof(w) + 1) * 0x9e3779b97f4a7c15ull);
 		memcpy(p + c->off + i, &w, k);
 	}
+	if (c->len > pat_cache.cap) {
+		uint8_t *b = realloc(pat_cache.bytes, c->len);
+
+		if (!b)
+			return;
+		pat_cache.bytes = b;
+		pat_cache.cap = c->len;
+	}
+	memcpy(pat_cache.bytes, p + c->off, c->len);
+	pat_cache.len = c->len;
+	pat_cache.key = c->key;
 }
 
 static struct content poison(uint8_t fill)
@@ -1419,22 +1452,33 @@ out:
 }
 
 /*
+ * Up to this many GPU x device pairs every pair is registered (a node of 8
+ * GPUs and 32 devices): the NCCL model's rails (PXN through a peer GPU,
+ * a wider NIC further away) are not always the PCIe-nearest pairs
+ * plan_transfers sees, and the verdict stands on their registrations.
+ */
+#define REG_EVERY_PAIR_MAX 256
+
+/*
  * The registrations (each cheap, but GPUs x devices of them, four a pair,
- * made a node of 8 GPUs and 256 SR-IOV functions mostly this): the
- * transfer pairs of @plan, and on a device with fewer than two of them the
- * first other GPUs with a buffer, up to two, whose MRs the GPU-to-GPU
- * transfer uses. Every GPU and every device then holds a registration of
- * each mechanism; the report infers the rest from their GPU's proven
- * pair. @reg: ngpu x ndev, true = register.
+ * made a node of 8 GPUs and 256 SR-IOV functions mostly this): on a node
+ * of more than REG_EVERY_PAIR_MAX pairs, the transfer pairs of @plan and,
+ * on a device with fewer than two of them, the first other GPUs with a
+ * buffer up to two (the MRs the GPU-to-GPU transfer uses). Every GPU and
+ * every device then holds a registration of each mechanism; the report
+ * infers the rest from their GPU's proven pair. @reg: ngpu x ndev, true =
+ * register.
  */
 static void plan_registrations(const struct gpu_buf *gbufs, int ngpu,
 			       int ndev, const bool *plan, bool *reg)
 {
+	bool all = (long long)ngpu * ndev <= REG_EVERY_PAIR_MAX;
+
 	for (int d = 0; d < ndev; d++) {
 		int have = 0;
 
 		for (int g = 0; g < ngpu; g++) {
-			reg[g * ndev + d] = plan[g * ndev + d];
+			reg[g * ndev + d] = all || plan[g * ndev + d];
 			have += plan[g * ndev + d] && gbufs[g].allocated;
 		}
 		for (int g = 0; g < ngpu && have < 2; g++)
@@ -1626,5 +1670,7 @@ out:
 	free(gbufs);
 	free(rr.expect);
 	free(rr.got);
+	free(pat_cache.bytes);
+	memset(&pat_cache, 0, sizeof(pat_cache));
 	kmsg_collect(rr.rf, kfd);
 }
