@@ -6,10 +6,12 @@
  * the reason, the remediation and each evidence value, literally or once
  * each pair's own names are replaced by placeholders (the pair's id, its
  * GPU's and its NIC's ids and PCI addresses, and their IOMMU groups where
- * the result cites them: facts of the GPU and the NIC, at their subjects). Measurements count as facts, at the precision the
- * report shows them (three decimals). The model keeps every result (the
- * verdicts, JUnit and Prometheus read them all); the text and JSON
- * renderers show a group where its first result stands, with its subjects.
+ * the result cites them: facts of the GPU and the NIC, at their subjects).
+ * A result with a measurement (an EV_REAL: times, bandwidths) is its pair's
+ * own and never folds: two pairs measuring the same by chance would fold in
+ * one run and not the next. The model keeps every result (the verdicts,
+ * JUnit and Prometheus read them all); the text and JSON renderers show a
+ * group where its first result stands, with its subjects.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,8 +135,6 @@ static void fold_key(const struct report *r, const struct result *res,
 		}
 		if (ev->type == EV_INT)
 			snprintf(num, sizeof(num), "=i%lld", ev->i);
-		else if (ev->type == EV_REAL)
-			snprintf(num, sizeof(num), "=r%.3f", ev->d);
 		else
 			snprintf(num, sizeof(num), "=b%d", ev->b);
 		fb_put(b, num, strlen(num));
@@ -154,8 +154,13 @@ static bool foldable(const struct report *r, const struct result *res)
 {
 	const struct subject *s = &r->subj[res->subject];
 
-	return res->gate && s->kind == SUBJ_PAIR && s->pair_gpu >= 0 &&
-	       s->pair_nic >= 0;
+	if (!res->gate || s->kind != SUBJ_PAIR || s->pair_gpu < 0 ||
+	    s->pair_nic < 0)
+		return false;
+	for (size_t e = 0; e < res->nev; e++)
+		if (res->ev[e].type == EV_REAL)
+			return false;
+	return true;
 }
 
 struct slot {

@@ -919,7 +919,7 @@ static void test_text_hostile(void **state)
  * Folding (core/fold.c): pair results of one gate that say the same but for
  * each pair's own names (id, GPU and NIC ids and PCI addresses, a cited
  * IOMMU group) are one JSON result with subjects and one -v line; a
- * different fact, another gate or a non-pair subject stays apart.
+ * different fact, another gate or a measurement stays apart.
  */
 static void test_fold(void **state)
 {
@@ -950,15 +950,22 @@ static void test_fold(void **state)
 			r.subj[nic[i]].pci, r.subj[nic[i]].iommu_group);
 
 		ev_str(x, "nic_group", "%s", r.subj[nic[i]].iommu_group);
-		/* mlx5_2 measured otherwise: a fact of its own. */
-		ev_real(x, "ms", i == 2 ? 2.0 : 1.0);
+		/* mlx5_2 otherwise: a fact of its own. */
+		ev_int(x, "n", i == 2 ? 2 : 1);
 	}
 	/* Another gate, same words: never folded with the first. */
 	report_add(&r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair[0],
 		   ST_PASS, "G", "x");
 	report_add(&r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair[1],
 		   ST_PASS, "G", "x");
+	/* Equal measurements by chance: never folded (not deterministic). */
+	for (int i = 0; i < 2; i++)
+		ev_real(report_add(&r, gate_find("reg.dmabuf"), L_REGISTRATION,
+				   P_DMABUF, pair[i], ST_PASS, "G", "y"),
+			"ms", 1.0);
 	report_fold(&r);
+	assert_int_equal(r.res[6].fold_n, 1);
+	assert_int_equal(r.res[7].fold_rep, -1);
 	assert_int_equal(r.res[0].fold_n, 3);		/* mlx5_0, 1, 3 */
 	assert_int_equal(r.res[1].fold_rep, 0);
 	assert_int_equal(r.res[2].fold_rep, -1);	/* 2.0 ms */
@@ -968,7 +975,7 @@ static void test_fold(void **state)
 
 	root = render_parse(&r);
 	res = json_object_get(root, "results");
-	assert_int_equal(json_array_size(res), 3);
+	assert_int_equal(json_array_size(res), 5);
 	subs = json_object_get(json_array_get(res, 0), "subjects");
 	assert_int_equal(json_array_size(subs), 3);
 	assert_string_equal(json_string_value(json_array_get(subs, 2)),
