@@ -312,21 +312,22 @@ void fake_ledger_init(const char *tag, const char *const *names, int n)
 }
 
 /*
- * Rewritten in place on every change, one pwrite of the whole text at
- * offset 0 through a descriptor kept per process: the counts only grow, so
- * the text never shrinks and a process killed at any point leaves a whole
- * ledger (the readers, the test drivers, read it after the run). Writing a
- * file and renaming it over the ledger, as before, made ext4 flush the
- * data on each rename: on a node of 256 devices the doubles' own ledger
- * was a tenth of the run. Caller holds the lock.
+ * Rewritten in place on every change: opened, one pwrite of the whole text
+ * at offset 0, closed. The counts only grow, so the text never shrinks and
+ * a process killed at any point leaves a whole ledger (the readers, the
+ * test drivers, read it after the run). Writing a file and renaming it
+ * over the ledger, as before, made ext4 flush the data on each rename: on
+ * a node of 256 devices the doubles' own ledger was a tenth of the run.
+ * No descriptor is kept between calls: a library under test may close
+ * every descriptor (the NVML double's closefds fault), and a kept number
+ * reused by the tool would receive the ledger. Caller holds the lock.
  */
 static void ledger_write(void)
 {
-	static int fd = -1;
-	static pid_t owner;
 	const char *dir = getenv("FAKE_LEDGER_DIR");
 	char path[4096], buf[1024];
 	size_t used = 0;
+	int fd;
 
 	if (!dir || !*dir || !ledger_tag)
 		return;
@@ -334,20 +335,13 @@ static void ledger_write(void)
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used,
 					 "%s %lld %lld\n", ledger_names[i],
 					 ledger_acq[i], ledger_rel[i]);
-	if (fd < 0 || owner != getpid()) {
-		/* A forked child writes its own ledger, not its parent's. */
-		if (fd >= 0)
-			close(fd);
-		snprintf(path, sizeof(path), "%s/%s.%d", dir, ledger_tag,
-			 (int)getpid());
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			die("FAKE_LEDGER_DIR: %s: %s", path, strerror(errno));
-		owner = getpid();
-	}
-	if (pwrite(fd, buf, used, 0) != (ssize_t)used)
-		die("FAKE_LEDGER_DIR: %s/%s.%d: %s", dir, ledger_tag,
-		    (int)getpid(), strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s.%d", dir, ledger_tag,
+		 (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("FAKE_LEDGER_DIR: %s: %s", path, strerror(errno));
+	if (pwrite(fd, buf, used, 0) != (ssize_t)used || close(fd))
+		die("FAKE_LEDGER_DIR: %s: %s", path, strerror(errno));
 }
 
 static void ledger_bump(long long *counts, int row)
