@@ -29,7 +29,7 @@ ALL_LDFLAGS = $(LDFLAGS)
 
 # One folder per layer, listed bottom-up; every #include points down this
 # list (tests/check-layers.sh, run by make check).
-CORE_SRCS = core/names.c core/utf8.c core/result.c core/xalloc.c core/clock.c core/sha256.c \
+CORE_SRCS = core/names.c core/utf8.c core/result.c core/fold.c core/xalloc.c core/clock.c core/sha256.c \
 	    decode/parse.c decode/pcie.c \
 	    access/sysroot.c access/symtab.c access/cuda.c access/verbs.c access/mlx5.c access/nvml.c access/par.c access/worker.c \
 	    access/pci.c access/ibsysfs.c access/reg.c access/capture.c access/outfile.c access/vendor_json.c access/vfacts.c \

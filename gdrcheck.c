@@ -1214,6 +1214,9 @@ int main(int argc, char **argv)
 		finish_capture(&rep, &opt);
 	if (opt.redact)
 		report_redact(&rep);
+	/* Only the text and JSON reports show folded results. */
+	if (!opt.quiet && (opt.format == FMT_TEXT || opt.format == FMT_JSON))
+		report_fold(&rep);
 
 	quiet_sigpipe();
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;

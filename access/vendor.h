@@ -238,6 +238,10 @@ struct reg_pair {
 	/* Registered, but no transfer: neither on a rail of its GPU nor its
 	 * device's nearest GPU (plan_transfers; --every-pair: never). */
 	bool dp_off_rail;
+	/* Not registered at all: neither a transfer pair (above) nor one of
+	 * its device's first two GPUs (GPU-to-GPU); the report infers it from
+	 * a proven pair of its GPU (plan_registrations; --every-pair: never). */
+	bool reg_inferred;
 	int gpu_rc;		/* CUresult that left its GPU without a buffer */
 	char gpu_fn[40];	/* the call that returned it */
 	struct cu_call export_call;	/* dma-buf export of the range */

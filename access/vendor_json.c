@@ -172,6 +172,7 @@ static const struct field t_pair[] = {
 	I(struct reg_pair, gpu), S(struct reg_pair, nic), I(struct reg_pair, port),
 	I(struct reg_pair, gid_index), I(struct reg_pair, link_layer),
 	S(struct reg_pair, skip), BO(struct reg_pair, dp_off_rail),
+	BO(struct reg_pair, reg_inferred),
 	IO(struct reg_pair, gpu_rc),
 	SO(struct reg_pair, gpu_fn),
 	O(struct reg_pair, export_call, t_call),

@@ -359,6 +359,14 @@ void report_subject_uuid(struct report *r, int subject, const char *uuid)
 	report_clean(s->uuid, sizeof(s->uuid), uuid ? uuid : "");
 }
 
+void report_subject_iommu_group(struct report *r, int subject,
+				const char *group)
+{
+	struct subject *s = &r->subj[subject];
+
+	report_clean(s->iommu_group, sizeof(s->iommu_group), group);
+}
+
 struct result *report_vadd(struct report *r, const struct gate_desc *gate,
 			   enum gdr_layer layer, unsigned int paths,
 			   int subject, enum gdr_status st, const char *code,
@@ -377,6 +385,9 @@ struct result *report_vadd(struct report *r, const struct gate_desc *gate,
 	res->status = st;
 	res->code = code;
 	res->code_index = -1;
+	res->fold_rep = -1;
+	res->fold_next = -1;
+	res->fold_n = 1;
 	res->reason = report_vprintf(r, fmt, ap);
 	return res;
 }

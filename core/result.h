@@ -20,6 +20,9 @@ struct subject {
 	char label[256];	/* human: "NVIDIA H200 (0000:00:06.0, GPU-...)" */
 	char pci[32];		/* PCI address where one applies */
 	char uuid[96];		/* a GPU's UUID ("GPU-..."), or "" */
+	/* A GPU's or NIC's IOMMU group as platform.iommu_group read it, or
+	 * "" (JSON: only when read); pair results cite it (core/fold.c). */
+	char iommu_group[16];
 	int parent;		/* port -> its NIC subject; -1 otherwise */
 	int pair_gpu;		/* pair -> its GPU and NIC subjects; -1 */
 	int pair_nic;
@@ -107,6 +110,15 @@ struct result {
 	 */
 	bool proof;
 	bool waived;
+	/*
+	 * report_fold (core/fold.c): -1 when this result is shown on its own
+	 * line, else the index of the equal result that stands for it; the
+	 * group's members chained by fold_next (-1 at the end), counted in
+	 * its first result's fold_n.
+	 */
+	int fold_rep;
+	int fold_next;
+	int fold_n;
 };
 
 /*
@@ -356,6 +368,8 @@ int report_subject(struct report *r, enum subject_kind kind, const char *id,
 		   const char *label, const char *pci, int parent);
 /* A GPU subject's UUID (cleaned like every outside string). */
 void report_subject_uuid(struct report *r, int subject, const char *uuid);
+void report_subject_iommu_group(struct report *r, int subject,
+				const char *group);
 
 /*
  * Memory that lives as long as the report and is freed by report_free:
@@ -426,6 +440,12 @@ void pair_grid_free(struct pair_grid *g);
 
 /* --redact: mask the hostname, GIDs, GUIDs and MACs everywhere. */
 void report_redact(struct report *r);
+
+/* Fold equal pair results (core/fold.c); after the last result and any
+ * redaction, before rendering. */
+void report_fold(struct report *r);
+/* Result @i's group's subjects, @i's first, into @subj (fold_n of them). */
+size_t result_fold_subjects(const struct report *r, size_t i, int *subj);
 
 /* Advice grouped by (gate, text): BLOCKED first, then WARN. */
 struct remedy {

@@ -854,6 +854,13 @@ void gate_platform_iommu_group(struct gdr_ctx *ctx, const struct target *t)
 	rail = ctx_result_of(ctx, "topo.nccl", pr->subject);
 	rg = group_of(ctx->sr, gpu, gg, sizeof(gg));
 	rn = group_of(ctx->sr, nic, ng, sizeof(ng));
+	/* Each device's group is its own fact, recorded at its subject. */
+	if (!rg)
+		report_subject_iommu_group(ctx->rep,
+					   ctx->inv.gpu[pr->gpu].subject, gg);
+	if (!rn && !strcmp(nic, ctx->inv.nic[pr->nic].pci))
+		report_subject_iommu_group(ctx->rep,
+					   ctx->inv.nic[pr->nic].subject, ng);
 	if (ovr == 2) {
 		r = emit(ctx, pr->subject, ST_BLOCKED, C_GRDMA_TOPO_DENY,
 			 "NVreg_GrdmaPciTopoCheckOverride is 2: the NVIDIA "

@@ -36,6 +36,9 @@ static bool nic_ambiguous(struct gdr_ctx *ctx, int subject, int nic)
 	return true;
 }
 
+static bool reg_inferred(struct gdr_ctx *ctx, const struct inv_pair *pr,
+			 const struct reg_pair *pp);
+
 static const struct reg_nic *reg_nic_of(const struct gdr_ctx *ctx, int nic)
 {
 	const struct reg_facts *rf = &ctx->vf->reg;
@@ -313,6 +316,8 @@ void gate_reg_peermem(struct gdr_ctx *ctx, const struct target *t)
 	pp = ctx_reg_pair(ctx, pr);
 	if (pair_gpu_unavailable(ctx, pr->subject, pp, "ibv_reg_mr", true))
 		return;
+	if (reg_inferred(ctx, pr, pp))
+		return;
 	/* The registration stage's own reason (vendor facts), not a DEP. */
 	if (!pp || pp->skip[0] || !pp->peermem.tried) {
 		emit(ctx, pr->subject, ST_SKIP, C_PAIR_NOT_TESTABLE,
@@ -373,6 +378,8 @@ void gate_reg_dmabuf(struct gdr_ctx *ctx, const struct target *t)
 	pp = ctx_reg_pair(ctx, pr);
 	if (pair_gpu_unavailable(ctx, pr->subject, pp, "ibv_reg_dmabuf_mr",
 				 true))
+		return;
+	if (reg_inferred(ctx, pr, pp))
 		return;
 	/* The registration stage's own reason (vendor facts), not a DEP. */
 	if (!pp || pp->skip[0]) {
@@ -578,6 +585,8 @@ static const struct reg_pair *vmm_pair_or_skip(struct gdr_ctx *ctx,
 		return NULL;
 	}
 	if (vmm_no_buffer(ctx, pr->subject, *vp))
+		return NULL;
+	if (reg_inferred(ctx, pr, pp))
 		return NULL;
 	return pp;
 }
@@ -905,18 +914,25 @@ static void off_rail(struct gdr_ctx *ctx, const struct inv_pair *pr)
 	int nrails = 0;
 	struct result *r;
 
-	for (size_t i = 0; i < inv->npair; i++) {
-		const struct inv_pair *o = &inv->pair[i];
+	/* Pairs are GPU-major (gate/inventory.c): this GPU's row, then this
+	 * NIC's column, not every pair for every pair. */
+	for (size_t n = 0; n < inv->nnic; n++) {
+		const struct inv_pair *o = &inv->pair[(size_t)pr->gpu * inv->nnic + n];
 		const struct reg_pair *op = ctx_reg_pair(ctx, o);
 
-		if (!op || op->dp_off_rail || op->skip[0])
+		if (!op || op->dp_off_rail || op->reg_inferred || op->skip[0])
 			continue;
 		/* The first four by name, then how many more. */
-		if (o->gpu == pr->gpu && nrails++ < 4 && at < sizeof(rails))
+		if (nrails++ < 4 && at < sizeof(rails))
 			at += (size_t)snprintf(rails + at, sizeof(rails) - at,
 					       "%s%s", at ? ", " : "",
 					       inv->nic[o->nic].name);
-		if (o->nic == pr->nic && !nic_gpu[0])
+	}
+	for (size_t g = 0; g < inv->ngpu && !nic_gpu[0]; g++) {
+		const struct inv_pair *o = &inv->pair[g * inv->nnic + (size_t)pr->nic];
+		const struct reg_pair *op = ctx_reg_pair(ctx, o);
+
+		if (op && !op->dp_off_rail && !op->reg_inferred && !op->skip[0])
 			snprintf(nic_gpu, sizeof(nic_gpu), "%s",
 				 ctx->rep->subj[inv->gpu[o->gpu].subject].id);
 	}
@@ -930,6 +946,43 @@ static void off_rail(struct gdr_ctx *ctx, const struct inv_pair *pr)
 		 nic_gpu[0] ? nic_gpu : "no GPU", inv->nic[pr->nic].name, gpu);
 	ev_int(r, "gpu_rails_proven", nrails);
 	r->waived = true;
+}
+
+/*
+ * A pair the worker did not register (access/reg.c: plan_registrations):
+ * its GPU is proven on a pair of its own, a transfer pair where there is
+ * one, and so is its NIC. Says which (inferred_from) and waives the proof.
+ * Returns true when it emitted.
+ */
+static bool reg_inferred(struct gdr_ctx *ctx, const struct inv_pair *pr,
+			 const struct reg_pair *pp)
+{
+	const struct inventory *inv = &ctx->inv;
+	const char *from = NULL;
+	struct result *r;
+
+	if (!pp || !pp->reg_inferred)
+		return false;
+	for (size_t n = 0; n < inv->nnic; n++) {
+		const struct inv_pair *o = &inv->pair[(size_t)pr->gpu * inv->nnic + n];
+		const struct reg_pair *op = ctx_reg_pair(ctx, o);
+
+		if (!op || op->reg_inferred || op->skip[0])
+			continue;
+		if (!from || !op->dp_off_rail)
+			from = ctx->rep->subj[o->subject].id;
+		if (!op->dp_off_rail)
+			break;
+	}
+	r = emit(ctx, pr->subject, ST_SKIP, C_PAIR_INFERRED,
+		 "not tried on this pair: inferred from %s, %s's own pair (%s "
+		 "is tried on pairs of its own); --every-pair tries every pair",
+		 from ? from : "no pair",
+		 ctx->rep->subj[inv->gpu[pr->gpu].subject].id,
+		 inv->nic[pr->nic].name);
+	ev_str(r, "inferred_from", "%s", from ? from : "");
+	r->waived = true;
+	return true;
 }
 
 static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
@@ -966,6 +1019,8 @@ static void data_gate(struct gdr_ctx *ctx, const struct target *t, bool dmabuf,
 		d = pp ? (dmabuf ? &pp->dp_dmabuf : &pp->dp_peermem) : NULL;
 		m = pp ? (dmabuf ? &pp->dmabuf : &pp->peermem) : NULL;
 	}
+	if (!vmm && pp && !pp->skip[0] && reg_inferred(ctx, pr, pp))
+		return;
 	if (pp && pp->dp_off_rail && !pp->skip[0] && m && m->ok) {
 		off_rail(ctx, pr);
 		return;

@@ -16,12 +16,16 @@
 #include "report/json_out.h"
 #include "core/result.h"
 
-#define SCHEMA_VERSION "2.5"	/* 2.1: the nccl path and object;
+#define SCHEMA_VERSION "2.6"	/* 2.1: the nccl path and object;
 				 * 2.2: a GPU subject's uuid;
 				 * 2.3: require_source, nccl.found;
 				 * 2.4: inventory (versions, NIC kinds);
 				 * 2.5: a rail's nccl_device, fused_ports,
-				 *      proof "registered" */
+				 *      proof "registered";
+				 * 2.6: a result's subjects (equal pair
+				 *      results folded), a GPU's and a
+				 *      NIC's iommu_group; the peer object
+				 *      and layer (two-node mode) */
 
 /* Keys here are ASCII literals: jansson need not check them. */
 static int set(json_t *o, const char *key, json_t *v)
@@ -126,6 +130,31 @@ static json_t *result_json(const struct report *r, const struct result *res)
 	bad |= set_real(o, "duration_ms", round3(res->duration_ms));
 	return done(o, bad);
 }
+
+/*
+ * A folded group (core/fold.c): its first result, with every subject it
+ * stands for in "subjects" (the first is "subject") and their time summed.
+ */
+static json_t *group_json(const struct report *r, size_t i)
+{
+	const struct result *res = &r->res[i];
+	json_t *o = result_json(r, res), *list;
+	double ms = 0;
+	int bad = !o;
+
+	if (!o || res->fold_n < 2)
+		return o;
+	list = json_array();
+	bad |= !list;
+	for (int k = (int)i; list && k >= 0; k = r->res[k].fold_next) {
+		bad |= append(list, jo_string(subject_id(r, r->res[k].subject)));
+		ms += r->res[k].duration_ms;
+	}
+	bad |= set(o, "subjects", list);
+	bad |= set_real(o, "duration_ms", round3(ms));
+	return done(o, bad);
+}
+
 
 static json_t *tool_json(const struct report *r)
 {
@@ -270,6 +299,8 @@ static json_t *subject_json(const struct report *r, size_t i)
 	bad |= set_str_or_null(o, "pci", s->pci[0] ? s->pci : NULL);
 	if (s->kind == SUBJ_GPU)
 		bad |= set_str_or_null(o, "uuid", s->uuid[0] ? s->uuid : NULL);
+	if (s->iommu_group[0])
+		bad |= set_str(o, "iommu_group", s->iommu_group);
 	bad |= set_str_or_null(o, "parent", s->parent >= 0 ?
 			       subject_id(r, s->parent) : NULL);
 	return done(o, bad);
@@ -392,11 +423,6 @@ static void array(struct json_out *o, bool *first, const char *name,
 		jo_value(o, element(r, i), 2);
 	}
 	jo_raw(o, "\n  ]");
-}
-
-static json_t *result_at(const struct report *r, size_t i)
-{
-	return result_json(r, &r->res[i]);
 }
 
 /* The paths object: one dump per path (each may list every ready pair). */
@@ -576,6 +602,22 @@ static json_t *peer_json(const struct report *r)
 	return done(o, bad);
 }
 
+/* The results array: a folded group where its first result stands. */
+static void results(struct json_out *o, bool *first, const struct report *r)
+{
+	bool any = false;
+
+	key(o, first, "results");
+	for (size_t i = 0; i < r->nres; i++) {
+		if (r->res[i].fold_rep >= 0)
+			continue;
+		jo_raw(o, any ? ",\n    " : "[\n    ");
+		any = true;
+		jo_value(o, group_json(r, i), 2);
+	}
+	jo_raw(o, any ? "\n  ]" : "[]");
+}
+
 int render_json(const struct report *r, FILE *out)
 {
 	struct json_out *o = malloc(sizeof(*o));
@@ -606,7 +648,7 @@ int render_json(const struct report *r, FILE *out)
 	member(o, &first, "policy", policy_json(r));
 	member(o, &first, "workers", workers_json(r));
 	array(o, &first, "subjects", r, r->nsubj, subject_json);
-	array(o, &first, "results", r, r->nres, result_at);
+	results(o, &first, r);
 	paths(o, &first, r);
 	member(o, &first, "nccl", nccl_json(r));
 	if (r->peer.active)

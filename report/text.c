@@ -79,12 +79,31 @@ int render_quiet(const struct report *r, FILE *out)
 	return ferror(out) ? -1 : 0;
 }
 
-/* Every result, layer by layer, with its evidence (-v). */
+/*
+ * The subject column of result @i: its subject, or for a folded group
+ * (core/fold.c) the compressed list of every subject it stands for.
+ */
+static const char *detail_subject(const struct report *r, size_t i,
+				  int *subj, char *buf, size_t size)
+{
+	size_t n;
+
+	if (r->res[i].fold_n < 2)
+		return r->subj[r->res[i].subject].id;
+	n = result_fold_subjects(r, i, subj);
+	text_subject_list(r, subj, n, buf, size);
+	return buf;
+}
+
+/* Every result, layer by layer, with its evidence (-v); a folded group
+ * once, where its first result stands. */
 static void print_detail(const struct text_ctx *t)
 {
 	const struct report *r = t->r;
 	enum gdr_layer last = L_COUNT;
 	int gw = 8, sw = 4;
+	int *subj = xcalloc(r->nres ? r->nres : 1, sizeof(*subj));
+	char list[512];
 
 	for (size_t i = 0; i < r->nres; i++) {
 		int g = (int)strlen(r->res[i].gate->id);
@@ -104,6 +123,8 @@ static void print_detail(const struct text_ctx *t)
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
+		if (res->fold_rep >= 0)
+			continue;
 		if (res->layer != last) {
 			fprintf(t->out, "\n%s%s%s\n", text_bold(t),
 				layer_name(res->layer), text_reset(t));
@@ -112,9 +133,12 @@ static void print_detail(const struct text_ctx *t)
 		fprintf(t->out, "  %s%-7s%s  %-*s  %-*s  %s\n",
 			text_status_color(t, res->status),
 			status_name(res->status), text_reset(t),
-			gw, res->gate->id, sw, r->subj[res->subject].id, res->reason);
+			gw, res->gate->id, sw,
+			detail_subject(r, i, subj, list, sizeof(list)),
+			res->reason);
 		print_evidence(res, 13 + gw + sw, t->out);
 	}
+	free(subj);
 }
 
 /* GPUs and NICs, one line each kind: "GPU0-7: NVIDIA H100 80GB HBM3". */

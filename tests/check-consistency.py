@@ -21,6 +21,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import unfold  # noqa: E402  tests/unfold.py: folded pair results, one per subject
+
 
 def nic_of(subject):
     """The NIC of a pair ("GPU0~mlx5_0") or port ("mlx5_0/1")."""
@@ -354,6 +357,7 @@ def main(argv):
         try:
             with open(path) as f:
                 doc = json.load(f)
+                doc = unfold.unfold(doc)
         except (OSError, ValueError) as e:
             print(f"FAIL {name}: no report ({e}); run tests/run-scenarios.sh first")
             failed += 1

@@ -39,16 +39,18 @@ for sc in reg-ok nvml-hgx-h100 hostile-strings; do
 				--libibverbs "$doubles/libibverbs-fake.so" $nvml \
 				$flag >"$work/$mode.json" 2>/dev/null
 		done
-		if out=$(python3 - "$work/plain.json" "$work/redact.json" "$host" <<'PY'
-import json, re, sys
+		if out=$(UNFOLD_DIR="$top/tests" python3 - "$work/plain.json" "$work/redact.json" "$host" <<'PY'
+import json, os, re, sys
+sys.path.insert(0, os.environ["UNFOLD_DIR"])
+import unfold  # folded pair results (schema 2.6), one per subject
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 host = sys.argv[3]
 bad = []
 key = lambda d: [(s["id"], s["kind"]) for s in d["subjects"]]
 if key(a) != key(b):
     bad.append("subject ids differ")
-ra = [(r["gate"], r["subject"], r["status"], r["reason_code"]) for r in a["results"]]
-rb = [(r["gate"], r["subject"], r["status"], r["reason_code"]) for r in b["results"]]
+ra = sorted((r["gate"], r["subject"], r["status"], r["reason_code"]) for r in unfold.results(a))
+rb = sorted((r["gate"], r["subject"], r["status"], r["reason_code"]) for r in unfold.results(b))
 if ra != rb:
     bad.append("gates, subjects, statuses or reason codes differ")
 if a["verdict"] != b["verdict"]:
@@ -59,15 +61,15 @@ if re.search(r"(GPU|MIG)-[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-", text):
 tok = re.compile(r"(?<![A-Za-z0-9_-])" + re.escape(host) + r"(?![A-Za-z0-9_-])")
 # A one-letter name is left alone (it identifies nothing, and " x " joins
 # pair lists): only the ids and codes are checked for it.
-for r in b["results"] if len(host) > 1 else []:
+for r in unfold.results(b) if len(host) > 1 else []:
     for s in [r["reason"], r.get("remediation") or ""]:
         if tok.search(s.replace("<host>", "")):
             bad.append(f"hostname token left in {r['gate']}: {s[:60]}")
             break
 # Device names inside reasons survive: same count of mlx5_N and GPUN.
 dev = re.compile(r"\b(mlx5_\d+|GPU\d+)\b")
-na = sum(len(dev.findall(r["reason"])) for r in a["results"])
-nb = sum(len(dev.findall(r["reason"])) for r in b["results"])
+na = sum(len(dev.findall(r["reason"])) for r in unfold.results(a))
+nb = sum(len(dev.findall(r["reason"])) for r in unfold.results(b))
 if host not in ("mlx5", "GPU0") and na != nb:
     bad.append(f"device names in reasons {na} -> {nb}")
 if host == "mlx5" and na != nb:

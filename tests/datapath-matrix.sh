@@ -105,12 +105,14 @@ run_case() {
 			why="$why; unbalanced $(basename "$l"): $(tr '\n' ' ' <"$l")"
 		fi
 	done
-	res=$(python3 - "$d/out.json" "mlx5_$bad" "$mem" <<'PY'
-import json, sys
+	res=$(UNFOLD_DIR="$top/tests" python3 - "$d/out.json" "mlx5_$bad" "$mem" <<'PY'
+import json, os, sys
+sys.path.insert(0, os.environ["UNFOLD_DIR"])
+import unfold  # folded pair results (schema 2.6), one per subject
 doc = json.load(open(sys.argv[1]))
 bad, mem = sys.argv[2], sys.argv[3]
 problems, seen = [], {}
-for r in doc["results"]:
+for r in unfold.results(doc):
     if r["gate"] not in ("data.peermem", "data.dmabuf"):
         continue
     nic = r["subject"].split("~")[1]

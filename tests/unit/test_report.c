@@ -316,7 +316,7 @@ static void test_json_top(void **state)
 	struct fixture *f = *state;
 	json_t *root = render_parse(&f->r), *v;
 
-	assert_string_equal(jstr(root, "schema_version"), "2.5");
+	assert_string_equal(jstr(root, "schema_version"), "2.6");
 	/* The inventory: what was not read is null, not "". */
 	v = json_object_get(root, "inventory");
 	assert_true(json_is_object(v));
@@ -915,6 +915,85 @@ static void test_text_hostile(void **state)
 #define FIX_TEST(t) \
 	cmocka_unit_test_setup_teardown(t, fixture_setup, fixture_teardown)
 
+/*
+ * Folding (core/fold.c): pair results of one gate that say the same but for
+ * each pair's own names (id, GPU and NIC ids and PCI addresses, a cited
+ * IOMMU group) are one JSON result with subjects and one -v line; a
+ * different fact, another gate or a measurement stays apart.
+ */
+static void test_fold(void **state)
+{
+	struct report r;
+	int gpu, nic[4], pair[4];
+	json_t *root, *res, *subs;
+	char *text;
+	int ret;
+
+	report_init(&r);
+	gpu = report_subject(&r, SUBJ_GPU, "GPU0", "", "0000:05:00.0", -1);
+	for (int i = 0; i < 4; i++) {
+		char id[16], pci[16], pid[32];
+
+		snprintf(id, sizeof(id), "mlx5_%d", i);
+		snprintf(pci, sizeof(pci), "0000:0%d:00.0", 6 + i);
+		nic[i] = report_subject(&r, SUBJ_NIC, id, "", pci, -1);
+		snprintf(pid, sizeof(pid), "GPU0~%s", id);
+		pair[i] = report_subject(&r, SUBJ_PAIR, pid, pid, NULL, -1);
+		r.subj[pair[i]].pair_gpu = gpu;
+		r.subj[pair[i]].pair_nic = nic[i];
+		report_subject_iommu_group(&r, nic[i], i == 3 ? "7" : id + 5);
+	}
+	for (int i = 0; i < 4; i++) {
+		struct result *x = report_add(&r, gate_find("platform.iommu_group"),
+			L_PLATFORM, P_DMABUF, pair[i], ST_PASS, "G",
+			"NIC %s (%s) in group %s", r.subj[nic[i]].id,
+			r.subj[nic[i]].pci, r.subj[nic[i]].iommu_group);
+
+		ev_str(x, "nic_group", "%s", r.subj[nic[i]].iommu_group);
+		/* mlx5_2 otherwise: a fact of its own. */
+		ev_int(x, "n", i == 2 ? 2 : 1);
+	}
+	/* Another gate, same words: never folded with the first. */
+	report_add(&r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair[0],
+		   ST_PASS, "G", "x");
+	report_add(&r, gate_find("topo.path"), L_TOPOLOGY, P_BOTH, pair[1],
+		   ST_PASS, "G", "x");
+	/* Equal measurements by chance: never folded (not deterministic). */
+	for (int i = 0; i < 2; i++)
+		ev_real(report_add(&r, gate_find("reg.dmabuf"), L_REGISTRATION,
+				   P_DMABUF, pair[i], ST_PASS, "G", "y"),
+			"ms", 1.0);
+	report_fold(&r);
+	assert_int_equal(r.res[6].fold_n, 1);
+	assert_int_equal(r.res[7].fold_rep, -1);
+	assert_int_equal(r.res[0].fold_n, 3);		/* mlx5_0, 1, 3 */
+	assert_int_equal(r.res[1].fold_rep, 0);
+	assert_int_equal(r.res[2].fold_rep, -1);	/* 2.0 ms */
+	assert_int_equal(r.res[3].fold_rep, 0);
+	assert_int_equal(r.res[4].fold_n, 2);
+	assert_int_equal(r.res[5].fold_rep, 4);
+
+	root = render_parse(&r);
+	res = json_object_get(root, "results");
+	assert_int_equal(json_array_size(res), 5);
+	subs = json_object_get(json_array_get(res, 0), "subjects");
+	assert_int_equal(json_array_size(subs), 3);
+	assert_string_equal(json_string_value(json_array_get(subs, 2)),
+			    "GPU0~mlx5_3");
+	assert_null(json_object_get(json_array_get(res, 1), "subjects"));
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(json_object_get(root, "subjects"), nic[3]),
+		"iommu_group")), "7");
+	json_decref(root);
+
+	text = render(&r, false, false, true, &ret);
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(text, "GPU0 x mlx5_0-1,mlx5_3"));
+	assert_non_null(strstr(text, "GPU0 x mlx5_0-1  x"));
+	free(text);
+	report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -940,6 +1019,7 @@ int main(void)
 		FIX_TEST(test_junit_hostile),
 		FIX_TEST(test_prometheus),
 		FIX_TEST(test_text_hostile),
+		cmocka_unit_test(test_fold),
 	};
 
 	/* make msan-check: the jansson readers cannot run under MSan. */
