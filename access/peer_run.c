@@ -663,6 +663,11 @@ static int act(struct prun *p, struct unit *u, struct peer_xfer *x)
 {
 	size_t n = p->plan->bytes;
 
+	/* In the second phase our target holds the peer's pattern already
+	 * (its WRITE): poisoned first, a READ that never lands shows. */
+	memset(u->host, POISON, n);
+	if (gpu_copy(p, x, true, u->ptr, u->host))
+		return -1;
 	if (one_op(p, u, x, IBV_WR_RDMA_WRITE, u->ptr + n, x->remote.addr, n,
 		   "RDMA WRITE"))
 		return -1;
