@@ -13,7 +13,8 @@ def supported: [
 	"$schema", "$id", "$defs", "$ref", "title", "description",
 	"type", "const", "enum", "pattern", "minLength", "minimum",
 	"required", "properties", "additionalProperties",
-	"items", "minItems", "maxItems", "oneOf", "allOf", "if", "then", "else"
+	"items", "minItems", "maxItems", "uniqueItems", "oneOf", "allOf", "if",
+	"then", "else"
 ];
 
 def resolve($root):
@@ -66,6 +67,7 @@ def errs($s0; $root; $p):
 	  (if ($x | type) == "array" then
 		(if ($s | has("minItems")) and ($x | length) < $s.minItems then "\($p): fewer than \($s.minItems) items" else empty end),
 		(if ($s | has("maxItems")) and ($x | length) > $s.maxItems then "\($p): more than \($s.maxItems) items" else empty end),
+		(if $s.uniqueItems == true and ($x | length) != ($x | unique | length) then "\($p): items not unique" else empty end),
 		(if $s | has("items") then
 			(range(0; $x | length) as $i | $x[$i] | errs($s.items; $root; "\($p)[\($i)]"))
 		 else empty end)
