@@ -2,9 +2,15 @@
 # (a jq module used by lib.sh report_checks): one line per problem, nothing
 # when all is well.
 
+# Folded results (schema 2.6: one result standing for every pair in its
+# subjects) as one result per subject, as tests/unfold.py does on the host.
+def unfolded:
+	.results |= [.[] | if has("subjects") then (.subjects[] as $s | . + {subject: $s} | del(.subjects)) else . end];
+
 # One line per result, per path verdict and the overall verdict.
 def summary_lines:
-	(.results[] | "  \(.status)\t\(.gate)\t\(.subject)\t\(.reason_code): \(.reason)"),
+	unfolded
+	| (.results[] | "  \(.status)\t\(.gate)\t\(.subject)\t\(.reason_code): \(.reason)"),
 	(.paths | to_entries[] | "  path \(.key): \(.value.summary)"),
 	"  overall: \(.verdict.status), exit_code \(.verdict.exit_code)";
 
@@ -14,7 +20,8 @@ def summary_lines:
 # its blockers, the exit code matches the overall verdict, and (with
 # --require any) the overall verdict follows from the two paths.
 def consistency_errors:
-	([.subjects[].id]) as $ids
+	unfolded
+	| ([.subjects[].id]) as $ids
 	| ([.results[] | select(.status == "BLOCKED") | [.gate, .subject, .reason_code]]) as $blocked
 	| (if ($ids | length) != ($ids | unique | length) then "duplicate subject ids \($ids)" else empty end),
 	  (.subjects[] | select(.parent != null and (.parent as $p | $ids | index($p) | not))
