@@ -177,7 +177,7 @@ FUZZ_SRCS_fuzz_sysroot = access/sysroot.c
 FUZZ_SRCS_fuzz_json    = report/json_out.c core/utf8.c
 FUZZ_SRCS_fuzz_vendor  = access/vendor_json.c access/vfacts.c access/sysroot.c
 FUZZ_SRCS_fuzz_peer    = access/peer_msg.c core/sha256.c
-FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c report/remedy.c report/text_util.c report/text.c \
+FUZZ_SRCS_fuzz_render  = core/names.c core/utf8.c core/result.c core/fold.c report/remedy.c report/text_util.c report/text.c \
 			 report/text_summary.c report/text_table.c report/text_problems.c \
 			 report/text_list.c report/json.c report/json_out.c report/junit.c \
 			 report/prometheus.c report/failing.c core/xalloc.c \
