@@ -19,7 +19,7 @@
 #      datapath-matrix  every faked transfer x NIC position x GPUs x paths
 #      options   usage errors exit 2 with a message; good options work
 #      fuzz-captures  whole capture archives mutated, then replayed (~10 s)
-#   7. sanitize  unit, scenarios, fault matrix, options, files and
+#   7. sanitize  unit, scenarios, fault matrix, options, files, peer and
 #                fuzz-captures under ASan+UBSan
 # Ends with "N passed, N failed" over all layers; exits non-zero on failure.
 set -u

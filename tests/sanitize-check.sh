@@ -67,6 +67,8 @@ suite scenarios tests/run-scenarios.sh
 suite fault-matrix tests/fault-matrix.sh
 suite options tests/check-options.sh
 suite files tests/check-files.sh
+# Two-node mode: two sanitized processes, scripted peers.
+suite peer python3 tests/check-peer.py
 # The same iterations as the plain build's (seed and count: about 0.05 s a
 # replay under ASan, 15 s in all); the fresh captures are made by this binary.
 suite fuzz-captures python3 tests/fuzz-captures.py
