@@ -14,8 +14,9 @@
  * report/ (the renderers).
  */
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -686,30 +687,58 @@ static bool same_output(const char *a, const char *b)
 	return !strcmp(ta, tb);
 }
 
+/*
+ * --token-file's first line into o->token_buf: a regular file only, opened
+ * without blocking (a FIFO there must not hold the run before its deadline
+ * starts), at most one buffer of it read.
+ */
+static int read_token_file(struct options *o)
+{
+	size_t cap = sizeof(o->token_buf) - 1, len;
+	const char *why = NULL;
+	struct stat st;
+	ssize_t n = -1;
+	int fd;
+
+	fd = open(o->token_file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return usage_error("cannot read --token-file '%s': %s",
+				   o->token_file, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if ((n = read(fd, o->token_buf, cap)) < 0)
+		why = strerror(errno);
+	close(fd);
+	if (!why) {
+		o->token_buf[n] = '\0';
+		len = strcspn(o->token_buf, "\r\n");
+		if (!len)
+			why = "its first line is empty";
+		else if (len == cap)
+			why = "its first line is longer than 256 bytes";
+		o->token_buf[len] = '\0';
+	}
+	if (why)
+		return usage_error("cannot read --token-file '%s': %s",
+				   o->token_file, why);
+	return 0;
+}
+
 /* The shared secret: --token, --token-file, the environment, Slurm. */
 static int peer_token(struct options *o)
 {
 	const char *env = getenv("GDRCHECK_PEER_TOKEN");
 	const char *job = getenv("SLURM_JOB_ID");
-	FILE *f;
 
 	if (o->token && o->token_file)
 		return usage_error("--token and --token-file: give one");
 	if (o->token) {
 		o->token_source = "--token";
 	} else if (o->token_file) {
-		f = fopen(o->token_file, "re");
-		if (!f || !fgets(o->token_buf, sizeof(o->token_buf), f)) {
-			int err = f ? EINVAL : errno;
+		int ret = read_token_file(o);
 
-			if (f)
-				fclose(f);
-			return usage_error("cannot read --token-file '%s': %s",
-					   o->token_file, err == EINVAL ?
-					   "empty" : strerror(err));
-		}
-		fclose(f);
-		o->token_buf[strcspn(o->token_buf, "\r\n")] = '\0';
+		if (ret)
+			return ret;
 		o->token = o->token_buf;
 		o->token_source = "--token-file";
 	} else if (env && *env) {

@@ -361,7 +361,15 @@ def run_cases(work):
     check("capture: the exchange is in the archive",
           "theirs rail 1" in kept and "xfer rail 1" in kept, kept[:300])
 
-    # 9. Usage.
+    # 9. Usage. A FIFO as --token-file must be refused at once, not read
+    # (the timeout below would turn a hang into a failure).
+    fifo = os.path.join(work, "token.fifo")
+    os.mkfifo(fifo)
+    empty = os.path.join(work, "token.empty")
+    open(empty, "w").close()
+    long_tok = os.path.join(work, "token.long")
+    with open(long_tok, "w") as f:
+        f.write("x" * 300 + "\n")
     for args, why in ((["--listen", "x:y:z"], "bad endpoint"),
                       (["--listen", "1", "--peer", "h"], "both sides"),
                       (["--peer", "h"], "no token"),
@@ -369,9 +377,18 @@ def run_cases(work):
                        "bad --pairs"),
                       (["--peer", "h", "--token", "a", "--min-bandwidth", "2"],
                        "bad --min-bandwidth"),
-                      (["--token", "a"], "token without two-node mode")):
-        p = subprocess.run([GDRCHECK] + args, env=env_for(work),
-                           capture_output=True, text=True)
+                      (["--token", "a"], "token without two-node mode"),
+                      (["--peer", "h", "--token-file", fifo], "--token-file a FIFO"),
+                      (["--peer", "h", "--token-file", work], "--token-file a directory"),
+                      (["--peer", "h", "--token-file", empty], "--token-file empty"),
+                      (["--peer", "h", "--token-file", long_tok],
+                       "--token-file's first line too long")):
+        try:
+            p = subprocess.run([GDRCHECK] + args, env=env_for(work),
+                               capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            check(f"usage: {why} -> exit 2", False, "hung (killed after 20 s)")
+            continue
         check(f"usage: {why} -> exit 2", p.returncode == 2 and p.stderr,
               f"{p.returncode} {p.stderr[:200]}")
 
