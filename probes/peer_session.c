@@ -179,18 +179,36 @@ static void gid_facts(struct sysroot *sr, const char *nic, int port,
 	}
 }
 
-/* /proc/net/route's connected route of @dev holding @ip: its prefix. */
-static unsigned int route_prefix(struct sysroot *sr, const char *dev,
-				 const uint8_t ip[4])
+/* Kernel tables of a few hundred lines (routes, ARP), up to this much. */
+#define NET_TABLE_MAX	(1u << 20)
+
+/* A /proc/net table below the sysroot, malloc'd; NULL: unreadable. */
+static char *net_table(struct sysroot *sr, const char *path)
 {
-	char buf[16384], *line, *save = NULL;
+	char *buf = malloc(NET_TABLE_MAX);
+
+	if (buf && sysroot_read(sr, path, buf, NET_TABLE_MAX) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/*
+ * The prefix length of @dev's connected route holding @ip in /proc/net/route
+ * (@routes, read once per run): 0 when none, -1 when unreadable.
+ */
+static int route_prefix(const char *routes, const char *dev,
+			const uint8_t ip[4])
+{
+	const char *line;
 	uint32_t addr;
 
+	if (!routes)
+		return -1;
 	memcpy(&addr, ip, 4);
-	if (sysroot_read(sr, "/proc/net/route", buf, sizeof(buf)) < 0)
-		return 0;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	for (line = routes; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		char ifname[32];
 		unsigned int dst, gw, flags, mask;
 
@@ -198,14 +216,14 @@ static unsigned int route_prefix(struct sysroot *sr, const char *dev,
 			   &gw, &flags, &mask) != 5 || strcmp(ifname, dev) ||
 		    gw || !mask || (addr & mask) != dst)
 			continue;
-		return (unsigned int)__builtin_popcount(mask);
+		return __builtin_popcount(mask);
 	}
 	return 0;
 }
 
-static void rail_facts(struct gdr_ctx *ctx, const char *nic, int port,
-		       const char *gpu_pci, const char *nic_pci,
-		       struct peer_rail *r)
+static void rail_facts(struct gdr_ctx *ctx, struct peer_session *s,
+		       const char *nic, int port, const char *gpu_pci,
+		       const char *nic_pci, struct peer_rail *r)
 {
 	struct sysroot *sr = ctx->sr;
 	char path[320], buf[64];
@@ -240,8 +258,17 @@ static void rail_facts(struct gdr_ctx *ctx, const char *nic, int port,
 		snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", r->netdev);
 		if (!sysroot_read_ll(sr, path, &v) && v > 0 && v < 1 << 20)
 			r->netdev_mtu = (uint32_t)v;
-		if (r->gid_family == 4)
-			r->prefix_len = route_prefix(sr, r->netdev, r->gid + 12);
+		if (r->gid_family == 4) {
+			int prefix;
+
+			if (!s->routes_read) {
+				s->routes = net_table(sr, "/proc/net/route");
+				s->routes_read = true;
+			}
+			prefix = route_prefix(s->routes, r->netdev, r->gid + 12);
+
+			r->prefix_len = prefix > 0 ? (uint32_t)prefix : 0;
+		}
 	}
 }
 
@@ -279,7 +306,7 @@ static void offer_rail(struct gdr_ctx *ctx, struct peer_session *s, int k)
 	memset(pr, 0, sizeof(*pr));
 	pr->rail = (uint32_t)k;
 	pr->gid_index = gid >= 0 ? (uint32_t)gid : UINT32_MAX;
-	rail_facts(ctx, in->name, port, g->pci, in->pci, pr);
+	rail_facts(ctx, s, in->name, port, g->pci, in->pci, pr);
 	/* Without a CUDA ordinal no buffer: nothing to offer. */
 	pr->mechs = g->cuda >= 0 ? (uint8_t)mechs_of(r, g->subject) : 0;
 	s->mine_nic[k] = nic;
@@ -443,28 +470,29 @@ static void counters_of(struct sysroot *sr, const struct peer_plan_rail *pr,
 			       &c->rcv);
 }
 
-/* /proc/net/arp's entry for @ip on @dev: "ARP ... complete/incomplete". */
-static void neighbour_of(struct sysroot *sr, const char *dev, const uint8_t ip[4],
-			 char *out, size_t len)
+/* What the kernel holds for @ip on @dev: its connected route, its ARP
+ * entry (@arp: /proc/net/arp, NULL when unreadable). */
+static void neighbour_of(const struct peer_session *s, const char *arp,
+			 const char *dev, const uint8_t ip[4], char *out,
+			 size_t len)
 {
-	char buf[65536], want[20], *line, *save = NULL;
-	const char *where;
-	bool routed;
+	int prefix = route_prefix(s->routes, dev, ip);
+	const char *where = prefix < 0 ? "(routes unreadable)" :
+			    prefix ? "is on a connected route" :
+			    "is not on a connected route";
+	const char *line;
+	char want[20];
 
 	snprintf(want, sizeof(want), "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
-	routed = route_prefix(sr, dev, ip) > 0;
-	where = !sysroot_exists(sr, "/proc/net/route") ?
-		"(routes unreadable)" : routed ? "is on a connected route" :
-		"is not on a connected route";
-	if (sysroot_read(sr, "/proc/net/arp", buf, sizeof(buf)) < 0) {
+	if (!arp) {
 		snprintf(out, len, "%s %s from %s; ARP table unreadable", want,
 			 where, dev);
 		return;
 	}
 	snprintf(out, len, "%s %s from %s; no ARP entry for it on %s", want,
 		 where, dev, dev);
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	for (line = arp; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		char addr[64], hw[64], ifname[32];
 		unsigned int type, flags;
 
@@ -484,6 +512,8 @@ static void run_transfers(struct gdr_ctx *ctx, struct peer_session *s,
 {
 	struct vendor_options v = *vo;
 	double left = (vo->run_deadline_ms - now_ms()) / 1e3;
+	char *arp = NULL;
+	bool arp_read = false;
 
 	s->vf = calloc(1, sizeof(*s->vf));
 	if (!s->vf)
@@ -505,10 +535,17 @@ static void run_transfers(struct gdr_ctx *ctx, struct peer_session *s,
 		for (int j = 0; j < s->nmine; j++)
 			if (s->mine_rail[j].rail == t->rail)
 				m = &s->mine_rail[j];
-		if (m && m->netdev[0] && m->gid_family == 4 && t->gid_family == 4)
-			neighbour_of(ctx->sr, m->netdev, t->gid + 12,
-				     s->neigh[i], sizeof(s->neigh[i]));
+		if (!m || !m->netdev[0] || m->gid_family != 4 ||
+		    t->gid_family != 4)
+			continue;
+		if (!arp_read) {
+			arp = net_table(ctx->sr, "/proc/net/arp");
+			arp_read = true;
+		}
+		neighbour_of(s, arp, m->netdev, t->gid + 12, s->neigh[i],
+			     sizeof(s->neigh[i]));
 	}
+	free(arp);
 }
 
 static uint64_t moved(const struct peer_counters *a,
@@ -677,6 +714,7 @@ void peer_session_free(struct gdr_ctx *ctx)
 	if (!s)
 		return;
 	peer_close(&s->conn);
+	free(s->routes);
 	if (s->vf) {
 		vendor_facts_free(s->vf);
 		free(s->vf);

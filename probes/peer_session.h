@@ -42,6 +42,10 @@ struct peer_session {
 	bool have_their_end[PEER_MAX_RAILS];
 	int final_ret;
 	char final_err[320];
+	/* /proc/net/route, read once when a rail is RoCE IPv4; NULL when
+	 * unreadable (or not read: routes_read). */
+	char *routes;
+	bool routes_read;
 	/* RoCE IPv4: the route and neighbour of each plan rail's peer address
 	 * as the kernel saw them after the transfers ("" when not RoCE v4). */
 	char neigh[PEER_MAX_RAILS][160];
