@@ -1131,15 +1131,31 @@ static void finish_capture(struct report *rep, const struct options *o)
 	}
 }
 
+/*
+ * The PCI tree needs no vendor answer: it is read while the vendor workers
+ * wait on the driver (vendor_options.meanwhile), or before the gates when
+ * no worker ran. Once per run.
+ */
+static void read_pci_tree(void *arg)
+{
+	struct gdr_ctx *ctx = arg;
+	struct pci_source ps = { .libpci = ctx->opt->libpci,
+				 .dump = ctx->opt->pci_dump };
+
+	if (ctx->pci_read)
+		return;
+	ctx->pci_read = true;
+	ctx->pci_open_err = pci_open(&ctx->pci, &ps, ctx->sr);
+	pcitree_build(ctx);
+}
+
 /* The gates over what the vendor stages learnt, folded into a verdict. */
 static void run_gates(struct gdr_ctx *ctx, struct report *rep,
 		      const struct options *opt)
 {
-	struct pci_source ps = { .libpci = opt->libpci, .dump = opt->pci_dump };
 	enum require_policy req;
 
-	ctx->pci_open_err = pci_open(&ctx->pci, &ps, ctx->sr);
-	pcitree_build(ctx);
+	read_pci_tree(ctx);
 	inventory_build(ctx);
 	gates_run(ctx);
 	stage_output_evidence(ctx);
@@ -1212,7 +1228,14 @@ int main(int argc, char **argv)
 	catch_signals();
 	if (opt.capture)
 		capture_enable(sr);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.opt = &opt;
+	ctx.vf = vf;
+	ctx.rep = &rep;
+	ctx.sr = sr;
 	vendor_setup(&vo, &opt, sr, t0);
+	vo.meanwhile = read_pci_tree;
+	vo.meanwhile_arg = &ctx;
 	/* Host work that needs no vendor answer runs while the worker waits
 	 * on the driver (not for a capture, which holds its answers). */
 	if (gate_selected(&opt, &gate_descs[G_MECH_PEERMEM_API]) &&
@@ -1220,16 +1243,12 @@ int main(int argc, char **argv)
 		ksym = ksym_prefetch_start(sr);
 	vo.spare_child = ksym_prefetch_pid(ksym);
 	vendor_answers(&vo, &opt, sr, vf);
+	vo.meanwhile = NULL;	/* once: not again for two-node mode's stage */
 	ksym_prefetch_join(ksym);
 
 	report_init(&rep);
 	fill_meta(&rep, sr, &opt);
 	record_workers(&rep, vf);
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.opt = &opt;
-	ctx.vf = vf;
-	ctx.rep = &rep;
-	ctx.sr = sr;
 	ctx.ksym = ksym;
 	run_gates(&ctx, &rep, &opt);
 	versions_collect(&ctx);
@@ -1249,6 +1268,7 @@ int main(int argc, char **argv)
 
 	quiet_sigpipe();
 	ret = write_report(&rep, &opt) ? EXIT_UNDECIDED : rep.exit_code;
+	vendor_reap_finished();
 	inventory_free(&ctx.inv);
 	pcitree_free(&ctx);
 	pci_close(ctx.pci);

@@ -449,6 +449,12 @@ struct vendor_facts {
 	/* Set by the parent once NVML's worker (which runs beside the main
 	 * one) is over, or never started: its answers are final. */
 	volatile bool nvml_settled;
+	/* Written by a worker that finished its lane's stages, just before it
+	 * exits: its pid (index 0 the main lane, 1 NVML's). The parent takes
+	 * the lane's facts as final then and reaps the worker after the
+	 * report, so the driver's teardown of the process (tens of ms on a
+	 * GPU node) overlaps the gates instead of preceding them. */
+	int lane_done[2];
 	/* Not recorded: how these facts came (access/vendor_json.h). A
 	 * --sysroot replay of a capture's vendor facts: the file read. */
 	char replayed_from[VF_TEXT];
@@ -511,6 +517,11 @@ struct vendor_options {
 	/* gdrcheck's own host-side helper (the kallsyms pass), running
 	 * beside the worker: the orphan sweep leaves it alone. 0: none. */
 	pid_t spare_child;
+	/* Host work that needs no vendor answer (reading the PCI tree), run
+	 * by the parent once while the workers wait on the driver; NULL:
+	 * none. Called from the supervising thread, after the forks. */
+	void (*meanwhile)(void *arg);
+	void *meanwhile_arg;
 	/* Set by the worker supervisor once a library hung or crashed: later
 	 * stages do not call into it again (a wedged cuInit would hang each
 	 * time). */
@@ -530,5 +541,13 @@ extern volatile sig_atomic_t vendor_interrupted;
  * learnt is recorded in the stage states.
  */
 void vendor_collect(const struct vendor_options *opt, struct vendor_facts *vf);
+
+/*
+ * Reap the workers that finished their stages and were left exiting by
+ * vendor_collect() (see lane_done): each is killed with its process group
+ * and waited for, at most a grace period. Called once the report is out,
+ * and by vendor_collect() before it starts new workers.
+ */
+void vendor_reap_finished(void);
 
 #endif

@@ -117,6 +117,12 @@ static bool in_lane(unsigned int mask, int s)
 	return (mask & SBIT(s)) != 0;
 }
 
+/* A lane's slot in vendor_facts.lane_done. */
+static int lane_index(unsigned int mask)
+{
+	return mask == NVML_LANE;
+}
+
 static bool run_spent(const struct vendor_options *opt)
 {
 	return opt->run_deadline_ms > 0 && now_ms() >= opt->run_deadline_ms;
@@ -276,6 +282,10 @@ worker_main(const struct vendor_options *opt, struct vendor_facts *vf,
 			st->state = STAGE_DONE;
 		tick(f);
 	}
+	/* Done: the parent may report while the driver tears this down. */
+	__atomic_store_n(&vf->lane_done[lane_index(mask)], (int)getpid(),
+			 __ATOMIC_RELEASE);
+	tick(f);
 	_exit(0);
 }
 
@@ -418,9 +428,14 @@ static bool kill_and_reap(pid_t pid, int *status)
 	return true;
 }
 
+/* Workers that finished their stages and are exiting, to be reaped after
+ * the report (vendor_reap_finished); one per lane at most. */
+static pid_t finished[2];
+
 /* The children the orphan sweep leaves alone: gdrcheck's own host-side
- * helper and the worker of every lane still running. */
-#define MAX_SPARE 4
+ * helper, the worker of every lane still running and the finished ones
+ * still exiting. */
+#define MAX_SPARE 5
 
 struct spare_set {
 	pid_t pid[MAX_SPARE];
@@ -661,6 +676,42 @@ static void spares_of(const struct supervisor *sv, const struct lane *ln,
 	for (int l = 0; l < nlanes && sp->n < MAX_SPARE; l++)
 		if (&ln[l] != self && ln[l].live)
 			sp->pid[sp->n++] = ln[l].pid;
+	for (int l = 0; l < 2 && sp->n < MAX_SPARE; l++)
+		if (finished[l] > 0)
+			sp->pid[sp->n++] = finished[l];
+}
+
+/*
+ * The lane's worker said it finished every stage and is exiting: its facts
+ * are final. Keep what it printed and leave it to vendor_reap_finished(),
+ * so the driver's teardown of the process runs beside the gates.
+ */
+static int lane_finished(struct supervisor *sv, struct lane *self)
+{
+	drain_output(sv, &self->f);
+	close_read_ends(&self->f);
+	self->live = false;
+	finished[lane_index(self->mask)] = self->pid;
+	return WSTAGE_COUNT;
+}
+
+void vendor_reap_finished(void)
+{
+	struct spare_set none = { .n = 0 };
+	bool any = false;
+
+	for (int l = 0; l < 2; l++) {
+		int status;
+
+		if (finished[l] <= 0)
+			continue;
+		kill_and_reap(finished[l], &status);
+		finished[l] = 0;
+		any = true;
+	}
+	/* Helpers the finished workers forked and left behind. */
+	if (any)
+		reap_orphans(&none);
 }
 
 /*
@@ -714,6 +765,9 @@ static int lane_check(struct supervisor *sv, struct lane *ln, int nlanes,
 
 	drain_output(sv, &self->f);
 	drain_ticks(&self->f);
+	if (__atomic_load_n(&vf->lane_done[lane_index(self->mask)],
+			    __ATOMIC_ACQUIRE) == self->pid)
+		return lane_finished(sv, self);
 	if (vendor_interrupted) {
 		/* The worker's resources die with it: the kernel and the
 		 * drivers release MRs, QPs and GPU memory. */
@@ -1008,6 +1062,9 @@ static void supervise(struct supervisor *sv, const struct vendor_options *in,
 	lane_resume(sv, &lanes[1], 0);
 	vf->nvml_settled = !lanes[1].live;
 	lane_resume(sv, &lanes[0], 0);
+	/* The workers are off (forked): the parent's own reading now. */
+	if (opt->meanwhile)
+		opt->meanwhile(opt->meanwhile_arg);
 	while (lanes[0].live || lanes[1].live) {
 		for (int l = 0; l < 2; l++) {
 			int ran = lanes[l].first, next;
@@ -1040,6 +1097,7 @@ void vendor_collect(const struct vendor_options *in, struct vendor_facts *vf)
 	struct vf_caps caps;
 	int err;
 
+	vendor_reap_finished();		/* an earlier call's */
 	memset(vf, 0, sizeof(*vf));
 	memset(sv, 0, sizeof(*sv));
 	node_caps(opt->sysroot, &caps);

@@ -241,6 +241,7 @@ struct gdr_ctx {
 	struct pci_cfg *cfg;		/* parallel to tree.n; bridges only */
 	struct pci_lib *pci;		/* this run's libpci (access/pci.h) */
 	int pci_open_err;		/* libpci set-up, 0 = ready */
+	bool pci_read;			/* pci and tree above are set */
 	struct sysroot *sr;		/* the tree every probe reads */
 	struct report *rep;
 	const struct gate_desc *gate;	/* gate being run */
