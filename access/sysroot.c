@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -55,6 +56,28 @@ struct read_memo {
 
 enum { MEMO_TEXT, MEMO_LINK, MEMO_EXISTS };
 
+/*
+ * Directories that files were read from, opened once (O_PATH, resolved
+ * inside the root like any lookup), so that a file below one is a lookup
+ * of one name (see stat_below). A full confined resolution per file, twice
+ * (the O_PATH look, then the open), through each PCI function's
+ * /sys/bus/pci/devices link, was most of an analysis run's CPU. The tree
+ * build, the inventory and the link checks each pass over every function
+ * once: the cache holds them all on an 8-GPU node (56 functions, 16 RDMA
+ * port directories, the IOMMU groups). Sets of DIR_WAYS, the least recently
+ * used one replaced; at most dirs_max descriptors held (a quarter of
+ * RLIMIT_NOFILE, for the rest of the tool).
+ */
+#define DIR_SLOTS 256
+#define DIR_WAYS 4
+#define DIR_PATH_MAX 128
+
+struct dir_slot {
+	char path[DIR_PATH_MAX];	/* "" when free */
+	int fd;
+	unsigned int last_use;
+};
+
 /* One tree to read: everything a lookup needs, nothing process-wide. */
 struct sysroot {
 	char dir[PATH_MAX];		/* "" for the real root */
@@ -71,6 +94,8 @@ struct sysroot {
 	char known_paths[KNOWN_PATHS][PATH_MAX];
 	unsigned int known_next;
 	struct read_memo memo;
+	struct dir_slot dirs[DIR_SLOTS];
+	unsigned int dirs_held, dirs_max, dirs_tick;
 	/* Where root_fd is, as the kernel names it (sysroot_realpath's fast
 	 * path); 0 not asked yet, 1 known, -1 unavailable. */
 	int root_real_state;
@@ -228,15 +253,32 @@ static void memo_put(struct sysroot *sr, const char *path, unsigned char kind,
 	e->kind = kind;
 }
 
+static void dir_cache_clear(struct sysroot *sr)
+{
+	for (size_t i = 0; i < DIR_SLOTS; i++) {
+		if (sr->dirs[i].path[0])
+			close(sr->dirs[i].fd);
+		sr->dirs[i].path[0] = '\0';
+		sr->dirs[i].fd = -1;
+	}
+	sr->dirs_held = 0;
+}
+
 /* Point sr at dir (NULL or "/": the real root); forgets what it cached. */
 void sysroot_set(struct sysroot *sr, const char *dir)
 {
 	const char *how = getenv("GDRCHECK_SYSROOT_RESOLVE");
+	struct rlimit nofile;
 	size_t n;
 
 	memset(sr->known_paths, 0, sizeof(sr->known_paths));
 	sr->known_next = 0;
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
+	sr->dirs_max = DIR_SLOTS;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) &&
+	    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur / 4 < DIR_SLOTS)
+		sr->dirs_max = (unsigned int)(nofile.rlim_cur / 4);
 	if (sr->root_fd >= 0)
 		close(sr->root_fd);
 	sr->root_fd = -1;
@@ -284,13 +326,17 @@ void sysroot_free(struct sysroot *sr)
 	if (sr->root_fd >= 0)
 		close(sr->root_fd);
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
 	free(sr);
 }
 
 void sysroot_guard_fd(struct sysroot *sr)
 {
-	if (sr)
-		sr->guard_fd = true;
+	if (!sr)
+		return;
+	sr->guard_fd = true;
+	/* Not used here (dir_fd): the descriptors go back to the worker. */
+	dir_cache_clear(sr);
 }
 
 /*
@@ -327,6 +373,7 @@ void sysroot_force_walk(struct sysroot *sr, bool on)
 	sr->use_walk = on;
 	/* Each resolution path answers for itself (the tests compare them). */
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
 }
 
 bool sysroot_walking(const struct sysroot *sr)
@@ -339,8 +386,10 @@ void sysroot_set_recorder(struct sysroot *sr,
 {
 	sr->rec = rec;
 	sr->rec_arg = arg;
-	/* What is read from now on is recorded: nothing comes from before. */
+	/* What is read from now on is recorded: nothing comes from before
+	 * (a directory the walk opened before recorded no links). */
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
 }
 
 bool sysroot_recording(const struct sysroot *sr)
@@ -497,13 +546,98 @@ int sysroot_open(struct sysroot *sr, const char *path, int flags)
 	return walk_open(sr, path, flags);
 }
 
+/*
+ * The directory holding path, from the cache or opened now, and the name
+ * below it; -1 where the full resolution must answer: the real root (its
+ * files are read afresh, a device may come and go), the worker (a vendor
+ * library may close our descriptors: sysroot_guard_fd), a path whose last
+ * component is "." or "..", or a directory that does not open.
+ */
+static int dir_fd(struct sysroot *sr, const char *path, const char **name)
+{
+	const char *base = strrchr(path, '/');
+	struct dir_slot *set, *d, *free_slot = NULL, *oldest = NULL;
+	uint32_t h = 2166136261u;
+	size_t len;
+	int fd;
+
+	if (!sr->dir[0] || sr->guard_fd || !base || base == path || !base[1] ||
+	    !strcmp(base, "/.") || !strcmp(base, "/.."))
+		return -1;
+	len = (size_t)(base - path);
+	if (len >= DIR_PATH_MAX)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)path[i]) * 16777619u;
+	set = &sr->dirs[h % (DIR_SLOTS / DIR_WAYS) * DIR_WAYS];
+	*name = base + 1;
+	for (int i = 0; i < DIR_WAYS; i++) {
+		struct dir_slot *s = &set[i];
+
+		if (!strncmp(s->path, path, len) && s->path[len] == '\0') {
+			s->last_use = ++sr->dirs_tick;
+			return s->fd;
+		}
+		if (!s->path[0])
+			free_slot = free_slot ? free_slot : s;
+		else if (!oldest || s->last_use < oldest->last_use)
+			oldest = s;
+	}
+	d = free_slot && sr->dirs_held < sr->dirs_max ? free_slot : oldest;
+	if (!d)
+		return -1;
+	if (d->path[0]) {
+		close(d->fd);
+		d->path[0] = '\0';
+		sr->dirs_held--;
+	}
+	memcpy(d->path, path, len);
+	d->path[len] = '\0';
+	fd = sysroot_open(sr, d->path, O_PATH | O_DIRECTORY);
+	if (fd < 0) {
+		d->path[0] = '\0';
+		return -1;
+	}
+	d->fd = fd;
+	d->last_use = ++sr->dirs_tick;
+	sr->dirs_held++;
+	return fd;
+}
+
+/*
+ * stat(2) of path as the name below its cached directory: 0 (*dfd and
+ * *name set, st filled), -ENOENT, or 1 where the full resolution must
+ * answer (no cached directory, a link, an error other than absence).
+ *
+ * Why this stays confined: the directory was resolved inside the root
+ * (sysroot_open), and one plain name (no "/", no "." or "..") looked up
+ * without following a link cannot leave it. A link there goes the long
+ * way, resolved inside the root. What is left is a directory moved out of
+ * the tree after this run resolved it: a captured tree is not changed
+ * while it is analysed, and the real root never comes here (dir_fd).
+ */
+static int stat_below(struct sysroot *sr, const char *path, struct stat *st,
+		      int *dfd, const char **name)
+{
+	*dfd = dir_fd(sr, path, name);
+	if (*dfd < 0)
+		return 1;
+	if (fstatat(*dfd, *name, st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? -ENOENT : 1;
+	return S_ISLNK(st->st_mode) ? 1 : 0;
+}
+
 int sysroot_stat(struct sysroot *sr, const char *path, struct stat *st)
 {
-	int fd = sysroot_open(sr, path, O_PATH);
-	int ret = 0;
+	const char *name;
+	int dfd, fd, ret = stat_below(sr, path, st, &dfd, &name);
 
+	if (ret <= 0)
+		return ret;
+	fd = sysroot_open(sr, path, O_PATH);
 	if (fd < 0)
 		return fd;
+	ret = 0;
 	if (fstat(fd, st))
 		ret = -errno;
 	close(fd);
@@ -526,41 +660,67 @@ int sysroot_access(struct sysroot *sr, const char *path)
 	return ret;
 }
 
+/* 0 for a regular file, else what reading it answers. */
+static int regular_or_error(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	return S_ISREG(st->st_mode) ? 0 : -SYSROOT_ENOTREG;
+}
+
+/* fd if it is still the file st described, else -SYSROOT_ENOTREG. */
+static int same_file(int fd, const struct stat *st)
+{
+	struct stat now;
+
+	/* Swapped since it was looked at: refuse what was not checked. */
+	if (fstat(fd, &now) || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino) {
+		close(fd);
+		return -SYSROOT_ENOTREG;
+	}
+	return fd;
+}
+
 /*
  * Open a file for reading only if it is a regular file. It is looked at
- * with O_PATH first: opening a FIFO can block and opening a device can act
- * on the device, so neither is opened for reading at all.
+ * first (fstatat below its cached directory, else O_PATH): opening a FIFO
+ * can block and opening a device can act on the device, so neither is
+ * opened for reading at all.
  */
 int sysroot_open_regular(struct sysroot *sr, const char *path)
 {
-	struct stat st, st2;
-	int pfd, fd;
+	const char *name;
+	struct stat st;
+	int dfd, pfd, fd;
 
+	fd = stat_below(sr, path, &st, &dfd, &name);
+	if (fd < 0)
+		return fd;
+	if (fd == 0) {
+		fd = regular_or_error(&st);
+		if (fd)
+			return fd;
+		/* O_NOFOLLOW: a link swapped in since goes the long way. */
+		fd = openat(dfd, name, O_RDONLY | O_NOCTTY | O_NONBLOCK |
+			    O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			return same_file(fd, &st);
+		if (errno != ELOOP)
+			return -errno;
+	}
 	pfd = sysroot_open(sr, path, O_PATH);
 	if (pfd < 0)
 		return pfd;
-	if (fstat(pfd, &st)) {
+	if (fstat(pfd, &st))
 		fd = -errno;
-		goto out;
+	else
+		fd = regular_or_error(&st);
+	if (!fd) {
+		fd = sysroot_open(sr, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+		if (fd >= 0)
+			fd = same_file(fd, &st);
 	}
-	if (S_ISDIR(st.st_mode)) {
-		fd = -EISDIR;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fd = -SYSROOT_ENOTREG;
-		goto out;
-	}
-	fd = sysroot_open(sr, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		goto out;
-	/* Swapped between the two opens: refuse what was not checked. */
-	if (fstat(fd, &st2) || st2.st_dev != st.st_dev ||
-	    st2.st_ino != st.st_ino) {
-		close(fd);
-		fd = -SYSROOT_ENOTREG;
-	}
-out:
 	close(pfd);
 	return fd;
 }
