@@ -33,13 +33,17 @@
 
 /*
  * Attributes that do not change while gdrcheck runs (PCI ids, link
- * speeds, NUMA node, IOMMU group and driver links, RDMA port facts, the
- * NVIDIA driver's parameters), read once per run: the NCCL model, the
+ * speeds, NUMA node, IOMMU group and driver links, whether a function is
+ * a VF (physfn), an IOMMU group's type, RDMA port facts, the NVIDIA
+ * driver's parameters), read once per run: the NCCL model, the
  * platform rules and the inventory each ask for them per GPU x NIC pair
  * (3,500 opens on an 8x12 tree). One answer per run is also one fact per
  * report. Other files (AER counters, kmsg, /proc/self) are read afresh.
+ * The table starts small and doubles: at its full 16,384 slots (640 KiB)
+ * from the start, touching it cost an 8x8 run 360 page faults.
  */
 #define MEMO_SLOTS 16384
+#define MEMO_FIRST 512
 
 struct memo_entry {
 	char *path;			/* NULL: free slot */
@@ -50,8 +54,8 @@ struct memo_entry {
 };
 
 struct read_memo {
-	struct memo_entry *slot;	/* MEMO_SLOTS of them, or NULL */
-	size_t used;
+	struct memo_entry *slot;	/* size of them, or NULL */
+	size_t size, used;
 };
 
 enum { MEMO_TEXT, MEMO_LINK, MEMO_EXISTS };
@@ -115,12 +119,13 @@ static void memo_clear(struct read_memo *m)
 {
 	if (!m->slot)
 		return;
-	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+	for (size_t i = 0; i < m->size; i++) {
 		free(m->slot[i].path);
 		free(m->slot[i].data);
 	}
 	free(m->slot);
 	m->slot = NULL;
+	m->size = 0;
 	m->used = 0;
 }
 
@@ -139,7 +144,7 @@ static bool memo_wanted(const char *path)
 		"/subsystem_device", "/revision", "/max_link_speed",
 		"/max_link_width", "/current_link_speed",
 		"/current_link_width", "/numa_node", "/iommu_group",
-		"/driver",
+		"/driver", "/physfn",
 	};
 	static const char *const port[] = {
 		"/link_layer", "/rate", "/state", "/phys_state",
@@ -149,6 +154,8 @@ static bool memo_wanted(const char *path)
 		return true;
 	if (!strncmp(path, "/sys/kernel/pci_switch_link/", 28))
 		return true;
+	if (!strncmp(path, "/sys/kernel/iommu_groups/", 25))
+		return ends_with(path, "/type");
 	if (!strncmp(path, "/sys/bus/pci/devices/", 21)) {
 		for (size_t i = 0; i < sizeof(pci) / sizeof(pci[0]); i++)
 			if (ends_with(path, pci[i]))
@@ -166,37 +173,62 @@ static bool memo_wanted(const char *path)
 	return false;
 }
 
-static size_t memo_hash(const char *path, unsigned char kind)
+static size_t memo_hash(const char *path, unsigned char kind, size_t size)
 {
 	uint32_t h = 2166136261u ^ kind;
 
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
 		h = (h ^ *p) * 16777619u;
-	return h % MEMO_SLOTS;
+	return h % size;
 }
 
-/* The entry for (path, kind): a filled one, a free one, or NULL (full). */
+/* The entry for (path, kind): a filled one, a free one, or NULL. */
 static struct memo_entry *memo_slot(struct read_memo *m, const char *path,
 				    unsigned char kind)
 {
 	size_t h;
 
-	if (!m->slot) {
-		m->slot = calloc(MEMO_SLOTS, sizeof(*m->slot));
-		if (!m->slot)
-			return NULL;
-	}
-	h = memo_hash(path, kind);
-	for (size_t i = 0; i < MEMO_SLOTS; i++) {
-		struct memo_entry *e = &m->slot[(h + i) % MEMO_SLOTS];
+	if (!m->slot)
+		return NULL;
+	h = memo_hash(path, kind, m->size);
+	for (size_t i = 0; i < m->size; i++) {
+		struct memo_entry *e = &m->slot[(h + i) % m->size];
 
 		if (!e->path)
-			/* Keep a quarter free: probes stay short. */
-			return m->used < MEMO_SLOTS / 4 * 3 ? e : NULL;
+			return e;
 		if (e->kind == kind && !strcmp(e->path, path))
 			return e;
 	}
 	return NULL;
+}
+
+/*
+ * Room for one more entry: false when the table is at MEMO_SLOTS and
+ * three quarters full (a quarter stays free: probes stay short) or out
+ * of memory.
+ */
+static bool memo_room(struct read_memo *m)
+{
+	struct read_memo big;
+
+	if (m->slot && m->used < m->size / 4 * 3)
+		return true;
+	if (m->slot && m->size >= MEMO_SLOTS)
+		return false;
+	big.size = m->slot ? m->size * 2 : MEMO_FIRST;
+	big.used = m->used;
+	big.slot = calloc(big.size, sizeof(*big.slot));
+	if (!big.slot)
+		return false;
+	for (size_t i = 0; i < m->size; i++) {
+		struct memo_entry *e = &m->slot[i];
+
+		if (e->path)
+			*memo_slot(&big, e->path, e->kind) = *e;
+	}
+	free(m->slot);
+	*m = big;
+	return true;
 }
 
 /* A remembered answer for (path, kind, cap), or NULL. */
@@ -229,7 +261,7 @@ static void memo_put(struct sysroot *sr, const char *path, unsigned char kind,
 	struct memo_entry *e;
 	char *p, *d;
 
-	if (!memo_wanted(path))
+	if (!memo_wanted(path) || !memo_room(&sr->memo))
 		return;
 	e = memo_slot(&sr->memo, path, kind);
 	/* The first answer stays: it is the one the report already has. */
