@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,28 +33,55 @@
 
 /*
  * Attributes that do not change while gdrcheck runs (PCI ids, link
- * speeds, NUMA node, IOMMU group and driver links, RDMA port facts, the
- * NVIDIA driver's parameters), read once per run: the NCCL model, the
+ * speeds, NUMA node, IOMMU group and driver links, whether a function is
+ * a VF (physfn), an IOMMU group's type, RDMA port facts, the NVIDIA
+ * driver's parameters), read once per run: the NCCL model, the
  * platform rules and the inventory each ask for them per GPU x NIC pair
  * (3,500 opens on an 8x12 tree). One answer per run is also one fact per
  * report. Other files (AER counters, kmsg, /proc/self) are read afresh.
+ * The table starts small and doubles: at its full 16,384 slots (640 KiB)
+ * from the start, touching it cost an 8x8 run 360 page faults.
  */
 #define MEMO_SLOTS 16384
+#define MEMO_FIRST 512
 
 struct memo_entry {
 	char *path;			/* NULL: free slot */
 	char *data;			/* the text read or the link's target */
 	size_t cap;			/* the caller's buffer size it was read with */
 	ssize_t ret;			/* what the read returned */
+	uint32_t hash;			/* memo_hash(path, kind) */
 	unsigned char kind;		/* MEMO_TEXT, MEMO_LINK, MEMO_EXISTS */
 };
 
 struct read_memo {
-	struct memo_entry *slot;	/* MEMO_SLOTS of them, or NULL */
-	size_t used;
+	struct memo_entry *slot;	/* size (a power of two), or NULL */
+	size_t size, used;
 };
 
 enum { MEMO_TEXT, MEMO_LINK, MEMO_EXISTS };
+
+/*
+ * Directories that files were read from, opened once (O_PATH, resolved
+ * inside the root like any lookup), so that a file below one is a lookup
+ * of one name (see stat_below). A full confined resolution per file, twice
+ * (the O_PATH look, then the open), through each PCI function's
+ * /sys/bus/pci/devices link, was most of an analysis run's CPU. The tree
+ * build, the inventory and the link checks each pass over every function
+ * once: the cache holds them all on an 8-GPU node (56 functions, 16 RDMA
+ * port directories, the IOMMU groups). Sets of DIR_WAYS, the least recently
+ * used one replaced; at most dirs_max descriptors held (a quarter of
+ * RLIMIT_NOFILE, for the rest of the tool).
+ */
+#define DIR_SLOTS 256
+#define DIR_WAYS 4
+#define DIR_PATH_MAX 128
+
+struct dir_slot {
+	char path[DIR_PATH_MAX];	/* "" when free */
+	int fd;
+	unsigned int last_use;
+};
 
 /* One tree to read: everything a lookup needs, nothing process-wide. */
 struct sysroot {
@@ -71,6 +99,8 @@ struct sysroot {
 	char known_paths[KNOWN_PATHS][PATH_MAX];
 	unsigned int known_next;
 	struct read_memo memo;
+	struct dir_slot dirs[DIR_SLOTS];
+	unsigned int dirs_held, dirs_max, dirs_tick;
 	/* Where root_fd is, as the kernel names it (sysroot_realpath's fast
 	 * path); 0 not asked yet, 1 known, -1 unavailable. */
 	int root_real_state;
@@ -90,20 +120,23 @@ static void memo_clear(struct read_memo *m)
 {
 	if (!m->slot)
 		return;
-	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+	for (size_t i = 0; i < m->size; i++) {
 		free(m->slot[i].path);
 		free(m->slot[i].data);
 	}
 	free(m->slot);
 	m->slot = NULL;
+	m->size = 0;
 	m->used = 0;
 }
 
-static bool ends_with(const char *s, const char *tail)
+/* Is s one of the n names in list ("/name": s[1] first, no call)? */
+static bool one_of(const char *s, const char *const *list, size_t n)
 {
-	size_t n = strlen(s), t = strlen(tail);
-
-	return n >= t && !strcmp(s + n - t, tail);
+	for (size_t i = 0; i < n; i++)
+		if (s[1] == list[i][1] && !strcmp(s, list[i]))
+			return true;
+	return false;
 }
 
 /* Is path one of the run-stable attributes above? */
@@ -114,64 +147,95 @@ static bool memo_wanted(const char *path)
 		"/subsystem_device", "/revision", "/max_link_speed",
 		"/max_link_width", "/current_link_speed",
 		"/current_link_width", "/numa_node", "/iommu_group",
-		"/driver",
+		"/driver", "/physfn",
 	};
 	static const char *const port[] = {
 		"/link_layer", "/rate", "/state", "/phys_state",
 	};
 
+	/* Asked twice for every read: compare the last component only. */
+	const char *base = strrchr(path, '/');
+
 	if (!strcmp(path, "/proc/driver/nvidia/params"))
 		return true;
+	if (strncmp(path, "/sys/", 5))
+		return false;
 	if (!strncmp(path, "/sys/kernel/pci_switch_link/", 28))
 		return true;
-	if (!strncmp(path, "/sys/bus/pci/devices/", 21)) {
-		for (size_t i = 0; i < sizeof(pci) / sizeof(pci[0]); i++)
-			if (ends_with(path, pci[i]))
-				return true;
-		return false;
-	}
+	if (!strncmp(path, "/sys/kernel/iommu_groups/", 25))
+		return !strcmp(base, "/type");
+	if (!strncmp(path, "/sys/bus/pci/devices/", 21))
+		return one_of(base, pci, sizeof(pci) / sizeof(pci[0]));
 	if (!strncmp(path, "/sys/class/infiniband/", 22) &&
 	    strstr(path, "/ports/")) {
 		if (strstr(path, "/gids/") || strstr(path, "/gid_attrs/"))
 			return true;
-		for (size_t i = 0; i < sizeof(port) / sizeof(port[0]); i++)
-			if (ends_with(path, port[i]))
-				return true;
+		return one_of(base, port, sizeof(port) / sizeof(port[0]));
 	}
 	return false;
 }
 
-static size_t memo_hash(const char *path, unsigned char kind)
+/* FNV-1a a word at a time: paths are 30 to 60 bytes, asked 3,000 times. */
+static uint32_t memo_hash(const char *path, unsigned char kind)
 {
-	uint32_t h = 2166136261u ^ kind;
+	uint64_t h = 14695981039346656037ull ^ kind, w;
+	size_t n = strlen(path), i = 0;
 
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	return h % MEMO_SLOTS;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, path + i, 8);
+		h = (h ^ w) * 1099511628211ull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, path + i, n - i);
+	h = (h ^ w ^ n) * 1099511628211ull;
+	return (uint32_t)(h ^ (h >> 32));
 }
 
-/* The entry for (path, kind): a filled one, a free one, or NULL (full). */
+/* The entry for (path, kind): a filled one, a free one, or NULL. */
 static struct memo_entry *memo_slot(struct read_memo *m, const char *path,
-				    unsigned char kind)
+				    unsigned char kind, uint32_t hash)
 {
-	size_t h;
-
-	if (!m->slot) {
-		m->slot = calloc(MEMO_SLOTS, sizeof(*m->slot));
-		if (!m->slot)
-			return NULL;
-	}
-	h = memo_hash(path, kind);
-	for (size_t i = 0; i < MEMO_SLOTS; i++) {
-		struct memo_entry *e = &m->slot[(h + i) % MEMO_SLOTS];
+	if (!m->slot)
+		return NULL;
+	for (size_t i = 0; i < m->size; i++) {
+		struct memo_entry *e = &m->slot[(hash + i) & (m->size - 1)];
 
 		if (!e->path)
-			/* Keep a quarter free: probes stay short. */
-			return m->used < MEMO_SLOTS / 4 * 3 ? e : NULL;
-		if (e->kind == kind && !strcmp(e->path, path))
+			return e;
+		if (e->hash == hash && e->kind == kind && !strcmp(e->path, path))
 			return e;
 	}
 	return NULL;
+}
+
+/*
+ * Room for one more entry: false when the table is at MEMO_SLOTS and
+ * three quarters full (a quarter stays free: probes stay short) or out
+ * of memory.
+ */
+static bool memo_room(struct read_memo *m)
+{
+	struct read_memo big;
+
+	if (m->slot && m->used < m->size / 4 * 3)
+		return true;
+	if (m->slot && m->size >= MEMO_SLOTS)
+		return false;
+	big.size = m->slot ? m->size * 2 : MEMO_FIRST;
+	big.used = m->used;
+	big.slot = calloc(big.size, sizeof(*big.slot));
+	if (!big.slot)
+		return false;
+	for (size_t i = 0; i < m->size; i++) {
+		struct memo_entry *e = &m->slot[i];
+
+		if (e->path)
+			*memo_slot(&big, e->path, e->kind, e->hash) = *e;
+	}
+	free(m->slot);
+	*m = big;
+	return true;
 }
 
 /* A remembered answer for (path, kind, cap), or NULL. */
@@ -182,7 +246,7 @@ static const struct memo_entry *memo_get(struct sysroot *sr, const char *path,
 
 	if (!memo_wanted(path))
 		return NULL;
-	e = memo_slot(&sr->memo, path, kind);
+	e = memo_slot(&sr->memo, path, kind, memo_hash(path, kind));
 	if (!e || !e->path)
 		return NULL;
 	if (kind != MEMO_TEXT || e->cap == cap)
@@ -202,11 +266,13 @@ static void memo_put(struct sysroot *sr, const char *path, unsigned char kind,
 		     size_t cap, ssize_t ret, const char *data, size_t len)
 {
 	struct memo_entry *e;
+	uint32_t hash;
 	char *p, *d;
 
-	if (!memo_wanted(path))
+	if (!memo_wanted(path) || !memo_room(&sr->memo))
 		return;
-	e = memo_slot(&sr->memo, path, kind);
+	hash = memo_hash(path, kind);
+	e = memo_slot(&sr->memo, path, kind, hash);
 	/* The first answer stays: it is the one the report already has. */
 	if (!e || e->path)
 		return;
@@ -225,18 +291,36 @@ static void memo_put(struct sysroot *sr, const char *path, unsigned char kind,
 	e->data = d;
 	e->cap = cap;
 	e->ret = ret;
+	e->hash = hash;
 	e->kind = kind;
+}
+
+static void dir_cache_clear(struct sysroot *sr)
+{
+	for (size_t i = 0; i < DIR_SLOTS; i++) {
+		if (sr->dirs[i].path[0])
+			close(sr->dirs[i].fd);
+		sr->dirs[i].path[0] = '\0';
+		sr->dirs[i].fd = -1;
+	}
+	sr->dirs_held = 0;
 }
 
 /* Point sr at dir (NULL or "/": the real root); forgets what it cached. */
 void sysroot_set(struct sysroot *sr, const char *dir)
 {
 	const char *how = getenv("GDRCHECK_SYSROOT_RESOLVE");
+	struct rlimit nofile;
 	size_t n;
 
 	memset(sr->known_paths, 0, sizeof(sr->known_paths));
 	sr->known_next = 0;
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
+	sr->dirs_max = DIR_SLOTS;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) &&
+	    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur / 4 < DIR_SLOTS)
+		sr->dirs_max = (unsigned int)(nofile.rlim_cur / 4);
 	if (sr->root_fd >= 0)
 		close(sr->root_fd);
 	sr->root_fd = -1;
@@ -284,13 +368,17 @@ void sysroot_free(struct sysroot *sr)
 	if (sr->root_fd >= 0)
 		close(sr->root_fd);
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
 	free(sr);
 }
 
 void sysroot_guard_fd(struct sysroot *sr)
 {
-	if (sr)
-		sr->guard_fd = true;
+	if (!sr)
+		return;
+	sr->guard_fd = true;
+	/* Not used here (dir_fd): the descriptors go back to the worker. */
+	dir_cache_clear(sr);
 }
 
 /*
@@ -327,6 +415,7 @@ void sysroot_force_walk(struct sysroot *sr, bool on)
 	sr->use_walk = on;
 	/* Each resolution path answers for itself (the tests compare them). */
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
 }
 
 bool sysroot_walking(const struct sysroot *sr)
@@ -339,8 +428,10 @@ void sysroot_set_recorder(struct sysroot *sr,
 {
 	sr->rec = rec;
 	sr->rec_arg = arg;
-	/* What is read from now on is recorded: nothing comes from before. */
+	/* What is read from now on is recorded: nothing comes from before
+	 * (a directory the walk opened before recorded no links). */
 	memo_clear(&sr->memo);
+	dir_cache_clear(sr);
 }
 
 bool sysroot_recording(const struct sysroot *sr)
@@ -497,13 +588,125 @@ int sysroot_open(struct sysroot *sr, const char *path, int flags)
 	return walk_open(sr, path, flags);
 }
 
+/* May this sysroot keep directories open (see dir_fd)? */
+static bool dirs_cached(const struct sysroot *sr)
+{
+	return sr->dir[0] && !sr->guard_fd;
+}
+
+/*
+ * The cached descriptor of the directory named by the first len bytes of
+ * path, or -1 and *slot: where to keep it once opened (NULL: nowhere).
+ */
+static int dir_find(struct sysroot *sr, const char *path, size_t len,
+		    struct dir_slot **slot)
+{
+	struct dir_slot *set, *free_slot = NULL, *oldest = NULL;
+	uint32_t h = 2166136261u;
+
+	*slot = NULL;
+	if (len >= DIR_PATH_MAX)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)path[i]) * 16777619u;
+	set = &sr->dirs[h % (DIR_SLOTS / DIR_WAYS) * DIR_WAYS];
+	for (int i = 0; i < DIR_WAYS; i++) {
+		struct dir_slot *s = &set[i];
+
+		if (!strncmp(s->path, path, len) && s->path[len] == '\0') {
+			s->last_use = ++sr->dirs_tick;
+			return s->fd;
+		}
+		if (!s->path[0])
+			free_slot = free_slot ? free_slot : s;
+		else if (!oldest || s->last_use < oldest->last_use)
+			oldest = s;
+	}
+	*slot = free_slot && sr->dirs_held < sr->dirs_max ? free_slot : oldest;
+	return -1;
+}
+
+/* Keep fd, a directory opened as path's first len bytes, in slot. */
+static void dir_keep(struct sysroot *sr, struct dir_slot *slot,
+		     const char *path, size_t len, int fd)
+{
+	if (slot->path[0]) {
+		close(slot->fd);
+		sr->dirs_held--;
+	}
+	memcpy(slot->path, path, len);
+	slot->path[len] = '\0';
+	slot->fd = fd;
+	slot->last_use = ++sr->dirs_tick;
+	sr->dirs_held++;
+}
+
+/*
+ * The directory holding path, from the cache or opened now, and the name
+ * below it; -1 where the full resolution must answer: the real root (its
+ * files are read afresh, a device may come and go), the worker (a vendor
+ * library may close our descriptors: sysroot_guard_fd), a path whose last
+ * component is "." or "..", or a directory that does not open.
+ */
+static int dir_fd(struct sysroot *sr, const char *path, const char **name)
+{
+	const char *base = strrchr(path, '/');
+	struct dir_slot *slot;
+	char dir[DIR_PATH_MAX];
+	size_t len;
+	int fd;
+
+	if (!dirs_cached(sr) || !base || base == path || !base[1] ||
+	    !strcmp(base, "/.") || !strcmp(base, "/.."))
+		return -1;
+	*name = base + 1;
+	len = (size_t)(base - path);
+	fd = dir_find(sr, path, len, &slot);
+	if (fd >= 0 || !slot)
+		return fd;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	fd = sysroot_open(sr, dir, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return -1;
+	dir_keep(sr, slot, path, len, fd);
+	return fd;
+}
+
+/*
+ * stat(2) of path as the name below its cached directory: 0 (*dfd and
+ * *name set, st filled), -ENOENT, or 1 where the full resolution must
+ * answer (no cached directory, a link, an error other than absence).
+ *
+ * Why this stays confined: the directory was resolved inside the root
+ * (sysroot_open), and one plain name (no "/", no "." or "..") looked up
+ * without following a link cannot leave it. A link there goes the long
+ * way, resolved inside the root. What is left is a directory moved out of
+ * the tree after this run resolved it: a captured tree is not changed
+ * while it is analysed, and the real root never comes here (dir_fd).
+ */
+static int stat_below(struct sysroot *sr, const char *path, struct stat *st,
+		      int *dfd, const char **name)
+{
+	*dfd = dir_fd(sr, path, name);
+	if (*dfd < 0)
+		return 1;
+	if (fstatat(*dfd, *name, st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? -ENOENT : 1;
+	return S_ISLNK(st->st_mode) ? 1 : 0;
+}
+
 int sysroot_stat(struct sysroot *sr, const char *path, struct stat *st)
 {
-	int fd = sysroot_open(sr, path, O_PATH);
-	int ret = 0;
+	const char *name;
+	int dfd, fd, ret = stat_below(sr, path, st, &dfd, &name);
 
+	if (ret <= 0)
+		return ret;
+	fd = sysroot_open(sr, path, O_PATH);
 	if (fd < 0)
 		return fd;
+	ret = 0;
 	if (fstat(fd, st))
 		ret = -errno;
 	close(fd);
@@ -526,41 +729,67 @@ int sysroot_access(struct sysroot *sr, const char *path)
 	return ret;
 }
 
+/* 0 for a regular file, else what reading it answers. */
+static int regular_or_error(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	return S_ISREG(st->st_mode) ? 0 : -SYSROOT_ENOTREG;
+}
+
+/* fd if it is still the file st described, else -SYSROOT_ENOTREG. */
+static int same_file(int fd, const struct stat *st)
+{
+	struct stat now;
+
+	/* Swapped since it was looked at: refuse what was not checked. */
+	if (fstat(fd, &now) || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino) {
+		close(fd);
+		return -SYSROOT_ENOTREG;
+	}
+	return fd;
+}
+
 /*
  * Open a file for reading only if it is a regular file. It is looked at
- * with O_PATH first: opening a FIFO can block and opening a device can act
- * on the device, so neither is opened for reading at all.
+ * first (fstatat below its cached directory, else O_PATH): opening a FIFO
+ * can block and opening a device can act on the device, so neither is
+ * opened for reading at all.
  */
 int sysroot_open_regular(struct sysroot *sr, const char *path)
 {
-	struct stat st, st2;
-	int pfd, fd;
+	const char *name;
+	struct stat st;
+	int dfd, pfd, fd;
 
+	fd = stat_below(sr, path, &st, &dfd, &name);
+	if (fd < 0)
+		return fd;
+	if (fd == 0) {
+		fd = regular_or_error(&st);
+		if (fd)
+			return fd;
+		/* O_NOFOLLOW: a link swapped in since goes the long way. */
+		fd = openat(dfd, name, O_RDONLY | O_NOCTTY | O_NONBLOCK |
+			    O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			return same_file(fd, &st);
+		if (errno != ELOOP)
+			return -errno;
+	}
 	pfd = sysroot_open(sr, path, O_PATH);
 	if (pfd < 0)
 		return pfd;
-	if (fstat(pfd, &st)) {
+	if (fstat(pfd, &st))
 		fd = -errno;
-		goto out;
+	else
+		fd = regular_or_error(&st);
+	if (!fd) {
+		fd = sysroot_open(sr, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+		if (fd >= 0)
+			fd = same_file(fd, &st);
 	}
-	if (S_ISDIR(st.st_mode)) {
-		fd = -EISDIR;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fd = -SYSROOT_ENOTREG;
-		goto out;
-	}
-	fd = sysroot_open(sr, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		goto out;
-	/* Swapped between the two opens: refuse what was not checked. */
-	if (fstat(fd, &st2) || st2.st_dev != st.st_dev ||
-	    st2.st_ino != st.st_ino) {
-		close(fd);
-		fd = -SYSROOT_ENOTREG;
-	}
-out:
 	close(pfd);
 	return fd;
 }
@@ -881,7 +1110,9 @@ static ssize_t fd_name(int fd, char *buf, size_t len)
 static int realpath_by_kernel(struct sysroot *sr, const char *path, char *buf,
 			      size_t len)
 {
+	struct dir_slot *slot = NULL;
 	char real[PATH_MAX];
+	struct stat st;
 	const char *rest;
 	size_t plen;
 	int fd;
@@ -898,14 +1129,25 @@ static int realpath_by_kernel(struct sysroot *sr, const char *path, char *buf,
 			sr->root_real[0] = '\0';
 		sr->root_real_state = 1;
 	}
-	fd = sysroot_open(sr, path, O_PATH);
-	if (fd < 0)
-		return sr->use_walk ? 1 : fd;
-	if (fd_name(fd, real, sizeof(real)) < 0) {
-		close(fd);
-		return 1;
+	/* A directory read from (a PCI function's) is open already. */
+	fd = dirs_cached(sr) ? dir_find(sr, path, strlen(path), &slot) : -1;
+	if (fd >= 0) {
+		if (fd_name(fd, real, sizeof(real)) < 0)
+			return 1;
+	} else {
+		fd = sysroot_open(sr, path, O_PATH);
+		if (fd < 0)
+			return sr->use_walk ? 1 : fd;
+		if (fd_name(fd, real, sizeof(real)) < 0) {
+			close(fd);
+			return 1;
+		}
+		/* Keep a directory: its files are read next. */
+		if (slot && !fstat(fd, &st) && S_ISDIR(st.st_mode))
+			dir_keep(sr, slot, path, strlen(path), fd);
+		else
+			close(fd);
 	}
-	close(fd);
 	plen = strlen(sr->root_real);
 	if (strncmp(real, sr->root_real, plen) ||
 	    (real[plen] != '/' && real[plen] != '\0'))

@@ -21,6 +21,17 @@
  *	n = sysroot_read(ctx->sr, "/proc/cmdline", buf, sizeof(buf));
  *
  * Only sysroot_strerror() and sysroot_free_list() take no sysroot.
+ *
+ * Threads: a struct sysroot belongs to one thread at a time. Its caches
+ * (run-stable answers, the directories it holds open, the walk's known
+ * paths) take no lock, and sysroot_set/free close what it holds. Work on
+ * another thread reads through its own sysroot_new(sysroot_get(sr)) (with
+ * the same recorder when capturing, which must then be safe to call from
+ * both), or hands its reads to the owner.
+ *
+ * Descriptors: under a sysroot it keeps the directories of files it read
+ * open (O_PATH), at most 256 and at most a quarter of RLIMIT_NOFILE; none
+ * for the real root, none after sysroot_guard_fd.
  */
 
 /* Largest sysfs/procfs text file we read; longer files are a finding. */

@@ -5,6 +5,7 @@
  * node and class. Bridges get their config space read through libpci (port
  * type now, ACS later); what cannot be read is inferred or reported.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,11 +20,27 @@
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
 
+/* "0000:00:01.0": hex digits where sscanf below takes them, nothing else. */
+static bool plain_bdf(const char *s, size_t len)
+{
+	if (len != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (i != 4 && i != 7 && i != 10 &&
+		    !isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
 static bool is_bdf(const char *s, size_t len)
 {
 	unsigned int d, b, sl, f;
 	char buf[32], tail;
 
+	/* The usual name without sscanf: called for every component of
+	 * every function's path (400 sscanf calls on an 8x8 node). */
+	if (plain_bdf(s, len))
+		return true;
 	if (len >= sizeof(buf))
 		return false;
 	memcpy(buf, s, len);
@@ -80,13 +97,32 @@ static void place(const char *real, const char *bdf, char *root, size_t rlen,
 	}
 }
 
+/*
+ * PCI_DEVICES "/<bdf>/<attr>" into p (at least 256 bytes): the tree asks
+ * for six attributes of every function, and snprintf was a tenth of the
+ * build's own instructions.
+ */
+static const char *attr_path(char *p, const char *bdf, const char *attr)
+{
+	size_t d = sizeof(PCI_DEVICES) - 1, b = strlen(bdf), a = strlen(attr);
+
+	if (d + b + a + 3 > 256) {
+		snprintf(p, 256, PCI_DEVICES "/%s/%s", bdf, attr);
+		return p;
+	}
+	memcpy(p, PCI_DEVICES "/", d + 1);
+	memcpy(p + d + 1, bdf, b);
+	p[d + 1 + b] = '/';
+	memcpy(p + d + 2 + b, attr, a + 1);
+	return p;
+}
+
 static int link_attr(struct sysroot *sr, const char *bdf, const char *attr,
 		     char *buf, size_t len)
 {
 	char p[256];
 
-	snprintf(p, sizeof(p), PCI_DEVICES "/%s/%s", bdf, attr);
-	return sysroot_read_line(sr, p, buf, len);
+	return sysroot_read_line(sr, attr_path(p, bdf, attr), buf, len);
 }
 
 /* The first link attribute outside its domain, as "name=raw". */
@@ -185,13 +221,14 @@ void pcitree_build(struct gdr_ctx *ctx)
 		snprintf(nd->bdf, sizeof(nd->bdf), "%s", names[i]);
 		place(real, names[i], nd->root, sizeof(nd->root),
 		      parents[t->count], sizeof(parents[0]));
-		snprintf(p, sizeof(p), PCI_DEVICES "/%s/class", names[i]);
-		nd->class_bad = sysroot_read_ll(ctx->sr, p, &v) != 0;
+		nd->class_bad = sysroot_read_ll(ctx->sr,
+						attr_path(p, names[i], "class"),
+						&v) != 0;
 		nd->class_code = nd->class_bad ? 0 : (unsigned int)v;
 		nd->bridge = (nd->class_code >> 8) == 0x0604;
-		snprintf(p, sizeof(p), PCI_DEVICES "/%s/numa_node", names[i]);
 		nd->numa = -1;
-		if (sysroot_read_ll(ctx->sr, p, &v) == 0) {
+		if (sysroot_read_ll(ctx->sr, attr_path(p, names[i], "numa_node"),
+				    &v) == 0) {
 			/* 9999 is no node: keep it as evidence, not as a node. */
 			if (numa_node_check(v, t->numa_nodes)) {
 				nd->numa_bad = true;

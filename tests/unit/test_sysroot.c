@@ -694,6 +694,76 @@ static void test_confined_long_chain(void **state)
 	sysroot_force_walk(sr, false);
 }
 
+/*
+ * A file read once leaves its directory cached (dir_fd): what replaces the
+ * file later is still looked at before it is opened, and a link there is
+ * still resolved inside the root.
+ */
+static void swap_in(const struct tree *t, const char *rel)
+{
+	char p[PATH_MAX * 2];
+
+	snprintf(p, sizeof(p), "%s%s", t->root, rel);
+	assert_int_equal(unlink(p), 0);
+}
+
+static void test_cached_dir_swaps(void **state)
+{
+	struct tree *t = *state;
+	char p[PATH_MAX * 2], buf[64];
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	put_str(t, "/data/x", "one\n");
+	assert_int_equal(sysroot_read(sr, "/data/x", buf, sizeof(buf)), 4);
+	/* A FIFO: refused, not opened (a child, so a hang is its alarm). */
+	swap_in(t, "/data/x");
+	snprintf(p, sizeof(p), "%s/data/x", t->root);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(5);
+		_exit(sysroot_read(sr, "/data/x", buf, sizeof(buf)) ==
+		      -SYSROOT_ENOTREG ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(sysroot_stat(sr, "/data/x", &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	/* Links: an absolute one is re-rooted, a climbing one stays in. */
+	swap_in(t, "/data/x");
+	link_in(t, "/etc/marker", "/data/x");
+	assert_int_equal(sysroot_read(sr, "/data/x", buf, sizeof(buf)), 7);
+	assert_string_equal(buf, "inside\n");
+	swap_in(t, "/data/x");
+	link_in(t, "../../../../../../../../etc/hostname", "/data/x");
+	assert_int_equal(sysroot_read(sr, "/data/x", buf, sizeof(buf)),
+			 -ENOENT);
+	assert_false(sysroot_exists(sr, "/data/x"));
+	/* A link to a FIFO inside the root: refused too. */
+	swap_in(t, "/data/x");
+	link_in(t, "fifo2", "/data/x");
+	snprintf(p, sizeof(p), "%s/data/fifo2", t->root);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(sysroot_read(sr, "/data/x", buf, sizeof(buf)),
+			 -SYSROOT_ENOTREG);
+	/* A directory, then nothing. */
+	swap_in(t, "/data/x");
+	mkdir_in(t, "/data/x");
+	assert_int_equal(sysroot_read(sr, "/data/x", buf, sizeof(buf)),
+			 -EISDIR);
+	assert_true(sysroot_is_dir(sr, "/data/x"));
+	snprintf(p, sizeof(p), "%s/data/x", t->root);
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(sysroot_read(sr, "/data/x", buf, sizeof(buf)),
+			 -ENOENT);
+	assert_int_equal(sysroot_read(sr, "/data/x/..", buf, sizeof(buf)),
+			 -ENOENT);
+}
+
 static void test_read_bin(void **state)
 {
 	struct tree *t = *state;
@@ -824,6 +894,7 @@ int main(void)
 		TREE_TEST(test_read_fifo_does_not_hang),
 		TREE_TEST(test_read_socket_and_device),
 		TREE_TEST(test_read_bin),
+		TREE_TEST(test_cached_dir_swaps),
 		TREE_TEST(test_confined_openat2),
 		TREE_TEST(test_confined_walk),
 		TREE_TEST(test_confined_long_chain),
