@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -406,6 +407,11 @@ static void sleep_ms(double ms)
 static bool kill_and_reap(pid_t pid, int *status)
 {
 	double until = now_ms() + REAP_GRACE_MS;
+	/* Readable once the worker is gone: its exit wakes us at once, not
+	 * at the next look (the driver's teardown of a CUDA process ends at
+	 * no predictable time). -1 on a kernel before 5.3: look every 5 ms. */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool reaped = false;
 	siginfo_t si;
 
 	/* Kill the group while the leader is unreaped: its id cannot be
@@ -414,18 +420,28 @@ static bool kill_and_reap(pid_t pid, int *status)
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
 		    errno != EINTR)
-			return false;	/* not our child any more */
+			goto out;	/* not our child any more */
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		if (si.si_pid == pid)
 			break;
 		if (now_ms() >= until)
-			return false;
-		sleep_ms(5);
+			goto out;
+		if (pidfd >= 0) {
+			struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+			poll(&p, 1, 5);
+		} else {
+			sleep_ms(5);
+		}
 	}
 	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 		;
-	return true;
+	reaped = true;
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	return reaped;
 }
 
 /* Workers that finished their stages and are exiting, to be reaped after
