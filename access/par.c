@@ -19,6 +19,7 @@
 struct par_item {
 	char call[VF_NAME];
 	int busy;		/* read by the crash handler: no lock there */
+	int waiting;		/* stage_wait: queued behind another item */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,18 +36,29 @@ static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
 #define NCRASH ((int)(sizeof(crash_signals) / sizeof(crash_signals[0])))
 static struct sigaction saved[NCRASH];
 
-/* Under lock: st->call from the lowest-numbered busy item. */
+/*
+ * Under lock: st->call from the lowest-numbered busy item that is not
+ * waiting for another; with all of them waiting, the lowest busy one.
+ */
 static void publish(void)
 {
-	for (int i = 0; i < nitems; i++)
-		if (items[i].busy) {
-			memcpy(par_st->call, items[i].call,
-			       sizeof(par_st->call));
-			return;
+	int first = -1;
+
+	for (int i = 0; i < nitems; i++) {
+		if (!items[i].busy)
+			continue;
+		if (!items[i].waiting) {
+			first = i;
+			break;
 		}
+		if (first < 0)
+			first = i;
+	}
+	if (first >= 0)
+		memcpy(par_st->call, items[first].call, sizeof(par_st->call));
 }
 
-void stage_enter(struct stage_status *st, const char *call)
+static void record(struct stage_status *st, const char *call, int waiting)
 {
 	if (my_item < 0 || !items) {
 		snprintf(st->call, sizeof(st->call), "%s", call);
@@ -55,8 +67,19 @@ void stage_enter(struct stage_status *st, const char *call)
 	pthread_mutex_lock(&lock);
 	snprintf(items[my_item].call, sizeof(items[my_item].call), "%s",
 		 call);
+	items[my_item].waiting = waiting;
 	publish();
 	pthread_mutex_unlock(&lock);
+}
+
+void stage_enter(struct stage_status *st, const char *call)
+{
+	record(st, call, 0);
+}
+
+void stage_wait(struct stage_status *st, const char *what)
+{
+	record(st, what, 1);
 }
 
 const char *stage_current(const struct stage_status *st)
@@ -94,6 +117,7 @@ static void *par_thread(void *unused)
 		my_item = -1;
 		pthread_mutex_lock(&lock);
 		items[i].busy = 0;
+		items[i].waiting = 0;
 		publish();
 		pthread_mutex_unlock(&lock);
 	}

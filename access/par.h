@@ -12,8 +12,9 @@
  *
  * The call in progress (stage_status.call), which names a hang or a crash:
  * stage_enter() records it per item; st->call shows the lowest-numbered
- * item still running, and a crashing thread writes its own call there
- * before the signal ends the worker. Outside par_for() it is st->call
+ * item still running that is not waiting for another (stage_wait), and a
+ * crashing thread writes its own call there before the signal ends the
+ * worker. Outside par_for() it is st->call
  * directly, as before.
  */
 #include "access/vendor.h"
@@ -23,6 +24,13 @@
 
 /* Record @call as the one in progress (this item's, inside par_for). */
 void stage_enter(struct stage_status *st, const char *call);
+
+/*
+ * Record that this item waits for another's (a lock): @what is its call,
+ * but st->call names a busy item that is not waiting, if any, so a hang
+ * names the call that hangs, not the items queued behind it.
+ */
+void stage_wait(struct stage_status *st, const char *what);
 
 /* This thread's call in progress: its item's inside par_for, else st's. */
 const char *stage_current(const struct stage_status *st);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +35,10 @@
 #define BW_MAX_ITERS	64
 #define BW_BATCH	8
 /*
- * Full bandwidth bursts (up to 64 MiB of WRITEs) per run; later pairs burst
- * one batch: a node of hundreds of rails (SR-IOV functions) spent most of
- * its proof moving bytes for a figure the first bursts already give. The
+ * Full bandwidth bursts (up to 64 MiB of WRITEs) per run, on the first
+ * pairs the plan gives a transfer (pairs_prepare); later pairs burst one
+ * batch: a node of hundreds of rails (SR-IOV functions) spent most of its
+ * proof moving bytes for a figure the first bursts already give. The
  * verified rounds before and after the burst are not shortened.
  */
 #define BW_FULL_BURSTS	16
@@ -113,7 +115,8 @@ struct reg_run {
 	uint64_t seed;		/* patterns differ run to run */
 	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
-	int *bursts;		/* full bandwidth bursts run so far */
+	struct pat_cache *pat;	/* this thread's; NULL: none */
+	bool full_burst;	/* this pair: a full bandwidth burst */
 };
 
 /* The call in progress, per GPU inside par_for (access/par.h). */
@@ -167,16 +170,18 @@ static uint64_t pattern_key(const struct reg_run *rr, int gpu, int nic,
  * The last pattern generated, by key: a round fills each pattern three
  * times (sent, loaded, judged) at one offset or another, and mix64 over
  * the whole buffer was the proof's largest cost on a node of hundreds of
- * transfer pairs. The bytes are the same either way. The worker is one
- * thread; reg_stage frees it.
+ * transfer pairs. The bytes are the same either way. One per thread of
+ * the pair loop (par_for), never shared: the reg_run that owns it frees it.
  */
-static struct {
+struct pat_cache {
 	uint8_t *bytes;
 	size_t len, cap;
 	uint64_t key;
-} pat_cache;
+};
 
-static void content_fill(uint8_t *p, size_t n, const struct content *c)
+/* @pc: this thread's cache, or NULL for none. */
+static void content_fill(struct pat_cache *pc, uint8_t *p, size_t n,
+			 const struct content *c)
 {
 	uint64_t w;
 	size_t i;
@@ -188,9 +193,8 @@ static void content_fill(uint8_t *p, size_t n, const struct content *c)
 	/* Only the bytes the pattern leaves. */
 	memset(p, c->fill, c->off);
 	memset(p + c->off + c->len, c->fill, n - c->off - c->len);
-	if (pat_cache.bytes && pat_cache.key == c->key &&
-	    pat_cache.len >= c->len) {
-		memcpy(p + c->off, pat_cache.bytes, c->len);
+	if (pc && pc->bytes && pc->key == c->key && pc->len >= c->len) {
+		memcpy(p + c->off, pc->bytes, c->len);
 		return;
 	}
 	for (i = 0; i < c->len; i += sizeof(w)) {
@@ -199,17 +203,19 @@ static void content_fill(uint8_t *p, size_t n, const struct content *c)
 		w = mix64(c->key + (i / sizeof(w) + 1) * 0x9e3779b97f4a7c15ull);
 		memcpy(p + c->off + i, &w, k);
 	}
-	if (c->len > pat_cache.cap) {
-		uint8_t *b = realloc(pat_cache.bytes, c->len);
+	if (!pc)
+		return;
+	if (c->len > pc->cap) {
+		uint8_t *b = realloc(pc->bytes, c->len);
 
 		if (!b)
 			return;
-		pat_cache.bytes = b;
-		pat_cache.cap = c->len;
+		pc->bytes = b;
+		pc->cap = c->len;
 	}
-	memcpy(pat_cache.bytes, p + c->off, c->len);
-	pat_cache.len = c->len;
-	pat_cache.key = c->key;
+	memcpy(pc->bytes, p + c->off, c->len);
+	pc->len = c->len;
+	pc->key = c->key;
 }
 
 static struct content poison(uint8_t fill)
@@ -244,7 +250,7 @@ static enum dp_fault judge(const struct reg_run *rr, const uint8_t *got,
 	size_t bad = 0, still_poison = 0, landed = 0;
 	int h, n;
 
-	content_fill(rr->expect, rr->bytes, want);
+	content_fill(rr->pat, rr->expect, rr->bytes, want);
 	e = rr->expect + want->off;
 	/* Without the poison the rest of the buffer is unknown. */
 	if (poison_known ? !memcmp(got, rr->expect, rr->bytes) :
@@ -268,7 +274,7 @@ static enum dp_fault judge(const struct reg_run *rr, const uint8_t *got,
 		const struct content *c =
 			&gb->history[(gb->nhistory - 1 - h) % GPU_HISTORY];
 
-		content_fill(rr->expect, rr->bytes, c);
+		content_fill(rr->pat, rr->expect, rr->bytes, c);
 		if (!memcmp(t, rr->expect + want->off, want->len))
 			return read ? DPF_STALE : DPF_NOT_LANDED;
 	}
@@ -555,7 +561,7 @@ static int gpu_load(const struct reg_run *rr, struct gpu_buf *gb,
 	double t0;
 	int rc;
 
-	content_fill(rr->expect, rr->bytes, c);
+	content_fill(rr->pat, rr->expect, rr->bytes, c);
 	enter(rr->st, "cuMemcpyHtoD_v2");
 	t0 = now_ms();
 	rc = rr->cu->memcpy_htod(gb->ptr, rr->expect, rr->bytes);
@@ -613,7 +619,7 @@ static int dp_round(const struct reg_run *rr, struct nic_res *nr,
 	*sent = pattern(pattern_key(rr, gb->ordinal, nic, path, DPD_WRITE,
 				    round), 0, len, POISON_HOST);
 	at_gpu = pattern(sent->key, g, len, POISON_GPU);
-	content_fill(src, n, sent);
+	content_fill(rr->pat, src, n, sent);
 	memset(dst, POISON_HOST, n);
 	if (in && gpu_load(rr, gb, &gpu_poison, &d->htod))
 		return fail_step(d, "cuMemcpyHtoD_v2", EIO);
@@ -669,7 +675,7 @@ static int dp_bandwidth(const struct reg_run *rr, struct nic_res *nr,
 	iters = (int)((64ull << 20) / rr->bytes);
 	iters = iters < BW_BATCH ? BW_BATCH : iters > BW_MAX_ITERS ? BW_MAX_ITERS :
 		iters / BW_BATCH * BW_BATCH;
-	if (rr->bursts && (*rr->bursts)++ >= BW_FULL_BURSTS)
+	if (!rr->full_burst)
 		iters = BW_BATCH;
 	/* GPU memory will hold the source buffer, if anything. */
 	gpu_note(gb, sent);
@@ -1509,121 +1515,261 @@ static void plan_registrations(const struct gpu_buf *gbufs, int ngpu,
 	}
 }
 
-static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
-		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
-		      int ndev)
+/*
+ * The pair loop runs a thread per RDMA device (par_for): a device's
+ * context, PD, host buffer and QPs are its thread's own. What the devices
+ * share is the GPU buffers, which a transfer fills, moves and checks (and
+ * the doubles read and write the memory they register): a GPU's lock is
+ * held for all of one pair's work and for a GPU-to-GPU transfer, so a
+ * buffer holds one pair's contents at a time and its history is never
+ * written by two threads. Results land in slots fixed before the threads
+ * start (pair d x g at d * ngpu + g, device d at d): the report is the
+ * serial loop's whatever order the threads run in.
+ */
+struct pairs_run {
+	const struct reg_run *rr;
+	struct gpu_buf *gbufs, *vbufs;
+	struct ibv_device **list;
+	int ngpu, ndev;
+	const bool *plan, *reg;	/* ngpu x ndev, plan_transfers/_registrations */
+	const bool *full;	/* per pair slot: a full bandwidth burst */
+	pthread_mutex_t *gpu_lock;	/* one per GPU */
+};
+
+/* The MRs of a device's two lowest GPUs with one, for GPU-to-GPU. */
+struct keep {
+	int n, gpu[2];
+	struct ibv_mr *mr[2];
+	enum dp_path path[2];
+};
+
+/*
+ * Offer GPU @g's MR: the two lowest GPUs' are kept (what the serial loop,
+ * in GPU order, kept first), any other is deregistered.
+ */
+static void keep_offer(const struct reg_run *rr, struct keep *k, int g,
+		       struct ibv_mr *mr, enum dp_path path)
+{
+	int at = k->n;
+
+	while (at > 0 && k->gpu[at - 1] > g)
+		at--;
+	if (at >= 2) {
+		dereg(rr, mr);
+		return;
+	}
+	if (k->n == 2)
+		dereg(rr, k->mr[1]);
+	else
+		k->n++;
+	for (int i = k->n - 1; i > at; i--) {
+		k->gpu[i] = k->gpu[i - 1];
+		k->mr[i] = k->mr[i - 1];
+		k->path[i] = k->path[i - 1];
+	}
+	k->gpu[at] = g;
+	k->mr[at] = mr;
+	k->path[at] = path;
+}
+
+/* Pair d x g: its registrations and transfers. GPU g's lock is held. */
+static void pair_work(const struct pairs_run *pr, struct reg_run *rr,
+		      struct nic_res *nr, int d, int g, struct keep *k)
+{
+	int slot = d * pr->ngpu + g, cell = g * pr->ndev + d;
+	struct reg_pair *pp = &rr->rf->pairs[slot];
+	struct gpu_buf *gb = &pr->gbufs[g];
+	struct ibv_mr *pmr, *dmr;
+
+	if (!gb->allocated) {
+		snprintf(pp->skip, sizeof(pp->skip),
+			 "no GPU buffer (%s failed: %s)", gb->fail_fn,
+			 gb->fail.name);
+		pp->gpu_rc = gb->fail.rc;
+		/* A CUDA call's name: gpu_fn holds the longest. */
+		snprintf(pp->gpu_fn, sizeof(pp->gpu_fn), "%.*s",
+			 (int)sizeof(pp->gpu_fn) - 1, gb->fail_fn);
+		return;
+	}
+	if (!nr->pd) {
+		snprintf(pp->skip, sizeof(pp->skip), "device not usable (%s)",
+			 rr->rf->nics[d].open_err ? "ibv_open_device failed" :
+			 "ibv_alloc_pd failed");
+		return;
+	}
+	choose_port(rr, nr, pp);
+	if (!pr->reg[cell]) {
+		pp->reg_inferred = true;
+		return;
+	}
+	rr->full_burst = pr->full[slot];
+	enter(rr->st, "cuCtxSetCurrent");
+	rr->cu->ctx_set_current(gb->ctx);
+	pmr = reg_timed(rr, nr->pd, (void *)(uintptr_t)gb->ptr, rr->bytes, -1,
+			0, &pp->peermem);
+	pp->export_flags = export_flags(rr, nr, gb->ordinal);
+	dmr = reg_dmabuf(rr, nr, gb, &pp->export_call, &pp->dmabuf,
+			 pp->export_flags);
+	/* Only what would have been transferred is "off rail". */
+	pp->dp_off_rail = pp->port && nr->host_mr && !rr->opt->no_datapath &&
+			  !pr->plan[cell];
+	if (pp->port && nr->host_mr && !rr->opt->no_datapath &&
+	    !pp->dp_off_rail) {
+		if (pmr)
+			datapath(rr, nr, pp, gb, pmr, d, DPP_PEERMEM,
+				 &pp->dp_peermem);
+		if (dmr)
+			datapath(rr, nr, pp, gb, dmr, d, DPP_DMABUF,
+				 &pp->dp_dmabuf);
+	}
+	if (pr->vbufs[g].allocated)
+		vmm_pair(rr, nr, pp, &pr->vbufs[g], d);
+	if ((dmr || pmr) && pp->port) {
+		if (dmr && pmr)
+			dereg(rr, pmr);
+		keep_offer(rr, k, g, dmr ? dmr : pmr,
+			   dmr ? DPP_DMABUF : DPP_PEERMEM);
+		return;
+	}
+	dereg(rr, pmr);
+	dereg(rr, dmr);
+}
+
+static void gpu_lock(const struct pairs_run *pr, const struct reg_run *rr,
+		     int g)
+{
+	/* Named while queued; a hang is named by the item that hangs. */
+	stage_wait(rr->st, "waiting for a GPU buffer");
+	pthread_mutex_lock(&pr->gpu_lock[g]);
+}
+
+/*
+ * Device d's pairs, on a thread of its own: its set-up, its pairs (those
+ * it transfers with first: they hold their GPU longest, and each device's
+ * rails are other GPUs than its neighbours', so the threads start apart),
+ * the GPU-to-GPU transfer, its release. Scratch buffers and the pattern
+ * cache are the thread's own.
+ */
+static void nic_item(void *arg, int d)
+{
+	const struct pairs_run *pr = arg;
+	struct reg_run mine = *pr->rr;
+	struct reg_facts *rf = mine.rf;
+	struct pat_cache cache = { 0 };
+	struct nic_res nr = { 0 };
+	struct keep k = { .n = 0 };
+
+	mine.expect = pr->rr->expect ? malloc(mine.bytes) : NULL;
+	mine.got = pr->rr->got ? malloc(mine.bytes) : NULL;
+	mine.pat = &cache;
+	nr.data_direct = nic_data_direct(&mine, rf->nics[d].nic);
+	nic_setup(&mine, pr->list[d], &nr, &rf->nics[d]);
+	for (int pass = 0; pass < 2; pass++)
+		for (int g = 0; g < pr->ngpu; g++) {
+			if (d * pr->ngpu + g >= rf->npairs)
+				break;	/* past the capacity: untried */
+			if (pr->plan[g * pr->ndev + d] != !pass)
+				continue;
+			gpu_lock(pr, &mine, g);
+			pair_work(pr, &mine, &nr, d, g, &k);
+			pthread_mutex_unlock(&pr->gpu_lock[g]);
+		}
+	if (k.n == 2 && nr.host_mr && !mine.opt->no_datapath) {
+		/* Lowest GPU first: no two threads wait for each other. */
+		gpu_lock(pr, &mine, k.gpu[0]);
+		gpu_lock(pr, &mine, k.gpu[1]);
+		gpu_to_gpu(&mine, &nr, &rf->pairs[d * pr->ngpu + k.gpu[1]], d,
+			   k.path[0], &pr->gbufs[k.gpu[0]], k.mr[0],
+			   &pr->gbufs[k.gpu[1]], k.mr[1], &rf->nics[d]);
+		pthread_mutex_unlock(&pr->gpu_lock[k.gpu[1]]);
+		pthread_mutex_unlock(&pr->gpu_lock[k.gpu[0]]);
+	}
+	for (int i = 0; i < k.n; i++)
+		dereg(&mine, k.mr[i]);
+	nic_release(&mine, &nr);
+	if (mine.cu && pr->ngpu) {
+		/* The thread's current context: none, as it started. */
+		enter(mine.st, "cuCtxSetCurrent");
+		mine.cu->ctx_set_current(NULL);
+	}
+	free(cache.bytes);
+	free(mine.expect);
+	free(mine.got);
+}
+
+/*
+ * Before the threads: the device and pair slots, each pair's fixed fields,
+ * and which pairs burst in full: the first BW_FULL_BURSTS the plan gives a
+ * transfer, in report order, whichever thread gets there first.
+ */
+static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
+			  bool *full)
 {
 	struct reg_facts *rf = rr->rf;
-	size_t cells = (size_t)(ngpu ? ngpu : 1) * (size_t)(ndev ? ndev : 1);
-	bool *plan = calloc(2 * cells, sizeof(*plan)), *reg = plan + cells;
+	int nnics = pr->ndev < rr->vf->cap.nics ? pr->ndev : rr->vf->cap.nics;
+	int ranked = 0;
 
-	if (!plan)
-		return;
-	plan_transfers(rr, gbufs, ngpu, list, ndev, plan);
-	plan_registrations(gbufs, ngpu, ndev, plan, reg);
 	/* More devices than the node showed before the worker started (the
 	 * capacities): the rest are untried, and the report says so. */
-	if (ndev > rr->vf->cap.nics)
-		rf->pairs_truncated = true;
-	for (int d = 0; d < ndev && rf->nnics < rr->vf->cap.nics; d++) {
-		struct reg_nic *rn = &rf->nics[rf->nnics++];
-		struct nic_res nr = { 0 };
-		struct ibv_mr *keep_mr[2] = { NULL, NULL };
-		int keep_gpu[2] = { -1, -1 }, kept = 0, keep_pair = -1;
-		enum dp_path keep_path[2] = { DPP_PEERMEM, DPP_PEERMEM };
+	rf->pairs_truncated = pr->ndev > nnics ||
+			      (long long)nnics * pr->ngpu > rr->vf->cap.pairs;
+	rf->nnics = nnics;
+	rf->npairs = (long long)nnics * pr->ngpu > rr->vf->cap.pairs ?
+		     rr->vf->cap.pairs : nnics * pr->ngpu;
+	for (int d = 0; d < nnics; d++) {
+		struct reg_nic *rn = &rf->nics[d];
 		const char *name;
 
 		enter(rr->st, "ibv_get_device_name");
-		name = rr->ibv->get_device_name(list[d]);
+		name = rr->ibv->get_device_name(pr->list[d]);
 		snprintf(rn->nic, sizeof(rn->nic), "%s", name ? name : "?");
-		nr.data_direct = nic_data_direct(rr, rn->nic);
-		nic_setup(rr, list[d], &nr, rn);
-		for (int g = 0; g < ngpu; g++) {
-			struct reg_pair *pp;
-			struct ibv_mr *pmr = NULL, *dmr = NULL;
+		for (int g = 0; g < pr->ngpu && d * pr->ngpu + g < rf->npairs;
+		     g++) {
+			int slot = d * pr->ngpu + g;
+			struct reg_pair *pp = &rf->pairs[slot];
 
-			if (rf->npairs >= rr->vf->cap.pairs) {
-				rf->pairs_truncated = true;
-				break;
-			}
-			pp = &rf->pairs[rf->npairs++];
-			pp->gpu = gbufs[g].ordinal;
+			pp->gpu = pr->gbufs[g].ordinal;
 			memcpy(pp->nic, rn->nic, sizeof(pp->nic));
 			pp->gid_index = -1;
 			pp->dp_peermem.wc_status = -1;
 			pp->dp_dmabuf.wc_status = -1;
 			pp->dp_vmm_peermem.wc_status = -1;
 			pp->dp_vmm_dmabuf.wc_status = -1;
-			if (!gbufs[g].allocated) {
-				snprintf(pp->skip, sizeof(pp->skip),
-					 "no GPU buffer (%s failed: %s)",
-					 gbufs[g].fail_fn, gbufs[g].fail.name);
-				pp->gpu_rc = gbufs[g].fail.rc;
-				/* A CUDA call's name: gpu_fn holds the longest. */
-				snprintf(pp->gpu_fn, sizeof(pp->gpu_fn), "%.*s",
-					 (int)sizeof(pp->gpu_fn) - 1,
-					 gbufs[g].fail_fn);
-				continue;
-			}
-			if (!nr.pd) {
-				snprintf(pp->skip, sizeof(pp->skip),
-					 "device not usable (%s)",
-					 rn->open_err ? "ibv_open_device failed" :
-					 "ibv_alloc_pd failed");
-				continue;
-			}
-			choose_port(rr, &nr, pp);
-			if (!reg[g * ndev + d]) {
-				pp->reg_inferred = true;
-				continue;
-			}
-			enter(rr->st, "cuCtxSetCurrent");
-			rr->cu->ctx_set_current(gbufs[g].ctx);
-			pmr = reg_timed(rr, nr.pd, (void *)(uintptr_t)gbufs[g].ptr,
-					rr->bytes, -1, 0, &pp->peermem);
-			pp->export_flags = export_flags(rr, &nr,
-							gbufs[g].ordinal);
-			dmr = reg_dmabuf(rr, &nr, &gbufs[g], &pp->export_call,
-					 &pp->dmabuf, pp->export_flags);
-			/* Only what would have been transferred is "off rail". */
-			pp->dp_off_rail = pp->port && nr.host_mr &&
-					  !rr->opt->no_datapath &&
-					  !plan[g * ndev + d];
-			if (pp->port && nr.host_mr && !rr->opt->no_datapath &&
-			    !pp->dp_off_rail) {
-				if (pmr)
-					datapath(rr, &nr, pp, &gbufs[g], pmr, d,
-						 DPP_PEERMEM, &pp->dp_peermem);
-				if (dmr)
-					datapath(rr, &nr, pp, &gbufs[g], dmr, d,
-						 DPP_DMABUF, &pp->dp_dmabuf);
-			}
-			if (vbufs[g].allocated)
-				vmm_pair(rr, &nr, pp, &vbufs[g], d);
-			/* Keep one MR each of two GPUs for GPU-to-GPU. */
-			if (kept < 2 && (dmr || pmr) && pp->port) {
-				keep_path[kept] = dmr ? DPP_DMABUF : DPP_PEERMEM;
-				keep_mr[kept] = dmr ? dmr : pmr;
-				keep_gpu[kept++] = g;
-				keep_pair = rf->npairs - 1;
-				if (dmr && pmr)
-					dereg(rr, pmr);
-				continue;
-			}
-			dereg(rr, pmr);
-			dereg(rr, dmr);
+			full[slot] = pr->plan[g * pr->ndev + d] &&
+				     pr->gbufs[g].allocated &&
+				     ranked++ < BW_FULL_BURSTS;
 		}
-		if (kept == 2 && nr.host_mr && !rr->opt->no_datapath) {
-			const struct reg_pair *pp = &rf->pairs[keep_pair];
-
-			gpu_to_gpu(rr, &nr, pp, d, keep_path[0],
-				   &gbufs[keep_gpu[0]], keep_mr[0],
-				   &gbufs[keep_gpu[1]], keep_mr[1], rn);
-		}
-		for (int k = 0; k < kept; k++)
-			dereg(rr, keep_mr[k]);
-		nic_release(rr, &nr);
 	}
+}
+
+static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
+		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
+		      int ndev)
+{
+	size_t cells = (size_t)(ngpu ? ngpu : 1) * (size_t)(ndev ? ndev : 1);
+	bool *plan = calloc(3 * cells, sizeof(*plan)), *reg = plan + cells;
+	pthread_mutex_t *locks = calloc(ngpu ? (size_t)ngpu : 1,
+					sizeof(*locks));
+	struct pairs_run pr = {
+		.rr = rr, .gbufs = gbufs, .vbufs = vbufs, .list = list,
+		.ngpu = ngpu, .ndev = ndev, .plan = plan, .reg = reg,
+		.full = reg + cells, .gpu_lock = locks,
+	};
+	int g = 0;
+
+	if (!plan || !locks)
+		goto out;
+	for (g = 0; g < ngpu; g++)
+		if (pthread_mutex_init(&locks[g], NULL))
+			goto out;
+	plan_transfers(rr, gbufs, ngpu, list, ndev, plan);
+	plan_registrations(gbufs, ngpu, ndev, plan, reg);
+	pairs_prepare(rr, &pr, reg + cells);
+	par_for(rr->st, rr->rf->nnics, nic_item, &pr);
+out:
+	while (locks && g-- > 0)
+		pthread_mutex_destroy(&locks[g]);
+	free(locks);
 	free(plan);
 }
 
@@ -1646,6 +1792,7 @@ static void setup_item(void *arg, int g)
 
 	mine.expect = sr->rr->expect ? malloc(mine.bytes) : NULL;
 	mine.got = NULL;
+	mine.pat = NULL;	/* the run's cache is the pair loop's */
 	v->skip = VMMS_NOT_RUN;
 	if (gpu_setup(&mine, &sr->gbufs[g],
 		      mine.vf->cuda.gpus[g].ordinal) == 0) {
@@ -1688,9 +1835,10 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	};
 	struct gpu_buf *gbufs = NULL, *vbufs = NULL;
 	struct ibv_device **list = NULL;
-	int ngpu = 0, ndev = 0, kfd, bursts = 0;
+	struct pat_cache cache = { 0 };
+	int ngpu = 0, ndev = 0, kfd;
 
-	rr.bursts = &bursts;
+	rr.pat = &cache;
 	rr.ibv = verbs_api(opt, vf, st);
 	if (!rr.ibv)
 		return;
@@ -1731,7 +1879,6 @@ out:
 	free(gbufs);
 	free(rr.expect);
 	free(rr.got);
-	free(pat_cache.bytes);
-	memset(&pat_cache, 0, sizeof(pat_cache));
+	free(cache.bytes);
 	kmsg_collect(rr.rf, kfd);
 }
