@@ -115,6 +115,7 @@ struct reg_run {
 	uint64_t seed;		/* patterns differ run to run */
 	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
+	struct sysroot *sr;	/* this thread's reader (sysroot.h: Threads) */
 	struct pat_cache *pat;	/* this thread's; NULL: none */
 	bool full_burst;	/* this pair: a full bandwidth burst */
 };
@@ -853,7 +854,7 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
 		struct ibv_port_attr pa;
 		struct gid_scan gs;
 
-		if (ib_port_state(rr->opt->sysroot, pp->nic, port) != IBV_PORT_ACTIVE)
+		if (ib_port_state(rr->sr, pp->nic, port) != IBV_PORT_ACTIVE)
 			continue;
 		memset(&pa, 0, sizeof(pa));
 		enter(rr->st, "ibv_query_port");
@@ -871,7 +872,7 @@ static void choose_port(const struct reg_run *rr, struct nic_res *nr,
 		pp->gid_index = -1;
 		if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
 			return;
-		ib_scan_gids(rr->opt->sysroot, pp->nic, port, &gs);
+		ib_scan_gids(rr->sr, pp->nic, port, &gs);
 		pp->gid_index = gs.v2 >= 0 ? gs.v2 : gs.v1;
 		if (pp->gid_index < 0) {
 			snprintf(pp->skip, sizeof(pp->skip),
@@ -1534,6 +1535,7 @@ struct pairs_run {
 	const bool *plan, *reg;	/* ngpu x ndev, plan_transfers/_registrations */
 	const bool *full;	/* per pair slot: a full bandwidth burst */
 	pthread_mutex_t *gpu_lock;	/* one per GPU */
+	struct sysroot **sr;	/* one reader per device; NULL: serial */
 };
 
 /* The MRs of a device's two lowest GPUs with one, for GPU-to-GPU. */
@@ -1659,6 +1661,8 @@ static void nic_item(void *arg, int d)
 	struct nic_res nr = { 0 };
 	struct keep k = { .n = 0 };
 
+	if (pr->sr)
+		mine.sr = pr->sr[d];
 	mine.expect = pr->rr->expect ? malloc(mine.bytes) : NULL;
 	mine.got = pr->rr->got ? malloc(mine.bytes) : NULL;
 	mine.pat = &cache;
@@ -1742,6 +1746,31 @@ static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
 	}
 }
 
+/*
+ * A sysroot reader per device thread: a struct sysroot's caches are one
+ * thread's (access/sysroot.h), and the threads read port states and GIDs.
+ * Guarded as the worker's own is. NULL when one cannot be made.
+ */
+static struct sysroot **pairs_readers(struct sysroot *sr, int n)
+{
+	struct sysroot **own;
+
+	if (!sr)
+		return NULL;
+	own = calloc(n > 0 ? (size_t)n : 1, sizeof(*own));
+	for (int d = 0; own && d < n; d++) {
+		own[d] = sysroot_new(sysroot_get(sr));
+		if (!own[d]) {
+			while (d-- > 0)
+				sysroot_free(own[d]);
+			free(own);
+			return NULL;
+		}
+		sysroot_guard_fd(own[d]);
+	}
+	return own;
+}
+
 static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 		      struct gpu_buf *vbufs, int ngpu, struct ibv_device **list,
 		      int ndev)
@@ -1765,7 +1794,15 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 	plan_transfers(rr, gbufs, ngpu, list, ndev, plan);
 	plan_registrations(gbufs, ngpu, ndev, plan, reg);
 	pairs_prepare(rr, &pr, reg + cells);
-	par_for(rr->st, rr->rf->nnics, nic_item, &pr);
+	pr.sr = pairs_readers(rr->sr, rr->rf->nnics);
+	if (pr.sr)
+		par_for(rr->st, rr->rf->nnics, nic_item, &pr);
+	else	/* no memory for a reader each: one device at a time */
+		for (int d = 0; d < rr->rf->nnics; d++)
+			nic_item(&pr, d);
+	for (int d = 0; pr.sr && d < rr->rf->nnics; d++)
+		sysroot_free(pr.sr[d]);
+	free(pr.sr);
 out:
 	while (locks && g-- > 0)
 		pthread_mutex_destroy(&locks[g]);
@@ -1830,7 +1867,7 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	       struct stage_status *st)
 {
 	struct reg_run rr = {
-		.opt = opt, .rf = &vf->reg, .st = st,
+		.opt = opt, .rf = &vf->reg, .st = st, .sr = opt->sysroot,
 		.bytes = opt->reg_bytes ? opt->reg_bytes : REG_DEFAULT_BYTES,
 	};
 	struct gpu_buf *gbufs = NULL, *vbufs = NULL;
