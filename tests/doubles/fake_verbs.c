@@ -15,8 +15,10 @@
  *
  * Data path (RC only): post_send takes IBV_WR_RDMA_WRITE and
  * IBV_WR_RDMA_READ with 0..max_send_sge SGEs (IBV_SEND_INLINE for WRITE),
- * runs them at post time with memcpy and queues completions in order on the
- * send CQ; poll_cq hands them out. As on hardware: posting outside RTS/ERR
+ * runs them at post time with memmove (outside the double's lock, so the QPs
+ * of two threads move bytes at once; one post_send per QP at a time) and
+ * queues completions in order on the send CQ, each after its bytes landed;
+ * poll_cq hands them out. As on hardware: posting outside RTS/ERR
  * is EINVAL, more outstanding WRs than max_send_wr is ENOMEM (a WR's slot is
  * freed when its own or a later CQE of the QP is polled), only
  * IBV_SEND_SIGNALED WRs (or all with sq_sig_all) complete successfully
@@ -211,6 +213,7 @@ struct fake_qp {
 	uint64_t posted, retired;	/* outstanding = posted - retired */
 	bool stalled;
 	struct fake_pending *pend_head, *pend_tail;
+	pthread_mutex_t post_lock;	/* one post_send at a time, as the SQ */
 };
 
 /* Internal names: .symver gives them their public, versioned ones. */
@@ -1117,6 +1120,7 @@ struct ibv_qp *fake_create_qp(struct ibv_pd *pd,
 	q->qp.qp_type = init->qp_type;
 	pthread_mutex_init(&q->qp.mutex, NULL);
 	pthread_cond_init(&q->qp.cond, NULL);
+	pthread_mutex_init(&q->post_lock, NULL);
 	q->pd = fp;
 	q->scq = scq;
 	q->rcq = rcq;
@@ -1194,6 +1198,7 @@ int fake_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_unlock(&dp_lock);
 	pthread_mutex_destroy(&q->qp.mutex);
 	pthread_cond_destroy(&q->qp.cond);
+	pthread_mutex_destroy(&q->post_lock);
 	free(q);
 	fake_ledger_release(L_QP);
 	return 0;
@@ -1337,11 +1342,39 @@ static bool reaches_self(const struct fake_qp *q)
 }
 
 /*
- * Run one RDMA WR on an RTS QP; returns its completion status. Data moves
- * only on success. Lock held.
+ * What a WR's DMA does once its checks passed: the bytes of each SGE, XORed
+ * with @mask (wc_corrupt), after @spill_len bytes of 0xee past the target
+ * (wc_overrun). Resolved under the lock, run outside it (dma_run), so the
+ * QPs of two threads move bytes at once, as two NICs' engines do.
+ */
+struct dma_op {
+	int n;
+	char *dst[MAX_SGE];
+	const char *src[MAX_SGE];
+	uint32_t len[MAX_SGE];
+	uint8_t mask;
+	char *spill;
+	size_t spill_len;
+};
+
+static void dma_run(const struct dma_op *op)
+{
+	if (op->spill)
+		memset(op->spill, 0xee, op->spill_len);
+	for (int k = 0; k < op->n; k++) {
+		memmove(op->dst[k], op->src[k], op->len[k]);
+		if (op->mask)
+			for (uint32_t b = 0; b < op->len[k]; b++)
+				op->dst[k][b] = (char)(op->dst[k][b] ^ op->mask);
+	}
+}
+
+/*
+ * Check one RDMA WR on an RTS QP; returns its completion status and, on
+ * success, fills @op with the data it moves. Lock held.
  */
 static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *wr,
-				  uint64_t total)
+				  uint64_t total, struct dma_op *op)
 {
 	bool rd = wr->opcode == IBV_WR_RDMA_READ;
 	bool inl = !rd && (wr->send_flags & IBV_SEND_INLINE);
@@ -1408,29 +1441,43 @@ static enum ibv_wc_status execute(struct fake_qp *q, const struct ibv_send_wr *w
 		if ((uint64_t)spill > left)
 			spill = (long long)left;
 		after = spill ? mr_bytes(m, end, (uint64_t)spill, true) : NULL;
-		if (after)
-			memset(after, 0xee, (size_t)spill);
+		if (after) {
+			op->spill = after;
+			op->spill_len = (size_t)spill;
+		}
 	}
+	op->mask = mask;
 	for (int k = 0; k < wr->num_sge && room > 0; k++) {
 		uint32_t len = wr->sg_list[k].length;
-		char *dst = rd ? local[k] : remote;
 
 		if ((long long)len > room)
 			len = (uint32_t)room;
 		room -= len;
 		if (!len)
 			continue;
-		memmove(dst, rd ? remote : local[k], len);
-		if (mask)
-			for (uint32_t b = 0; b < len; b++)
-				dst[b] = (char)(dst[b] ^ mask);
+		op->dst[op->n] = rd ? local[k] : remote;
+		op->src[op->n] = rd ? remote : local[k];
+		op->len[op->n++] = len;
 		remote += len;
 	}
 	return IBV_WC_SUCCESS;
 }
 
-/* Validate and run one WR; 0 or the errno post_send returns. Lock held. */
-static int post_one(struct fake_qp *q, const struct ibv_send_wr *wr)
+/* The completion a WR gets once its bytes moved. */
+struct late_cqe {
+	bool due;
+	uint64_t wr_id, seq;
+	enum ibv_wc_opcode op;
+	uint32_t byte_len;
+};
+
+/*
+ * Validate one WR and resolve its DMA into @dma; a successful signaled WR's
+ * completion goes to @late, for after the bytes moved. 0 or the errno
+ * post_send returns. Lock held.
+ */
+static int post_one(struct fake_qp *q, const struct ibv_send_wr *wr,
+		    struct dma_op *dma, struct late_cqe *late)
 {
 	enum ibv_wc_opcode op;
 	enum ibv_wc_status st;
@@ -1480,12 +1527,15 @@ static int post_one(struct fake_qp *q, const struct ibv_send_wr *wr)
 		q->stalled = true;
 		return 0;
 	}
-	st = execute(q, wr, total);
+	st = execute(q, wr, total, dma);
 	if (st != IBV_WC_SUCCESS) {
+		*dma = (struct dma_op){ .n = 0 };
 		cq_push(q, wr->wr_id, seq, st, op, 0);
 		qp_to_err(q);
 	} else if (sig) {
-		cq_push(q, wr->wr_id, seq, st, op, (uint32_t)total);
+		*late = (struct late_cqe){ .due = true, .wr_id = wr->wr_id,
+					   .seq = seq, .op = op,
+					   .byte_len = (uint32_t)total };
 	}
 	return 0;
 }
@@ -1505,15 +1555,29 @@ static int dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		*bad = wr;
 		return EINVAL;
 	}
-	pthread_mutex_lock(&dp_lock);
+	/* Per WR: checks under the lock, the bytes outside it, then the
+	 * completion, so a CQE never shows before its data landed. */
+	pthread_mutex_lock(&q->post_lock);
 	for (; wr; wr = wr->next) {
-		rc = post_one(q, wr);
+		struct dma_op dma = { .n = 0 };
+		struct late_cqe late = { .due = false };
+
+		pthread_mutex_lock(&dp_lock);
+		rc = post_one(q, wr, &dma, &late);
+		pthread_mutex_unlock(&dp_lock);
 		if (rc) {
 			*bad = wr;
 			break;
 		}
+		dma_run(&dma);
+		if (late.due) {
+			pthread_mutex_lock(&dp_lock);
+			cq_push(q, late.wr_id, late.seq, IBV_WC_SUCCESS,
+				late.op, late.byte_len);
+			pthread_mutex_unlock(&dp_lock);
+		}
 	}
-	pthread_mutex_unlock(&dp_lock);
+	pthread_mutex_unlock(&q->post_lock);
 	return rc;
 }
 
