@@ -116,7 +116,8 @@ struct reg_run {
 	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
 	struct sysroot *sr;	/* this thread's reader (sysroot.h: Threads) */
-	struct pat_cache *pat;	/* this thread's; NULL: none */
+	const uint64_t *pat_base;	/* pattern_base(): NULL, none */
+	size_t pat_words;
 	bool full_burst;	/* this pair: a full bandwidth burst */
 };
 
@@ -152,9 +153,11 @@ static uint64_t run_seed(void)
 /*
  * The key of one transfer. The fields are packed without overlap and both
  * steps are bijections, so two transfers of a run never share a key; word i
- * of a pattern is mix64(key + (i + 1) * golden), so two patterns differ in
- * every 8-byte word: nothing left over from another GPU, NIC, path,
- * direction or round can pass for this transfer's data.
+ * of a pattern is key ^ mix64((i + 1) * golden), so two patterns differ in
+ * every 8-byte word (by key ^ key') and a pattern moved by whole words
+ * differs from itself in every word: nothing left over from another GPU,
+ * NIC, path, direction or round, nor misplaced, can pass for this
+ * transfer's data.
  */
 static uint64_t pattern_key(const struct reg_run *rr, int gpu, int nic,
 			    enum dp_path path, enum dp_dir dir, int round)
@@ -168,24 +171,32 @@ static uint64_t pattern_key(const struct reg_run *rr, int gpu, int nic,
 }
 
 /*
- * The last pattern generated, by key: a round fills each pattern three
- * times (sent, loaded, judged) at one offset or another, and mix64 over
- * the whole buffer was the proof's largest cost on a node of hundreds of
- * transfer pairs. The bytes are the same either way. One per thread of
- * the pair loop (par_for), never shared: the reg_run that owns it frees it.
+ * Word i of every pattern before its key is applied: mix64((i + 1) *
+ * golden), computed once per run and shared read-only by the pair loop's
+ * threads. A pattern is key ^ base, word by word: filling one costs a pass
+ * over memory, where mix64 per word was the proof's largest CPU cost on a
+ * node of many rails. NULL when there is no memory for it (each word is
+ * then computed in place, the same bytes).
  */
-struct pat_cache {
-	uint8_t *bytes;
-	size_t len, cap;
-	uint64_t key;
-};
+static uint64_t *pattern_base(size_t bytes, size_t *words)
+{
+	size_t n = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+	uint64_t *b = malloc(n * sizeof(*b));
 
-/* @pc: this thread's cache, or NULL for none. */
-static void content_fill(struct pat_cache *pc, uint8_t *p, size_t n,
+	*words = b ? n : 0;
+	for (size_t i = 0; b && i < n; i++)
+		b[i] = mix64((i + 1) * 0x9e3779b97f4a7c15ull);
+	return b;
+}
+
+static void content_fill(const struct reg_run *rr, uint8_t *p, size_t n,
 			 const struct content *c)
 {
+	size_t words = c->len / sizeof(uint64_t), i;
+	size_t from_base = words < rr->pat_words ? words : rr->pat_words;
+	const uint64_t *base = rr->pat_base, key = c->key;
+	uint8_t *at = p + c->off;
 	uint64_t w;
-	size_t i;
 
 	if (!c->pattern) {
 		memset(p, c->fill, n);
@@ -193,30 +204,19 @@ static void content_fill(struct pat_cache *pc, uint8_t *p, size_t n,
 	}
 	/* Only the bytes the pattern leaves. */
 	memset(p, c->fill, c->off);
-	memset(p + c->off + c->len, c->fill, n - c->off - c->len);
-	if (pc && pc->bytes && pc->key == c->key && pc->len >= c->len) {
-		memcpy(p + c->off, pc->bytes, c->len);
-		return;
+	memset(at + c->len, c->fill, n - c->off - c->len);
+	/* Locals: stores through @at may alias *rr and *c as far as the
+	 * compiler knows, and reloading them each word kept it scalar. */
+	for (i = 0; i < from_base; i++) {
+		w = key ^ base[i];
+		memcpy(at + i * sizeof(w), &w, sizeof(w));
 	}
-	for (i = 0; i < c->len; i += sizeof(w)) {
-		size_t k = c->len - i < sizeof(w) ? c->len - i : sizeof(w);
+	for (; i * sizeof(w) < c->len; i++) {
+		size_t k = c->len - i * sizeof(w);
 
-		w = mix64(c->key + (i / sizeof(w) + 1) * 0x9e3779b97f4a7c15ull);
-		memcpy(p + c->off + i, &w, k);
+		w = key ^ mix64((i + 1) * 0x9e3779b97f4a7c15ull);
+		memcpy(at + i * sizeof(w), &w, k < sizeof(w) ? k : sizeof(w));
 	}
-	if (!pc)
-		return;
-	if (c->len > pc->cap) {
-		uint8_t *b = realloc(pc->bytes, c->len);
-
-		if (!b)
-			return;
-		pc->bytes = b;
-		pc->cap = c->len;
-	}
-	memcpy(pc->bytes, p + c->off, c->len);
-	pc->len = c->len;
-	pc->key = c->key;
 }
 
 static struct content poison(uint8_t fill)
@@ -237,6 +237,37 @@ static void gpu_note(struct gpu_buf *gb, const struct content *c)
 	gb->history[gb->nhistory++ % GPU_HISTORY] = *c;
 }
 
+/* Does @p hold @n bytes of @v? One pass over @p. */
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+	return !n || (p[0] == v && !memcmp(p, p + 1, n - 1));
+}
+
+/*
+ * Does @t hold pattern @c's bytes? Compared word by word against the base,
+ * without writing the pattern out. false as well when there is no base to
+ * compare with: the caller then takes the long way.
+ */
+static bool pattern_holds(const struct reg_run *rr, const uint8_t *t,
+			  const struct content *c)
+{
+	size_t words = c->len / sizeof(uint64_t), tail = c->len % sizeof(uint64_t);
+	const uint64_t *base = rr->pat_base, key = c->key;
+	uint64_t diff = 0, g, w;
+
+	if (words + (tail != 0) > rr->pat_words)
+		return false;
+	for (size_t i = 0; i < words; i++) {
+		memcpy(&g, t + i * sizeof(g), sizeof(g));
+		diff |= g ^ key ^ base[i];
+	}
+	if (tail) {
+		w = key ^ base[words];
+		diff |= memcmp(t + words * sizeof(w), &w, tail) != 0;
+	}
+	return !diff;
+}
+
 /*
  * Does @got (rr->bytes) hold @want? The target range is judged first: still
  * the poison it held before (@poison_known) is a transfer that never landed,
@@ -251,9 +282,16 @@ static enum dp_fault judge(const struct reg_run *rr, const uint8_t *got,
 	size_t bad = 0, still_poison = 0, landed = 0;
 	int h, n;
 
-	content_fill(rr->pat, rr->expect, rr->bytes, want);
+	/* The common case, read once: the data as it should be. Without the
+	 * poison the rest of the buffer is unknown. */
+	if ((!want->pattern || pattern_holds(rr, t, want)) &&
+	    (!poison_known ||
+	     (all_bytes(got, want->off, want->fill) &&
+	      all_bytes(t + want->len, rr->bytes - want->off - want->len,
+			want->fill))))
+		return DPF_NONE;
+	content_fill(rr, rr->expect, rr->bytes, want);
 	e = rr->expect + want->off;
-	/* Without the poison the rest of the buffer is unknown. */
 	if (poison_known ? !memcmp(got, rr->expect, rr->bytes) :
 	    !memcmp(t, e, want->len))
 		return DPF_NONE;
@@ -275,7 +313,7 @@ static enum dp_fault judge(const struct reg_run *rr, const uint8_t *got,
 		const struct content *c =
 			&gb->history[(gb->nhistory - 1 - h) % GPU_HISTORY];
 
-		content_fill(rr->pat, rr->expect, rr->bytes, c);
+		content_fill(rr, rr->expect, rr->bytes, c);
 		if (!memcmp(t, rr->expect + want->off, want->len))
 			return read ? DPF_STALE : DPF_NOT_LANDED;
 	}
@@ -562,7 +600,7 @@ static int gpu_load(const struct reg_run *rr, struct gpu_buf *gb,
 	double t0;
 	int rc;
 
-	content_fill(rr->pat, rr->expect, rr->bytes, c);
+	content_fill(rr, rr->expect, rr->bytes, c);
 	enter(rr->st, "cuMemcpyHtoD_v2");
 	t0 = now_ms();
 	rc = rr->cu->memcpy_htod(gb->ptr, rr->expect, rr->bytes);
@@ -612,6 +650,7 @@ static int dp_round(const struct reg_run *rr, struct nic_res *nr,
 	uint64_t remote = (uint64_t)gb->ptr + g;
 	struct content at_gpu, r, at_host, gpu_poison = poison(POISON_GPU);
 	struct content untouched = poison(POISON_HOST);
+	bool dst_poisoned = false;
 	int ret;
 
 	d->write_ok = d->read_ok = false;
@@ -620,7 +659,7 @@ static int dp_round(const struct reg_run *rr, struct nic_res *nr,
 	*sent = pattern(pattern_key(rr, gb->ordinal, nic, path, DPD_WRITE,
 				    round), 0, len, POISON_HOST);
 	at_gpu = pattern(sent->key, g, len, POISON_GPU);
-	content_fill(rr->pat, src, n, sent);
+	content_fill(rr, src, n, sent);
 	memset(dst, POISON_HOST, n);
 	if (in && gpu_load(rr, gb, &gpu_poison, &d->htod))
 		return fail_step(d, "cuMemcpyHtoD_v2", EIO);
@@ -637,8 +676,11 @@ static int dp_round(const struct reg_run *rr, struct nic_res *nr,
 			return fail_step(d, "cuMemcpyDtoH_v2", EIO);
 		d->write_fault = judge(rr, rr->got, &at_gpu, in, gb, false);
 	}
-	if (!d->write_fault && judge(rr, dst, &untouched, true, gb, false))
-		d->write_fault = DPF_STRAY;
+	if (!d->write_fault) {
+		dst_poisoned = !judge(rr, dst, &untouched, true, gb, false);
+		if (!dst_poisoned)
+			d->write_fault = DPF_STRAY;
+	}
 	gpu_note(gb, &at_gpu);
 
 	r = at_gpu;
@@ -648,7 +690,8 @@ static int dp_round(const struct reg_run *rr, struct nic_res *nr,
 		if (gpu_load(rr, gb, &r, &d->htod))
 			return fail_step(d, "cuMemcpyHtoD_v2", EIO);
 	}
-	memset(dst, POISON_HOST, n);
+	if (!dst_poisoned)	/* else it was just judged to hold it */
+		memset(dst, POISON_HOST, n);
 	enter(rr->st, "ibv_post_send");
 	ret = post_rdma(lb, IBV_WR_RDMA_READ, dst + g, nr->host_mr->lkey,
 			remote, gmr->rkey, len, true, 2);
@@ -1649,15 +1692,14 @@ static void gpu_lock(const struct pairs_run *pr, const struct reg_run *rr,
  * Device d's pairs, on a thread of its own: its set-up, its pairs (those
  * it transfers with first: they hold their GPU longest, and each device's
  * rails are other GPUs than its neighbours', so the threads start apart),
- * the GPU-to-GPU transfer, its release. Scratch buffers and the pattern
- * cache are the thread's own.
+ * the GPU-to-GPU transfer, its release. Scratch buffers are the thread's
+ * own.
  */
 static void nic_item(void *arg, int d)
 {
 	const struct pairs_run *pr = arg;
 	struct reg_run mine = *pr->rr;
 	struct reg_facts *rf = mine.rf;
-	struct pat_cache cache = { 0 };
 	struct nic_res nr = { 0 };
 	struct keep k = { .n = 0 };
 
@@ -1665,7 +1707,6 @@ static void nic_item(void *arg, int d)
 		mine.sr = pr->sr[d];
 	mine.expect = pr->rr->expect ? malloc(mine.bytes) : NULL;
 	mine.got = pr->rr->got ? malloc(mine.bytes) : NULL;
-	mine.pat = &cache;
 	nr.data_direct = nic_data_direct(&mine, rf->nics[d].nic);
 	nic_setup(&mine, pr->list[d], &nr, &rf->nics[d]);
 	for (int pass = 0; pass < 2; pass++)
@@ -1696,7 +1737,6 @@ static void nic_item(void *arg, int d)
 		enter(mine.st, "cuCtxSetCurrent");
 		mine.cu->ctx_set_current(NULL);
 	}
-	free(cache.bytes);
 	free(mine.expect);
 	free(mine.got);
 }
@@ -1829,7 +1869,6 @@ static void setup_item(void *arg, int g)
 
 	mine.expect = sr->rr->expect ? malloc(mine.bytes) : NULL;
 	mine.got = NULL;
-	mine.pat = NULL;	/* the run's cache is the pair loop's */
 	v->skip = VMMS_NOT_RUN;
 	if (gpu_setup(&mine, &sr->gbufs[g],
 		      mine.vf->cuda.gpus[g].ordinal) == 0) {
@@ -1872,10 +1911,9 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	};
 	struct gpu_buf *gbufs = NULL, *vbufs = NULL;
 	struct ibv_device **list = NULL;
-	struct pat_cache cache = { 0 };
+	uint64_t *base = NULL;
 	int ngpu = 0, ndev = 0, kfd;
 
-	rr.pat = &cache;
 	rr.ibv = verbs_api(opt, vf, st);
 	if (!rr.ibv)
 		return;
@@ -1889,6 +1927,7 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	/* A page of poison at each end (an eighth of a small buffer). */
 	rr.guard = rr.bytes / 8 < PAGE ? rr.bytes / 8 : PAGE;
 	rr.seed = run_seed();
+	rr.pat_base = base = pattern_base(rr.bytes, &rr.pat_words);
 	rr.expect = malloc(rr.bytes);
 	rr.got = malloc(rr.bytes);
 	kfd = kmsg_open(opt->sysroot, rr.rf);
@@ -1916,6 +1955,6 @@ out:
 	free(gbufs);
 	free(rr.expect);
 	free(rr.got);
-	free(cache.bytes);
+	free(base);
 	kmsg_collect(rr.rf, kfd);
 }
