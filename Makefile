@@ -284,6 +284,30 @@ valgrind: gdrcheck doubles
 
 .PHONY: sanitize-check valgrind
 
+# --- ThreadSanitizer, out of tree: build/tsan/ -------------------------------
+# make tsan-check  gdrcheck built again with -fsanitize=thread into
+#                  build/tsan/, then every scenario with two GPUs or two RDMA
+#                  devices (the worker's per-GPU set-up and per-device pair
+#                  loop are threads) and a synthetic 8 GPU x 8 NIC node, with
+#                  and without a data fault (tests/tsan-check.sh; any race
+#                  report fails; ends "tsan: N passed, N failed").
+TSAN_DIR   = build/tsan
+TSAN_CORE  = $(addprefix $(TSAN_DIR)/obj/,$(CORE_SRCS:.c=.o))
+
+$(TSAN_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g -fsanitize=thread $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(TSAN_CORE:.o=.d) $(TSAN_DIR)/obj/gdrcheck.d
+
+$(TSAN_DIR)/gdrcheck: $(TSAN_DIR)/obj/gdrcheck.o $(TSAN_CORE)
+	$(CC) -fsanitize=thread -o $@ $^ $(LDFLAGS) $(LIBS)
+
+tsan-check: gdrcheck doubles $(TSAN_DIR)/gdrcheck
+	./tests/tsan-check.sh $(TSAN_DIR)
+
+.PHONY: tsan-check
+
 # --- MemorySanitizer, out of tree: build/msan/ (clang only) -----------------
 # make msan-check  gdrcheck, the libcuda/libibverbs doubles and the unit
 #                  tests built with -fsanitize=memory into build/msan/, then

@@ -21,6 +21,8 @@
 #      fuzz-captures  whole capture archives mutated, then replayed (~10 s)
 #   7. sanitize  unit, scenarios, fault matrix, options, files, peer and
 #                fuzz-captures under ASan+UBSan
+#      tsan      the threaded worker (per-GPU set-up, per-device pair loop)
+#                under ThreadSanitizer: multi-GPU/NIC scenarios, an 8x8 node
 # Ends with "N passed, N failed" over all layers; exits non-zero on failure.
 set -u
 
@@ -162,6 +164,8 @@ fi
 # Unit, scenarios, fault matrix and options again on an ASan+UBSan build in
 # build/asan/ (the main build is left as it is).
 suite sanitize make -s sanitize-check
+# The worker's threads under ThreadSanitizer, build/tsan/ (~3 min).
+suite tsan make -s tsan-check
 
 echo
 echo "$total_pass passed, $total_fail failed"
