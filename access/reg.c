@@ -1296,6 +1296,29 @@ fail:
 }
 
 /*
+ * The transfers through a pair's two MRs of one buffer (cuMemAlloc's, or
+ * with @vmm the VMM one), where the pair carries any: a port, the host
+ * control registered, transfers not turned off, on the plan.
+ */
+static void prove_paths(const struct reg_run *rr, struct nic_res *nr,
+			struct reg_pair *pp, struct gpu_buf *gb, int nic,
+			bool vmm, const struct ibv_mr *pmr,
+			const struct ibv_mr *dmr)
+{
+	if (!pp->port || !nr->host_mr || rr->opt->no_datapath ||
+	    pp->dp_off_rail)
+		return;
+	if (pmr)
+		datapath(rr, nr, pp, gb, pmr, nic,
+			 vmm ? DPP_VMM_PEERMEM : DPP_PEERMEM,
+			 vmm ? &pp->dp_vmm_peermem : &pp->dp_peermem);
+	if (dmr)
+		datapath(rr, nr, pp, gb, dmr, nic,
+			 vmm ? DPP_VMM_DMABUF : DPP_DMABUF,
+			 vmm ? &pp->dp_vmm_dmabuf : &pp->dp_dmabuf);
+}
+
+/*
  * The cuMemAlloc proof again on the GPU's VMM buffer: ibv_reg_mr on the
  * pointer (peermem), the dma-buf export of the range + ibv_reg_dmabuf_mr,
  * and the verified loopback transfer through each MR.
@@ -1311,15 +1334,7 @@ static void vmm_pair(const struct reg_run *rr, struct nic_res *nr,
 			0, &pp->vmm_peermem);
 	dmr = reg_dmabuf(rr, nr, vb, &pp->vmm_export_call, &pp->vmm_dmabuf,
 			 pp->export_flags);
-	if (pp->port && nr->host_mr && !rr->opt->no_datapath &&
-	    !pp->dp_off_rail) {
-		if (pmr)
-			datapath(rr, nr, pp, vb, pmr, nic, DPP_VMM_PEERMEM,
-				 &pp->dp_vmm_peermem);
-		if (dmr)
-			datapath(rr, nr, pp, vb, dmr, nic, DPP_VMM_DMABUF,
-				 &pp->dp_vmm_dmabuf);
-	}
+	prove_paths(rr, nr, pp, vb, nic, true, pmr, dmr);
 	dereg(rr, pmr);
 	dereg(rr, dmr);
 }
@@ -1658,15 +1673,7 @@ static void pair_work(const struct pairs_run *pr, struct reg_run *rr,
 	/* Only what would have been transferred is "off rail". */
 	pp->dp_off_rail = pp->port && nr->host_mr && !rr->opt->no_datapath &&
 			  !pr->plan[cell];
-	if (pp->port && nr->host_mr && !rr->opt->no_datapath &&
-	    !pp->dp_off_rail) {
-		if (pmr)
-			datapath(rr, nr, pp, gb, pmr, d, DPP_PEERMEM,
-				 &pp->dp_peermem);
-		if (dmr)
-			datapath(rr, nr, pp, gb, dmr, d, DPP_DMABUF,
-				 &pp->dp_dmabuf);
-	}
+	prove_paths(rr, nr, pp, gb, d, false, pmr, dmr);
 	if (pr->vbufs[g].allocated)
 		vmm_pair(rr, nr, pp, &pr->vbufs[g], d);
 	if ((dmr || pmr) && pp->port) {
