@@ -143,6 +143,12 @@ static void crash_handlers(bool on)
 void par_for(struct stage_status *st, int n, void (*fn)(void *arg, int i),
 	     void *arg)
 {
+	par_for_width(st, n, PAR_MAX_THREADS, fn, arg);
+}
+
+void par_for_width(struct stage_status *st, int n, int width,
+		   void (*fn)(void *arg, int i), void *arg)
+{
 	pthread_t tid[PAR_MAX_THREADS];
 	int started = 0, want;
 
@@ -163,7 +169,10 @@ void par_for(struct stage_status *st, int n, void (*fn)(void *arg, int i),
 	par_arg = arg;
 	next_item = 0;
 	crash_handlers(true);
-	want = n - 1 < PAR_MAX_THREADS ? n - 1 : PAR_MAX_THREADS;
+	/* The calling thread is one of the @width. */
+	want = (n < width ? n : width) - 1;
+	if (want > PAR_MAX_THREADS)
+		want = PAR_MAX_THREADS;
 	while (started < want &&
 	       pthread_create(&tid[started], NULL, par_thread, NULL) == 0)
 		started++;

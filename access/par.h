@@ -40,4 +40,9 @@ const char *stage_current(const struct stage_status *st);
 void par_for(struct stage_status *st, int n, void (*fn)(void *arg, int i),
 	     void *arg);
 
+/* The same, at most @width items at a time (the calling thread's one of
+ * them): for items that each hold memory while they run. */
+void par_for_width(struct stage_status *st, int n, int width,
+		   void (*fn)(void *arg, int i), void *arg);
+
 #endif

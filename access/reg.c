@@ -32,6 +32,15 @@
 /* A completion that has not come in 2 s is not coming (an eighth of the
  * stage deadline when --timeout is short). */
 #define POLL_DEADLINE_MS 2000.0
+/*
+ * Devices the pair loop works on at once (pairs_width): each holds its
+ * host buffers and scratch, four times --reg-bytes (8 MiB by default),
+ * while it runs, and the doubles map what it registers. Up to 8 (a node's
+ * rail count) within 32 MiB of buffers; an SR-IOV node of hundreds of
+ * functions queues the rest (64 at once held 720 MiB on an 8 x 256 node).
+ */
+#define REG_DEVICES_MAX		8
+#define REG_LOOP_BYTES		(32ull << 20)
 #define BW_MAX_ITERS	64
 #define BW_BATCH	8
 /*
@@ -116,6 +125,7 @@ struct reg_run {
 	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
 	struct sysroot *sr;	/* this thread's reader (sysroot.h: Threads) */
+	pthread_mutex_t *sr_lock;	/* held to read sr, if set */
 	const uint64_t *pat_base;	/* pattern_base(): NULL, none */
 	size_t pat_words;
 	bool full_burst;	/* this pair: a full bandwidth burst */
@@ -1593,7 +1603,7 @@ struct pairs_run {
 	const bool *plan, *reg;	/* ngpu x ndev, plan_transfers/_registrations */
 	const bool *full;	/* per pair slot: a full bandwidth burst */
 	pthread_mutex_t *gpu_lock;	/* one per GPU */
-	struct sysroot **sr;	/* one reader per device; NULL: serial */
+	pthread_mutex_t *sr_lock;	/* rr->sr's, for a thread without its own */
 };
 
 /* The MRs of a device's two lowest GPUs with one, for GPU-to-GPU. */
@@ -1657,7 +1667,11 @@ static void pair_work(const struct pairs_run *pr, struct reg_run *rr,
 			 "ibv_alloc_pd failed");
 		return;
 	}
+	if (rr->sr_lock)
+		pthread_mutex_lock(rr->sr_lock);
 	choose_port(rr, nr, pp);
+	if (rr->sr_lock)
+		pthread_mutex_unlock(rr->sr_lock);
 	if (!pr->reg[cell]) {
 		pp->reg_inferred = true;
 		return;
@@ -1709,9 +1723,17 @@ static void nic_item(void *arg, int d)
 	struct reg_facts *rf = mine.rf;
 	struct nic_res nr = { 0 };
 	struct keep k = { .n = 0 };
+	struct sysroot *own;
 
-	if (pr->sr)
-		mine.sr = pr->sr[d];
+	/* A sysroot's caches are one thread's (access/sysroot.h): a reader
+	 * of its own for the port states and GIDs, or the run's, locked. */
+	own = mine.sr ? sysroot_new(sysroot_get(mine.sr)) : NULL;
+	if (own) {
+		sysroot_guard_fd(own);
+		mine.sr = own;
+	} else {
+		mine.sr_lock = pr->sr_lock;
+	}
 	mine.expect = pr->rr->expect ? malloc(mine.bytes) : NULL;
 	mine.got = pr->rr->got ? malloc(mine.bytes) : NULL;
 	nr.data_direct = nic_data_direct(&mine, rf->nics[d].nic);
@@ -1746,6 +1768,7 @@ static void nic_item(void *arg, int d)
 	}
 	free(mine.expect);
 	free(mine.got);
+	sysroot_free(own);
 }
 
 /*
@@ -1793,29 +1816,11 @@ static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
 	}
 }
 
-/*
- * A sysroot reader per device thread: a struct sysroot's caches are one
- * thread's (access/sysroot.h), and the threads read port states and GIDs.
- * Guarded as the worker's own is. NULL when one cannot be made.
- */
-static struct sysroot **pairs_readers(struct sysroot *sr, int n)
+static int pairs_width(size_t bytes)
 {
-	struct sysroot **own;
+	unsigned long long n = REG_LOOP_BYTES / (4 * (unsigned long long)bytes);
 
-	if (!sr)
-		return NULL;
-	own = calloc(n > 0 ? (size_t)n : 1, sizeof(*own));
-	for (int d = 0; own && d < n; d++) {
-		own[d] = sysroot_new(sysroot_get(sr));
-		if (!own[d]) {
-			while (d-- > 0)
-				sysroot_free(own[d]);
-			free(own);
-			return NULL;
-		}
-		sysroot_guard_fd(own[d]);
-	}
-	return own;
+	return n < 1 ? 1 : n > REG_DEVICES_MAX ? REG_DEVICES_MAX : (int)n;
 }
 
 static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
@@ -1826,10 +1831,11 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 	bool *plan = calloc(3 * cells, sizeof(*plan)), *reg = plan + cells;
 	pthread_mutex_t *locks = calloc(ngpu ? (size_t)ngpu : 1,
 					sizeof(*locks));
+	pthread_mutex_t sr_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct pairs_run pr = {
 		.rr = rr, .gbufs = gbufs, .vbufs = vbufs, .list = list,
 		.ngpu = ngpu, .ndev = ndev, .plan = plan, .reg = reg,
-		.full = reg + cells, .gpu_lock = locks,
+		.full = reg + cells, .gpu_lock = locks, .sr_lock = &sr_lock,
 	};
 	int g = 0;
 
@@ -1841,15 +1847,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 	plan_transfers(rr, gbufs, ngpu, list, ndev, plan);
 	plan_registrations(gbufs, ngpu, ndev, plan, reg);
 	pairs_prepare(rr, &pr, reg + cells);
-	pr.sr = pairs_readers(rr->sr, rr->rf->nnics);
-	if (pr.sr)
-		par_for(rr->st, rr->rf->nnics, nic_item, &pr);
-	else	/* no memory for a reader each: one device at a time */
-		for (int d = 0; d < rr->rf->nnics; d++)
-			nic_item(&pr, d);
-	for (int d = 0; pr.sr && d < rr->rf->nnics; d++)
-		sysroot_free(pr.sr[d]);
-	free(pr.sr);
+	par_for_width(rr->st, rr->rf->nnics, pairs_width(rr->bytes), nic_item,
+		      &pr);
 out:
 	while (locks && g-- > 0)
 		pthread_mutex_destroy(&locks[g]);
