@@ -34,7 +34,7 @@
 #define POLL_DEADLINE_MS 2000.0
 /*
  * Devices the pair loop works on at once (pairs_width): each holds its
- * host buffers and scratch, four times --reg-bytes (8 MiB by default),
+ * host buffers and scratch, four times --reg-size (8 MiB by default),
  * while it runs, and the doubles map what it registers. Up to 8 (a node's
  * rail count) within 32 MiB of buffers; an SR-IOV node of hundreds of
  * functions queues the rest (64 at once held 720 MiB on an 8 x 256 node).
