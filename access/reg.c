@@ -122,7 +122,7 @@ struct reg_run {
 	size_t bytes;
 	size_t guard;		/* poison at both ends of a GPU buffer */
 	uint64_t seed;		/* patterns differ run to run */
-	uint8_t *expect;	/* rr->bytes each: what a buffer should hold */
+	uint8_t *expect;	/* this thread's, rr->bytes each: what a buffer should hold */
 	uint8_t *got;		/* and what cuMemcpyDtoH found */
 	struct sysroot *sr;	/* this thread's reader (sysroot.h: Threads) */
 	pthread_mutex_t *sr_lock;	/* held to read sr, if set */
@@ -188,6 +188,11 @@ static uint64_t pattern_key(const struct reg_run *rr, int gpu, int nic,
  * node of many rails. NULL when there is no memory for it (each word is
  * then computed in place, the same bytes).
  */
+static uint64_t base_word(size_t i)
+{
+	return mix64((i + 1) * 0x9e3779b97f4a7c15ull);
+}
+
 static uint64_t *pattern_base(size_t bytes, size_t *words)
 {
 	size_t n = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
@@ -195,7 +200,7 @@ static uint64_t *pattern_base(size_t bytes, size_t *words)
 
 	*words = b ? n : 0;
 	for (size_t i = 0; b && i < n; i++)
-		b[i] = mix64((i + 1) * 0x9e3779b97f4a7c15ull);
+		b[i] = base_word(i);
 	return b;
 }
 
@@ -224,7 +229,7 @@ static void content_fill(const struct reg_run *rr, uint8_t *p, size_t n,
 	for (; i * sizeof(w) < c->len; i++) {
 		size_t k = c->len - i * sizeof(w);
 
-		w = key ^ mix64((i + 1) * 0x9e3779b97f4a7c15ull);
+		w = key ^ base_word(i);
 		memcpy(at + i * sizeof(w), &w, k < sizeof(w) ? k : sizeof(w));
 	}
 }
@@ -1734,8 +1739,8 @@ static void nic_item(void *arg, int d)
 	} else {
 		mine.sr_lock = pr->sr_lock;
 	}
-	mine.expect = pr->rr->expect ? malloc(mine.bytes) : NULL;
-	mine.got = pr->rr->got ? malloc(mine.bytes) : NULL;
+	mine.expect = malloc(mine.bytes);
+	mine.got = malloc(mine.bytes);
 	nr.data_direct = nic_data_direct(&mine, rf->nics[d].nic);
 	nic_setup(&mine, pr->list[d], &nr, &rf->nics[d]);
 	for (int pass = 0; pass < 2; pass++)
@@ -1864,8 +1869,7 @@ struct setup_run {
 /*
  * One GPU's buffers: its context, cuMemAlloc and the VMM buffer. On a
  * thread of its own (par_for): it writes only gbufs[g], vbufs[g] and
- * rf->vmm[g], and poisons through a scratch buffer of its own (the run's
- * rr->expect is the pair loop's).
+ * rf->vmm[g], and poisons through a scratch buffer of its own.
  */
 static void setup_item(void *arg, int g)
 {
@@ -1873,7 +1877,7 @@ static void setup_item(void *arg, int g)
 	struct reg_run mine = *sr->rr;
 	struct reg_vmm_gpu *v = &mine.rf->vmm[g];
 
-	mine.expect = sr->rr->expect ? malloc(mine.bytes) : NULL;
+	mine.expect = malloc(mine.bytes);
 	mine.got = NULL;
 	v->skip = VMMS_NOT_RUN;
 	if (gpu_setup(&mine, &sr->gbufs[g],
@@ -1934,8 +1938,7 @@ void reg_stage(const struct vendor_options *opt, struct vendor_facts *vf,
 	rr.guard = rr.bytes / 8 < PAGE ? rr.bytes / 8 : PAGE;
 	rr.seed = run_seed();
 	rr.pat_base = base = pattern_base(rr.bytes, &rr.pat_words);
-	rr.expect = malloc(rr.bytes);
-	rr.got = malloc(rr.bytes);
+	/* Scratch (expect, got) is each thread's own: setup_item, nic_item. */
 	kfd = kmsg_open(opt->sysroot, rr.rf);
 
 	ngpu = rr.cu ? vf->cuda.gpus_recorded : 0;
@@ -1959,8 +1962,6 @@ out:
 		gpu_release(&rr, &gbufs[g]);
 	free(vbufs);
 	free(gbufs);
-	free(rr.expect);
-	free(rr.got);
 	free(base);
 	kmsg_collect(rr.rf, kfd);
 }
