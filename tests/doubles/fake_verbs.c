@@ -870,13 +870,11 @@ static bool pipe_range_ok(uintptr_t p, uintptr_t end, bool write_too)
 
 static bool user_range_ok(const void *addr, size_t len, bool write_too)
 {
-	static char probe[PROBE_PAGES];
-	static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+	char probe[PROBE_PAGES];
 	struct iovec local = { .iov_base = probe }, remote[PROBE_PAGES];
 	uintptr_t p = (uintptr_t)addr, end = p + len;
 	bool ok = true;
 
-	pthread_mutex_lock(&probe_lock);
 	while (p < end && ok) {
 		size_t n = 0;
 		ssize_t got;
@@ -888,16 +886,13 @@ static bool user_range_ok(const void *addr, size_t len, bool write_too)
 		}
 		local.iov_len = n;
 		got = process_vm_readv(getpid(), &local, 1, remote, n, 0);
-		if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
-			pthread_mutex_unlock(&probe_lock);
+		if (got < 0 && (errno == ENOSYS || errno == EPERM))
 			return pipe_range_ok((uintptr_t)addr, end, write_too);
-		}
 		ok = got == (ssize_t)n;
 		if (ok && write_too)
 			ok = process_vm_writev(getpid(), &local, 1, remote, n,
 					       0) == (ssize_t)n;
 	}
-	pthread_mutex_unlock(&probe_lock);
 	return ok;
 }
 
