@@ -955,7 +955,10 @@ static void terminate_strings(struct vendor_facts *vf)
 #define CAPS_FLOOR_GPUS 128
 #define CAPS_FLOOR_NICS 128
 
-/* NVIDIA display/3D controllers among the PCI functions of the tree. */
+/*
+ * At least the number of NVIDIA display/3D controllers among the PCI
+ * functions of the tree: counted only where that could pass the floor.
+ */
 static int count_pci_gpus(struct sysroot *sr)
 {
 	char **names = NULL, path[320], buf[16];
@@ -964,6 +967,12 @@ static int count_pci_gpus(struct sysroot *sr)
 
 	if (sysroot_list(sr, "/sys/bus/pci/devices", &names, &n) < 0)
 		return 0;
+	/* No more functions than the floor: no need to tell which are
+	 * GPUs (two reads each, before the worker can start). */
+	if (n <= CAPS_FLOOR_GPUS) {
+		sysroot_free_list(names, n);
+		return (int)n;
+	}
 	for (size_t i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor",
 			 names[i]);
@@ -1075,9 +1084,10 @@ static void supervise(struct supervisor *sv, const struct vendor_options *in,
 	struct lane lanes[2] = { { .mask = MAIN_LANE, .cur = -1 },
 				 { .mask = NVML_LANE, .cur = -1 } };
 
+	/* The main lane first: its cuInit is the run's critical path. */
+	lane_resume(sv, &lanes[0], 0);
 	lane_resume(sv, &lanes[1], 0);
 	vf->nvml_settled = !lanes[1].live;
-	lane_resume(sv, &lanes[0], 0);
 	/* The workers are off (forked): the parent's own reading now. */
 	if (opt->meanwhile)
 		opt->meanwhile(opt->meanwhile_arg);
