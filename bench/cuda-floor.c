@@ -4,16 +4,19 @@
  * work a GPUDirect RDMA check cannot avoid — cuInit, the attribute queries,
  * one cuMemAlloc per GPU and one DMA-BUF export — in one process, with no
  * isolation and no report. Built like gdrcheck (dlopen, no CUDA toolkit).
+ * With --no-alloc it stops after the attributes: the floor of gdrcheck
+ * --no-alloc, cuInit and the driver's teardown of a process that called it.
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "decode/cuda_api.h"
 
 #define LOAD(h, name, type) ((type)dlsym(h, name))
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const int attrs[] = {
 		CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -35,6 +38,7 @@ int main(void)
 	cuMemFree_fn mfree;
 	cuMemGetHandleForAddressRange_fn handle;
 	int n = 0, exported = 0;
+	int no_alloc = argc > 1 && !strcmp(argv[1], "--no-alloc");
 
 	if (!h) {
 		fprintf(stderr, "cuda-floor: %s\n", dlerror());
@@ -65,6 +69,8 @@ int main(void)
 			return 1;
 		for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++)
 			attr(&v, attrs[a], d);
+		if (no_alloc)
+			continue;
 		if (retain(&ctx, d) || set(ctx) || alloc(&p, 2u << 20))
 			return 1;
 		if (!handle(&fd, p, 2u << 20, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
