@@ -104,7 +104,8 @@ struct nic_res {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *host_mr;
-	uint8_t *host;		/* 2 x bytes: source, then READ target */
+	uint8_t *host;		/* 2 x bytes: source, then READ target (the
+				 * device thread's struct scratch) */
 	int verbs_index;
 	/* NCCL would see this device as `<dev>_dma` and register through
 	 * mlx5dv_reg_dmabuf_mr with Data Direct (access/mlx5.c). */
@@ -870,7 +871,6 @@ static void nic_release(const struct reg_run *rr, struct nic_res *nr)
 		enter(rr->st, "ibv_close_device");
 		rr->ibv->close_device(nr->ctx);
 	}
-	free(nr->host);
 	memset(nr, 0, sizeof(*nr));
 }
 
@@ -892,8 +892,7 @@ static void nic_setup(const struct reg_run *rr, struct ibv_device *dev,
 		return;
 	}
 	/* The control: host memory, as every verbs program registers it. */
-	if (posix_memalign((void **)&nr->host, PAGE, 2 * rr->bytes)) {
-		nr->host = NULL;
+	if (!nr->host) {
 		rn->host.tried = true;
 		rn->host.err = ENOMEM;
 		snprintf(rn->host.call, sizeof(rn->host.call), "posix_memalign");
@@ -1590,6 +1589,22 @@ static void plan_registrations(const struct gpu_buf *gbufs, int ngpu,
 }
 
 /*
+ * A device thread's memory: the host buffer it registers (2 x bytes) and
+ * its expect/got scratch. Handed from device to device rather than freed:
+ * a node of hundreds of RDMA devices faults in as many sets as run at
+ * once, not one set a device.
+ */
+struct scratch {
+	uint8_t *host, *expect, *got;
+	bool busy;
+};
+
+struct scratch_pool {
+	pthread_mutex_t lock;
+	struct scratch slot[REG_DEVICES_MAX];	/* >= the pair loop's width */
+};
+
+/*
  * The pair loop runs a thread per RDMA device (par_for): a device's
  * context, PD, host buffer and QPs are its thread's own. What the devices
  * share is the GPU buffers, which a transfer fills, moves and checks (and
@@ -1602,6 +1617,7 @@ static void plan_registrations(const struct gpu_buf *gbufs, int ngpu,
  */
 struct pairs_run {
 	const struct reg_run *rr;
+	struct scratch_pool *pool;
 	struct gpu_buf *gbufs, *vbufs;
 	struct ibv_device **list;
 	int ngpu, ndev;
@@ -1706,6 +1722,45 @@ static void pair_work(const struct pairs_run *pr, struct reg_run *rr,
 	dereg(rr, dmr);
 }
 
+/* A free slot, its buffers made on first use (NULL where malloc failed);
+ * NULL if none is free. */
+static struct scratch *scratch_take(struct scratch_pool *pool, size_t bytes)
+{
+	struct scratch *s = NULL;
+
+	pthread_mutex_lock(&pool->lock);
+	for (int i = 0; i < REG_DEVICES_MAX && !s; i++)
+		if (!pool->slot[i].busy)
+			s = &pool->slot[i];
+	if (s)
+		s->busy = true;
+	pthread_mutex_unlock(&pool->lock);
+	if (!s)
+		return NULL;
+	if (!s->host && posix_memalign((void **)&s->host, PAGE, 2 * bytes))
+		s->host = NULL;
+	if (!s->expect)
+		s->expect = malloc(bytes);
+	if (!s->got)
+		s->got = malloc(bytes);
+	return s;
+}
+
+static void scratch_put(struct scratch_pool *pool, struct scratch *s)
+{
+	pthread_mutex_lock(&pool->lock);
+	s->busy = false;
+	pthread_mutex_unlock(&pool->lock);
+}
+
+static void scratch_free(struct scratch *s)
+{
+	free(s->host);
+	free(s->expect);
+	free(s->got);
+	memset(s, 0, sizeof(*s));
+}
+
 static void gpu_lock(const struct pairs_run *pr, const struct reg_run *rr,
 		     int g)
 {
@@ -1718,8 +1773,8 @@ static void gpu_lock(const struct pairs_run *pr, const struct reg_run *rr,
  * Device d's pairs, on a thread of its own: its set-up, its pairs (those
  * it transfers with first: they hold their GPU longest, and each device's
  * rails are other GPUs than its neighbours', so the threads start apart),
- * the GPU-to-GPU transfer, its release. Scratch buffers are the thread's
- * own.
+ * the GPU-to-GPU transfer, its release. Buffers from the pool's slot
+ * this thread holds.
  */
 static void nic_item(void *arg, int d)
 {
@@ -1728,6 +1783,7 @@ static void nic_item(void *arg, int d)
 	struct reg_facts *rf = mine.rf;
 	struct nic_res nr = { 0 };
 	struct keep k = { .n = 0 };
+	struct scratch *sc;
 	struct sysroot *own;
 
 	/* A sysroot's caches are one thread's (access/sysroot.h): a reader
@@ -1739,8 +1795,12 @@ static void nic_item(void *arg, int d)
 	} else {
 		mine.sr_lock = pr->sr_lock;
 	}
-	mine.expect = malloc(mine.bytes);
-	mine.got = malloc(mine.bytes);
+	/* par_for_width runs at most pairs_width() <= REG_DEVICES_MAX items
+	 * at once, so a slot is free; were none, no memory is reported. */
+	sc = scratch_take(pr->pool, mine.bytes);
+	mine.expect = sc ? sc->expect : NULL;
+	mine.got = sc ? sc->got : NULL;
+	nr.host = sc ? sc->host : NULL;
 	nr.data_direct = nic_data_direct(&mine, rf->nics[d].nic);
 	nic_setup(&mine, pr->list[d], &nr, &rf->nics[d]);
 	for (int pass = 0; pass < 2; pass++)
@@ -1771,8 +1831,8 @@ static void nic_item(void *arg, int d)
 		enter(mine.st, "cuCtxSetCurrent");
 		mine.cu->ctx_set_current(NULL);
 	}
-	free(mine.expect);
-	free(mine.got);
+	if (sc)
+		scratch_put(pr->pool, sc);
 	sysroot_free(own);
 }
 
@@ -1837,8 +1897,10 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 	pthread_mutex_t *locks = calloc(ngpu ? (size_t)ngpu : 1,
 					sizeof(*locks));
 	pthread_mutex_t sr_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct scratch_pool pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct pairs_run pr = {
-		.rr = rr, .gbufs = gbufs, .vbufs = vbufs, .list = list,
+		.rr = rr, .pool = &pool, .gbufs = gbufs, .vbufs = vbufs,
+		.list = list,
 		.ngpu = ngpu, .ndev = ndev, .plan = plan, .reg = reg,
 		.full = reg + cells, .gpu_lock = locks, .sr_lock = &sr_lock,
 	};
@@ -1854,6 +1916,8 @@ static void run_pairs(struct reg_run *rr, struct gpu_buf *gbufs,
 	pairs_prepare(rr, &pr, reg + cells);
 	par_for_width(rr->st, rr->rf->nnics, pairs_width(rr->bytes), nic_item,
 		      &pr);
+	for (int i = 0; i < REG_DEVICES_MAX; i++)
+		scratch_free(&pool.slot[i]);
 out:
 	while (locks && g-- > 0)
 		pthread_mutex_destroy(&locks[g]);
