@@ -295,6 +295,9 @@ void gate_peer_bootstrap(struct gdr_ctx *ctx, const struct target *t)
 	ev_str(r, "peer_host", "%s", p->peer_host);
 	ev_str(r, "peer_verdict", "%s", s->theirs.verdict);
 	ev_int(r, "rails_planned", s->plan.nrails);
+	/* Where the proven secret came from (a job id is guessable). */
+	ev_str(r, "token_source", "%s", ctx->opt->token_source ?
+	       ctx->opt->token_source : "unknown");
 }
 
 /* --- peer.link ------------------------------------------------------------ */

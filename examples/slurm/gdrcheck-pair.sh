@@ -9,8 +9,8 @@
 # ADDR:PORT`, ADDR being the NodeAddr of task 0's node (scontrol show node;
 # the node name when scontrol cannot say). The token is gdrcheck's own
 # choice: --token/--token-file in the options, else GDRCHECK_PEER_TOKEN
-# (srun passes the environment on), else derived from SLURM_JOB_ID, which
-# both tasks of the step share.
+# (srun passes the environment on; pair-sweep.sh exports a random one),
+# else derived from SLURM_JOB_ID, which both tasks of the step share.
 #
 # Files, PAIR being pair-L-C (L task 0's node, the listener; C task 1's,
 # the connector; SLURMD_NODENAME, the name sinfo uses):

@@ -33,9 +33,10 @@
 # whose task 0 runs `gdrcheck --listen PORT`, task 1 `gdrcheck --peer
 # <task 0's NodeAddr>:PORT`; rail k of one node is tested against rail k
 # of the other (GPU k and the NIC NCCL would give it; --pairs picks
-# rails). The token: gdrcheck derives it from SLURM_JOB_ID (both tasks
-# share the job) unless GDRCHECK_PEER_TOKEN is set here (srun passes the
-# environment on) or --token-file is among the options.
+# rails). The token: GDRCHECK_PEER_TOKEN if set here, --token-file if
+# among the options, else a random one of this sweep's, exported for srun to
+# pass on to both tasks (gdrcheck's own default, SLURM_JOB_ID, is guessable
+# by anyone who can see the job).
 # -P PORT: the listener's TCP port (default 18515, gdrcheck's); the
 # bootstrap connection goes to NodeAddr, the RDMA traffic over the rails.
 # -O: the k-th pair of a round listens on PORT+k-1 (nodes that share one
@@ -133,6 +134,21 @@ dir=$(cd "$dir" && pwd)
 tmp=$(mktemp "$dir/.pairs.plan.XXXXXX")
 echo "$plan" >"$tmp"
 mv -fT "$tmp" "$dir/pairs.plan"
+
+# ------------------------------------------------------------------ the token
+case " $* " in
+*" --token"*) ;;
+*)
+	if [ -z "${GDRCHECK_PEER_TOKEN:-}" ]; then
+		GDRCHECK_PEER_TOKEN=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+		[ ${#GDRCHECK_PEER_TOKEN} = 64 ] || {
+			echo "pair-sweep.sh: cannot read 32 bytes of /dev/urandom for the token" >&2
+			exit 2
+		}
+		export GDRCHECK_PEER_TOKEN
+	fi
+	;;
+esac
 
 # ------------------------------------------------------------------ the rounds
 npairs=$(echo "$plan" | wc -l)

@@ -341,6 +341,7 @@ PY
 cat >"$work/standin" <<-EOF
 	#!/bin/sh
 	echo "\$SLURMD_NODENAME \$SLURM_PROCID \$SLURM_JOB_ID \$*" >>"$work/standin.log"
+	echo "\$SLURMD_NODENAME \$SLURM_PROCID \${GDRCHECK_PEER_TOKEN:-}" >>"$work/standin.token"
 	case " \$* " in
 	*" --listen "*)
 		port=\$(echo " \$* " | sed 's/.* --listen \([0-9]*\) .*/\1/')
@@ -373,6 +374,9 @@ check "stand-in sweep: task 0 got --json --listen PORT, task 1 --json --peer 127
 check "stand-in sweep: both tasks of a pair in one job (one SLURM_JOB_ID: gdrcheck's token)" \
 	sh -c '[ "$(awk "\$1 == \"n3\" && \$2 == 0 { print \$3 }" "$1")" = "$(awk "\$1 == \"n4\" && \$2 == 1 { print \$3 }" "$1")" ]' \
 	sh "$work/standin.log"
+check "stand-in sweep: every task got the sweep's own token (64 hex digits from /dev/urandom, one for all), not a job id" \
+	sh -c '[ "$(wc -l <"$1")" = 6 ] && [ "$(cut -d " " -f 3 "$1" | sort -u | grep -cx "[0-9a-f]\{64\}")" = 1 ] &&
+		[ "$(cut -d " " -f 3 "$1" | sort -u | wc -l)" = 1 ]' sh "$work/standin.token"
 check "stand-in sweep: the two pairs of round 1 got ports P and P+1 (-O)" \
 	sh -c 'a=$(sed -n "s/^n1 0 .*--listen \([0-9]*\) .*/\1/p" "$1" | head -n 1)
 		b=$(sed -n "s/^n3 0 .*--listen \([0-9]*\) .*/\1/p" "$1" | head -n 1)
@@ -453,9 +457,9 @@ check "real sweep: the summary's exit ($rc) follows the reports' exit codes" \
 # moves data only inside one process, so two gdrchecks get connected QPs
 # and then no answer from the far NIC, on every rail; both sides must say
 # so, and the summary must put every link under that one cause.
-check "real sweep: every side's bootstrap PASS with the token both tasks derived from SLURM_JOB_ID" \
+check "real sweep: every side's bootstrap PASS with the token the sweep made (GDRCHECK_PEER_TOKEN; none given here)" \
 	sh -c '[ -z "${GDRCHECK_PEER_TOKEN:-}" ] && for f in "$1"/pair-*.json; do
-		[ "$(jq -r "[.results[] | select(.gate == \"peer.bootstrap\") | .reason_code] | join(\",\")" "$f")" = PEER_CONNECTED ] || exit 1
+		[ "$(jq -r "[.results[] | select(.gate == \"peer.bootstrap\") | .reason_code, .evidence.token_source] | join(\",\")" "$f")" = PEER_CONNECTED,GDRCHECK_PEER_TOKEN ] || exit 1
 		done' sh "$sd"
 nrails=$(jq '.peer.rails | length' "$sd/pair-n1-n2.listener.json" 2>/dev/null)
 check "real sweep (doubles): exit 1, 3 pairs BAD, one cause peer.connect QP_RETRY_EXCEEDED over 3 x $nrails rails" \
