@@ -98,16 +98,17 @@ static void place(const char *real, const char *bdf, char *root, size_t rlen,
 }
 
 /*
- * PCI_DEVICES "/<bdf>/<attr>" into p (at least 256 bytes): the tree asks
- * for six attributes of every function, and snprintf was a tenth of the
- * build's own instructions.
+ * PCI_DEVICES "/<bdf>/<attr>" into p[len]: the tree asks for six
+ * attributes of every function, and snprintf was a tenth of the build's
+ * own instructions (it stays for what would not fit).
  */
-static const char *attr_path(char *p, const char *bdf, const char *attr)
+static const char *attr_path(char *p, size_t len, const char *bdf,
+			     const char *attr)
 {
 	size_t d = sizeof(PCI_DEVICES) - 1, b = strlen(bdf), a = strlen(attr);
 
-	if (d + b + a + 3 > 256) {
-		snprintf(p, 256, PCI_DEVICES "/%s/%s", bdf, attr);
+	if (d + b + a + 3 > len) {
+		snprintf(p, len, PCI_DEVICES "/%s/%s", bdf, attr);
 		return p;
 	}
 	memcpy(p, PCI_DEVICES "/", d + 1);
@@ -122,7 +123,8 @@ static int link_attr(struct sysroot *sr, const char *bdf, const char *attr,
 {
 	char p[256];
 
-	return sysroot_read_line(sr, attr_path(p, bdf, attr), buf, len);
+	return sysroot_read_line(sr, attr_path(p, sizeof(p), bdf, attr), buf,
+				 len);
 }
 
 /* The first link attribute outside its domain, as "name=raw". */
@@ -222,12 +224,14 @@ void pcitree_build(struct gdr_ctx *ctx)
 		place(real, names[i], nd->root, sizeof(nd->root),
 		      parents[t->count], sizeof(parents[0]));
 		nd->class_bad = sysroot_read_ll(ctx->sr,
-						attr_path(p, names[i], "class"),
+						attr_path(p, sizeof(p), names[i],
+							  "class"),
 						&v) != 0;
 		nd->class_code = nd->class_bad ? 0 : (unsigned int)v;
 		nd->bridge = (nd->class_code >> 8) == 0x0604;
 		nd->numa = -1;
-		if (sysroot_read_ll(ctx->sr, attr_path(p, names[i], "numa_node"),
+		if (sysroot_read_ll(ctx->sr, attr_path(p, sizeof(p), names[i],
+						  "numa_node"),
 				    &v) == 0) {
 			/* 9999 is no node: keep it as evidence, not as a node. */
 			if (numa_node_check(v, t->numa_nodes)) {
