@@ -1837,9 +1837,38 @@ static void nic_item(void *arg, int d)
 }
 
 /*
+ * Whether device @d (@name) may carry a transfer, as far as is known
+ * before its thread starts: the verbs stage opened it (the same device
+ * list, so index d first) and sysfs shows a port ACTIVE. A device down or
+ * unopenable would otherwise spend full bursts that pairs able to
+ * transfer then lack (the serial loop gave them to pairs that got there).
+ */
+static bool may_burst(const struct reg_run *rr, int d, const char *name)
+{
+	const struct verbs_facts *v = &rr->vf->verbs;
+	int n = vf_upto(v->count, rr->vf->cap.nics);
+
+	for (int i = 0; i < n; i++) {
+		const struct verbs_nic *vn = &v->nics[(d + i) % n];
+
+		if (!strcmp(vn->name, name)) {
+			if (!vn->opened)
+				return false;
+			break;
+		}
+	}
+	for (int port = 1; port <= 16; port++)
+		if (ib_port_state(rr->sr, name, port) == IBV_PORT_ACTIVE)
+			return true;
+	return false;
+}
+
+/*
  * Before the threads: the device and pair slots, each pair's fixed fields,
  * and which pairs burst in full: the first BW_FULL_BURSTS the plan gives a
- * transfer, in report order, whichever thread gets there first.
+ * transfer on a device that may carry it (may_burst), in report order,
+ * whichever thread gets there first (a fixed choice: the report does not
+ * depend on the threads' order).
  */
 static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
 			  bool *full)
@@ -1858,10 +1887,12 @@ static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
 	for (int d = 0; d < nnics; d++) {
 		struct reg_nic *rn = &rf->nics[d];
 		const char *name;
+		bool may;
 
 		enter(rr->st, "ibv_get_device_name");
 		name = rr->ibv->get_device_name(pr->list[d]);
 		snprintf(rn->nic, sizeof(rn->nic), "%s", name ? name : "?");
+		may = ranked < BW_FULL_BURSTS && may_burst(rr, d, rn->nic);
 		for (int g = 0; g < pr->ngpu && d * pr->ngpu + g < rf->npairs;
 		     g++) {
 			int slot = d * pr->ngpu + g;
@@ -1874,7 +1905,7 @@ static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
 			pp->dp_dmabuf.wc_status = -1;
 			pp->dp_vmm_peermem.wc_status = -1;
 			pp->dp_vmm_dmabuf.wc_status = -1;
-			full[slot] = pr->plan[g * pr->ndev + d] &&
+			full[slot] = may && pr->plan[g * pr->ndev + d] &&
 				     pr->gbufs[g].allocated &&
 				     ranked++ < BW_FULL_BURSTS;
 		}
