@@ -378,6 +378,12 @@ struct classified classify_open_errno(int err)
 	}
 }
 
+bool open_errno_is_device(int err)
+{
+	return err && !strcmp(classify_open_errno(err).code,
+			      "UVERBS_OPEN_FAILED");
+}
+
 void format_bytes(unsigned long long v, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };

@@ -97,6 +97,10 @@ struct classified classify_wc_status(int status);
 
 /* ibv_open_device failure. */
 struct classified classify_open_errno(int err);
+/* ibv_open_device's errno blames the device, not the caller's rights or
+ * view of /dev (classify_open_errno's UVERBS_OPEN_FAILED): EIO and the
+ * like, which any process on the node gets. */
+bool open_errno_is_device(int err);
 
 /* What a failed lookup of a path means. */
 enum path_state {

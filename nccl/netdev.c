@@ -70,9 +70,21 @@ bool nccl_port_opens(const struct nccl_settings *set, const char *dev,
 	       hca_selects(set, dev, p->num);
 }
 
+/*
+ * ncclIbInit skips a device ibv_open_device refuses ("NET/IB : Unable to
+ * open device": net_ib.cc v2.12.7-1..v2.28.9-1, net_ib/init.cc v2.30.7-1),
+ * so none of its ports is an NCCL device now.
+ */
+static bool device_opens(const struct nccl_nic_ports *nic, bool as_built)
+{
+	return as_built || !nic->open_fails;
+}
+
 int nccl_first_port(const struct nccl_settings *set,
 		    const struct nccl_nic_ports *nic, bool as_built)
 {
+	if (!device_opens(nic, as_built))
+		return -1;
 	for (size_t p = 0; p < nic->nports; p++)
 		if (nccl_port_opens(set, nic->name, &nic->port[p], as_built))
 			return nic->port[p].num;
@@ -86,7 +98,8 @@ bool nccl_ports_down(const struct nccl_settings *set,
 		for (size_t p = 0; p < nics[i].nports; p++)
 			if (nccl_port_listed(set, nics[i].name,
 					     &nics[i].port[p]) &&
-			    !active(&nics[i].port[p]))
+			    (!active(&nics[i].port[p]) ||
+			     !device_opens(&nics[i], false)))
 				return true;
 	return false;
 }
@@ -129,6 +142,8 @@ static int usable_ports(const struct nccl_fuse_in *in,
 	int count = 0, v;
 
 	*mbps = 0;
+	if (!device_opens(n, in->as_built))
+		return 0;
 	for (size_t k = 0; k < n->nports; k++) {
 		if (!nccl_port_opens(in->set, n->name, &n->port[k],
 				     in->as_built))

@@ -39,6 +39,9 @@ struct nccl_nic_ports {
 	const struct nccl_port_facts *port;
 	size_t nports;
 	const char *real;	/* "" when unreadable */
+	/* ibv_open_device fails for a reason of the device's own (not this
+	 * process's permissions or view): NCCL skips it now. */
+	bool open_fails;
 };
 
 enum nccl_link nccl_link_of(const char *text);
@@ -54,10 +57,12 @@ bool nccl_port_listed(const struct nccl_settings *set, const char *dev,
 		      const struct nccl_port_facts *p);
 bool nccl_port_opens(const struct nccl_settings *set, const char *dev,
 		     const struct nccl_port_facts *p, bool as_built);
-/* The first port of nic NCCL opens, or -1. */
+/* The first port of nic NCCL opens, or -1 (none now on a device that
+ * does not open, unless as_built). */
 int nccl_first_port(const struct nccl_settings *set,
 		    const struct nccl_nic_ports *nic, bool as_built);
-/* Is a port NCCL could open (link layer, NCCL_IB_HCA) not ACTIVE? */
+/* Is a port NCCL could open (link layer, NCCL_IB_HCA) not ACTIVE, or on a
+ * device that does not open (the node now is not the node as built)? */
 bool nccl_ports_down(const struct nccl_settings *set,
 		     const struct nccl_nic_ports *nics, size_t nnic);
 /* The port's speed in Mbps as NCCL ver reads it; 0 unread. */

@@ -1362,6 +1362,38 @@ static int rails_without_rdma(struct gdr_ctx *ctx, const struct nccl_state *s,
 	return nbad;
 }
 
+/* Why NIC n's port is lost now: its state words, its rate, the cause. */
+struct lost_port {
+	char state[64], phys[64], rate[64], cause[160];
+	int err;		/* ibv_open_device's errno: the device fails */
+};
+
+static void lost_port_facts(const struct gdr_ctx *ctx,
+			    const struct nccl_state *s, size_t n, int port,
+			    struct lost_port *lp)
+{
+	const char *dev = ctx->inv.nic[n].name;
+	char p[160];
+
+	port_words(s, dev, port, "state", lp->state, sizeof(lp->state));
+	port_words(s, dev, port, "phys_state", lp->phys, sizeof(lp->phys));
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate", dev,
+		 port);
+	if (sysroot_read_line(s->sr, p, lp->rate, sizeof(lp->rate)) < 0)
+		snprintf(lp->rate, sizeof(lp->rate), "unreadable");
+	lp->err = 0;
+	/* The port may be up: the device does not open. */
+	if (s->nics[n].open_fails) {
+		lp->err = ctx_verbs_nic(ctx, (int)n)->open_errno;
+		snprintf(lp->cause, sizeof(lp->cause), "its RDMA device does "
+			 "not open (ibv_open_device: %s), so NCCL skips it",
+			 strerror(lp->err));
+	} else {
+		snprintf(lp->cause, sizeof(lp->cause), "port %s (%s)",
+			 lp->state, lp->phys);
+	}
+}
+
 /*
  * The rails NCCL would use with every present port ACTIVE (the node as
  * built) against those it uses now: a rail lost to a port that is not
@@ -1393,7 +1425,8 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 	for (size_t n = 0; n < ctx->inv.nnic; n++) {
 		const char *dev = ctx->inv.nic[n].name, *why;
 		int pi = nccl_pair_index(ctx, gpu, (int)n), port;
-		char state[64], phys[64], rate[64], link[96], p[160];
+		struct lost_port lp = { .err = 0 };
+		char link[96];
 		bool lost;
 		struct result *r;
 
@@ -1414,30 +1447,29 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 			continue;
 		nbad++;
 		why = exempted(ctx, dev, port);
-		if (lost) {
-			port_words(s, dev, port, "state", state, sizeof(state));
-			port_words(s, dev, port, "phys_state", phys,
-				   sizeof(phys));
-			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/"
-				 "%d/rate", dev, port);
-			if (sysroot_read_line(s->sr, p, rate, sizeof(rate)) < 0)
-				snprintf(rate, sizeof(rate), "unreadable");
-		}
+		if (lost)
+			lost_port_facts(ctx, s, n, port, &lp);
 		if (why && lost)
 			r = emit(ctx, subject, ST_SKIP, C_RAIL_EXEMPTED,
-				 "%s lost rail %s/%d: port %s (%s), exempted "
-				 "(%s); NCCL uses %s", ctx->rep->subj[subject].id,
-				 dev, port, state, phys, why, now);
+				 "%s lost rail %s/%d: %s, exempted (%s); NCCL "
+				 "uses %s", ctx->rep->subj[subject].id, dev,
+				 port, lp.cause, why, now);
 		else if (why)
 			r = emit(ctx, subject, ST_SKIP, C_RAIL_EXEMPTED,
 				 "%s rail %s/%d: PCIe link %s, exempted (%s)",
 				 ctx->rep->subj[subject].id, dev, port, link,
 				 why);
-		else if (lost) {
+		else if (lost && lp.err) {
+			r = emit(ctx, subject, ST_BLOCKED, C_RAIL_DEVICE_FAILED,
+				 "%s lost rail %s/%d: %s; NCCL uses %s now",
+				 ctx->rep->subj[subject].id, dev, port, lp.cause,
+				 now);
+			remedy_RAIL_DEVICE_FAILED(r, dev, port);
+		} else if (lost) {
 			r = emit(ctx, subject, ST_BLOCKED, C_RAIL_LOST,
-				 "%s lost rail %s/%d: port %s (%s); NCCL uses "
-				 "%s now", ctx->rep->subj[subject].id, dev, port,
-				 state, phys, now);
+				 "%s lost rail %s/%d: %s; NCCL uses %s now",
+				 ctx->rep->subj[subject].id, dev, port, lp.cause,
+				 now);
 			remedy_RAIL_LOST(r, dev, port);
 		} else {
 			r = emit(ctx, subject, ST_BLOCKED, C_RAIL_LINK_DEGRADED,
@@ -1446,11 +1478,14 @@ void gate_topo_rails(struct gdr_ctx *ctx, const struct target *t)
 				 port, link);
 			remedy_RAIL_LINK_DEGRADED(r);
 		}
-		rail_evidence(r, dev, port, lost ? "port_down" : "link_degraded");
+		rail_evidence(r, dev, port, lp.err ? "device_failed" :
+			      lost ? "port_down" : "link_degraded");
+		if (lp.err)
+			ev_int(r, "open_errno", lp.err);
 		if (lost) {
-			ev_str(r, "state", "%s", state);
-			ev_str(r, "phys_state", "%s", phys);
-			ev_str(r, "rate", "%s", rate);
+			ev_str(r, "state", "%s", lp.state);
+			ev_str(r, "phys_state", "%s", lp.phys);
+			ev_str(r, "rate", "%s", lp.rate);
 		} else {
 			ev_str(r, "pcie_link", "%s", link);
 		}

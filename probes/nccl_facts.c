@@ -19,6 +19,7 @@
 #include "access/sysroot.h"
 #include "core/xalloc.h"
 #include "decode/cuda_api.h"
+#include "decode/parse.h"
 #include "nccl/libfind.h"
 #include "nccl/rules.h"
 #include "probes/nccl_state.h"
@@ -497,6 +498,18 @@ static void port_facts(const struct nccl_state *s, const char *dev,
 }
 
 /*
+ * The device refuses ibv_open_device for a reason of its own (the verbs
+ * stage's errno; nic.uverbs UVERBS_OPEN_FAILED): NCCL skips it as well.
+ * Refused for this process's rights or view of /dev: unknown, kept.
+ */
+static bool nic_open_fails(const struct gdr_ctx *ctx, int nic)
+{
+	const struct verbs_nic *v = ctx_verbs_nic(ctx, nic);
+
+	return v && !v->opened && open_errno_is_device(v->open_errno);
+}
+
+/*
  * Every NIC's ports and the real path of its device link (the PCI
  * identity NCCL's IB plugin takes, ncclIbGetPciPath), read once a run;
  * and the PCI reader over s->memo.
@@ -520,6 +533,7 @@ void nccl_facts_node_files(struct gdr_ctx *ctx, struct nccl_state *s)
 		s->nics[n].port = s->ports + at;
 		s->nics[n].nports = nic->nports;
 		s->nics[n].real = s->real[n];
+		s->nics[n].open_fails = nic_open_fails(ctx, (int)n);
 		for (size_t k = 0; k < nic->nports; k++, at++) {
 			s->ports[at].num = nic->ports[k].num;
 			port_facts(s, nic->name, &s->ports[at]);

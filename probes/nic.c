@@ -301,10 +301,17 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 	} else if (!vn->opened) {
 		struct classified c = classify_open_errno(vn->open_errno);
 
-		r = emit(ctx, nic->subject, c.status, code_by_name(c.code),
+		enum reason_code code = code_by_name(c.code);
+
+		r = emit(ctx, nic->subject, c.status, code,
 			 "ibv_open_device failed: %s (%s)", strerror(vn->open_errno),
 			 c.meaning);
-		remedy_UVERBS_OPEN_FAILED(r, node);
+		if (code == C_UVERBS_OPEN_FAILED)
+			remedy_UVERBS_OPEN_FAILED(r, nic->name);
+		else if (code == C_UVERBS_NODE_MISSING)
+			remedy_UVERBS_NODE_MISSING(r, uv);
+		else
+			remedy_UVERBS_PERMISSION(r, node);
 		ev_int(r, "errno", vn->open_errno);
 	} else {
 		r = emit(ctx, nic->subject, ST_PASS, C_UVERBS_OK,

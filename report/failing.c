@@ -82,9 +82,10 @@ bool report_rail_failure(const struct report *r, size_t i)
 }
 
 /*
- * A lost rail fails with the port result that says why (nic.port owns the
- * port's state and its fix): node-8x12-broken-rail listed the DOWN port's
- * fix as optional.
+ * A lost rail fails with the result that says why: nic.port owns the
+ * port's state and its fix (node-8x12-broken-rail listed the DOWN port's
+ * fix as optional), nic.uverbs a device that does not open
+ * (node-8x24-rails-fail-open).
  */
 static void rail_cause(const struct report *r, size_t i, bool *fails)
 {
@@ -96,11 +97,17 @@ static void rail_cause(const struct report *r, size_t i, bool *fails)
 		return;
 	snprintf(port, sizeof(port), "%s/%lld", nic,
 		 ev_find_int(&r->res[i], "port", 0));
-	for (size_t k = 0; k < r->nres; k++)
-		if (r->res[k].gate == &gate_descs[G_NIC_PORT] &&
-		    r->res[k].status == ST_BLOCKED &&
-		    !strcmp(r->subj[r->res[k].subject].id, port))
+	for (size_t k = 0; k < r->nres; k++) {
+		const char *subj = r->subj[r->res[k].subject].id;
+
+		if (r->res[k].status != ST_BLOCKED)
+			continue;
+		if ((r->res[k].gate == &gate_descs[G_NIC_PORT] &&
+		     !strcmp(subj, port)) ||
+		    (r->res[k].gate == &gate_descs[G_NIC_UVERBS] &&
+		     !strcmp(subj, nic)))
 			fails[k] = true;
+	}
 }
 
 /*

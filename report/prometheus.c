@@ -112,14 +112,15 @@ static void render_rails(const struct report *r, FILE *out)
 	for (size_t i = 0; i < r->nres; i++)
 		n += report_rail_failure(r, i);
 	family(out, "gdrcheck_rails_lost", "NCCL rails lost (a port not "
-	       "ACTIVE) or trained down (the NIC's PCIe link) against the "
-	       "node as built, exemptions left out.");
+	       "ACTIVE, a device that does not open) or trained down (the "
+	       "NIC's PCIe link) against the node as built, exemptions left "
+	       "out.");
 	fprintf(out, "gdrcheck_rails_lost %zu\n", n);
 	if (!n)
 		return;
 	family(out, "gdrcheck_rail_lost", "A lost or trained-down rail: the "
 	       "GPU, the RDMA device (or PCI function) and port, the cause "
-	       "(port_down, link_degraded, rdma_device_missing).");
+	       "(port_down, device_failed, link_degraded, rdma_device_missing).");
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 		const char *nic = ev_find_str(res, "nic");
@@ -216,40 +217,122 @@ static void render_gpus(const struct report *r, FILE *out)
 	}
 }
 
-/* One series per gate and subject, the status its value; problems' codes. */
+/*
+ * Results of one gate for one subject share a series: a gate may give a
+ * subject several (topo.rails: one per lost rail), and a scrape with a
+ * duplicate series is rejected whole. order[] holds the non-pair results
+ * sorted by gate, subject (and, for reasons, code), then report order.
+ */
+struct series_key {
+	const struct report *r;
+	bool by_code;
+};
+
+static const char *code_of(const struct result *res)
+{
+	return res->code ? res->code : "";
+}
+
+static int series_cmp(const void *a, const void *b, void *arg)
+{
+	const struct series_key *key = arg;
+	const struct result *x = &key->r->res[*(const size_t *)a];
+	const struct result *y = &key->r->res[*(const size_t *)b];
+	int c;
+
+	if (x->gate->index != y->gate->index)
+		return x->gate->index < y->gate->index ? -1 : 1;
+	if (x->subject != y->subject)
+		return x->subject < y->subject ? -1 : 1;
+	if (key->by_code && (c = strcmp(code_of(x), code_of(y))))
+		return c;
+	return *(const size_t *)a < *(const size_t *)b ? -1 :
+	       *(const size_t *)a > *(const size_t *)b;
+}
+
+static bool same_series(const struct result *x, const struct result *y,
+			bool by_code)
+{
+	return x->gate->index == y->gate->index && x->subject == y->subject &&
+	       (!by_code || !strcmp(code_of(x), code_of(y)));
+}
+
+/*
+ * at[i]: for the first result of each series in report order, the worst
+ * status_value() of its results; -1 for every other result.
+ */
+static void series_firsts(const struct report *r, size_t *order, size_t n,
+			  bool by_code, int *at)
+{
+	struct series_key key = { r, by_code };
+
+	qsort_r(order, n, sizeof(*order), series_cmp, &key);
+	for (size_t i = 0; i < r->nres; i++)
+		at[i] = -1;
+	for (size_t k = 0; k < n;) {
+		size_t first = order[k], end = k;
+		int worst = 0;
+
+		while (end < n && same_series(&r->res[order[k]],
+					      &r->res[order[end]], by_code)) {
+			int v = status_value(r->res[order[end]].status);
+
+			worst = v > worst ? v : worst;
+			end++;
+		}
+		at[first] = worst;
+		k = end;
+	}
+}
+
+/* One series per gate and subject, the worst status its value; problems'
+ * codes. */
 static void render_gates(const struct report *r, FILE *out)
 {
+	size_t *order = xcalloc(r->nres + 1, sizeof(*order)), n = 0, np = 0;
+	int *at = xcalloc(r->nres + 1, sizeof(*at));
+
+	for (size_t i = 0; i < r->nres; i++)
+		if (r->subj[r->res[i].subject].kind != SUBJ_PAIR)
+			order[n++] = i;
+	series_firsts(r, order, n, false, at);
 	family(out, "gdrcheck_gate_status", "A gate's result for the host, a "
-	       "GPU, a NIC or a port as the value: 0 PASS, 1 SKIP, 2 WARN, "
-	       "3 BLOCKED, 4 ERROR.");
+	       "GPU, a NIC or a port as the value (the worst of several): "
+	       "0 PASS, 1 SKIP, 2 WARN, 3 BLOCKED, 4 ERROR.");
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
-		if (r->subj[res->subject].kind == SUBJ_PAIR)
+		if (at[i] < 0)
 			continue;
 		fputs("gdrcheck_gate_status{gate=\"", out);
 		label(out, res->gate->id);
 		fprintf(out, "\",layer=\"%s\",subject=\"",
 			layer_name(res->layer));
 		label(out, r->subj[res->subject].id);
-		fprintf(out, "\"} %d\n", status_value(res->status));
+		fprintf(out, "\"} %d\n", at[i]);
 	}
+	for (size_t k = 0; k < n; k++)
+		if (is_problem(&r->res[order[k]]))
+			order[np++] = order[k];
+	series_firsts(r, order, np, true, at);
 	family(out, "gdrcheck_gate_reason", "While a gate WARNs, BLOCKs or "
-	       "ERRORs for the host, a GPU, a NIC or a port: its reason code, "
-	       "value 1.");
+	       "ERRORs for the host, a GPU, a NIC or a port: its reason "
+	       "code(s), value 1.");
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 
-		if (r->subj[res->subject].kind == SUBJ_PAIR || !is_problem(res))
+		if (at[i] < 0)
 			continue;
 		fputs("gdrcheck_gate_reason{gate=\"", out);
 		label(out, res->gate->id);
 		fputs("\",subject=\"", out);
 		label(out, r->subj[res->subject].id);
 		fputs("\",reason_code=\"", out);
-		label(out, res->code ? res->code : "");
+		label(out, code_of(res));
 		fputs("\"} 1\n", out);
 	}
+	free(at);
+	free(order);
 }
 
 static void render_pairs(const struct pair_count *pc, size_t npc, FILE *out)

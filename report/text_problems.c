@@ -85,8 +85,13 @@ void text_problems(const struct text_ctx *t)
 			if ((int)strlen(res->gate->id) > gw)
 				gw = (int)strlen(res->gate->id);
 		}
-		m->subj = xrealloc(m->subj, (m->n + 1) * sizeof(*m->subj));
-		m->subj[m->n++] = res->subject;
+		/* A gate's results for one subject come together (topo.rails:
+		 * a GPU's lost rails): the subject once. */
+		if (!m->n || m->subj[m->n - 1] != res->subject) {
+			m->subj = xrealloc(m->subj,
+					   (m->n + 1) * sizeof(*m->subj));
+			m->subj[m->n++] = res->subject;
+		}
 		if (strcmp(res->reason, r->res[m->first].reason))
 			m->alike = false;
 	}

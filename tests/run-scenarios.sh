@@ -55,8 +55,10 @@ run_case() {
 	mkdir -p "$work"
 	# A node-sized case holds `gen`: bench/gen-sysroot.py's arguments
 	# after OUTDIR's place (N [NICS] [--vfs K]); the fixture, cuda.conf
-	# and verbs.conf are generated into the work directory. Its JSON is
-	# too large for a golden: check.sh asserts what it must hold.
+	# and verbs.conf are generated into the work directory, and the
+	# case's own cuda.conf / verbs.conf, if any, appended (its faults:
+	# a later key wins). Its JSON is too large for a golden: check.sh
+	# asserts what it must hold.
 	gen=""
 	[ -f "$dir/gen" ] && gen=$(cat "$dir/gen")
 	if [ -n "$gen" ]; then
@@ -70,6 +72,9 @@ run_case() {
 			cat "$work/mksysroot.log"
 			return 1
 		fi
+		for c in cuda.conf verbs.conf; do
+			[ -f "$dir/$c" ] && cat "$dir/$c" >>"$work/$c"
+		done
 	elif ! python3 "$cases/mksysroot.py" "$dir/sysroot.spec" "$work/sysroot" \
 		>"$work/mksysroot.log" 2>&1; then
 		echo "FAIL $name: fixture build failed"; cat "$work/mksysroot.log"

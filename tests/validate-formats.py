@@ -77,7 +77,8 @@ def failing(doc):
         out.update((r["gate"], r["subject"]) for r in doc["results"]
                    if r["status"] == "WARN")
     # A lost or trained-down rail fails under every policy, with the
-    # nic.port result of its port (report/failing.c).
+    # nic.port result of its port and the nic.uverbs result of its device
+    # (report/failing.c).
     for r in doc["results"]:
         if r["gate"] != "topo.rails" or r["status"] != "BLOCKED":
             continue
@@ -85,8 +86,9 @@ def failing(doc):
         ev = r.get("evidence", {})
         port = f"{ev.get('nic')}/{ev.get('port')}"
         out.update((x["gate"], x["subject"]) for x in doc["results"]
-                   if x["gate"] == "nic.port" and x["status"] == "BLOCKED"
-                   and x["subject"] == port)
+                   if x["status"] == "BLOCKED" and
+                   ((x["gate"] == "nic.port" and x["subject"] == port) or
+                    (x["gate"] == "nic.uverbs" and x["subject"] == ev.get("nic"))))
     # A failing result fails with the BLOCKED result it stands on.
     for r in doc["results"]:
         by = r.get("evidence", {}).get("caused_by")
@@ -376,7 +378,7 @@ def check_prom(doc, path):
         if name == "gdrcheck_gate_status":
             gate[(lab["gate"], lab["subject"])] = value
         elif name == "gdrcheck_gate_reason":
-            reason[(lab["gate"], lab["subject"])] = lab["reason_code"]
+            reason[(lab["gate"], lab["subject"], lab["reason_code"])] = True
             if value != 1:
                 fail(f"{path}: gate_reason {lab} = {value}, not 1")
         elif name == "gdrcheck_pair_status":
@@ -402,12 +404,20 @@ def check_prom(doc, path):
                     kind.get(lab["subject"]) != "gpu" or \
                     lab["Hostname"] != doc["host"]["hostname"]:
                 fail(f"{path}: gpu_ready labels {lab}")
-    want_gate = {k: STATUS_VALUE[r["status"]] for k, r in single.items()}
+    # A gate with several results for one subject (topo.rails: a GPU's
+    # lost rails) has one status series, the worst, and a reason series
+    # per distinct code.
+    want_gate, want_reason = {}, {}
+    for r in doc["results"]:
+        if kind[r["subject"]] == "pair":
+            continue
+        k = (r["gate"], r["subject"])
+        want_gate[k] = max(want_gate.get(k, 0), STATUS_VALUE[r["status"]])
+        if r["status"] in PROBLEM:
+            want_reason[k + (r["reason_code"] or "",)] = True
     if gate != want_gate:
         fail(f"{path}: gate statuses differ from the JSON: "
              f"{set(gate.items()) ^ set(want_gate.items())}")
-    want_reason = {k: r["reason_code"] or "" for k, r in single.items()
-                   if r["status"] in PROBLEM}
     if reason != want_reason:
         fail(f"{path}: gate reasons differ from the JSON: "
              f"{set(reason.items()) ^ set(want_reason.items())}")
@@ -422,9 +432,12 @@ def check_prom(doc, path):
     if blocked != want_blocked:
         fail(f"{path}: path_blocked_by {blocked}, JSON says {want_blocked}")
     # Bounded by devices: one series per non-pair result and one reason per
-    # problem, 2 per pair gate, 4 per path, one gpu_ready per GPU, a fixed rest.
+    # problem, 2 per pair gate, 4 per path, one gpu_ready per GPU, one
+    # rail_lost per lost rail, a fixed rest.
+    lost = sum(1 for r in doc["results"]
+               if r["gate"] == "topo.rails" and r["status"] == "BLOCKED")
     limit = len(single) + len(want_reason) + 2 * len(pairs) + 4 * len(doc["paths"]) \
-        + ngpu + 16
+        + ngpu + lost + 16
     if len(series) > limit:
         fail(f"{path}: {len(series)} series, more than {limit}")
 

@@ -1349,8 +1349,8 @@ static void test_netdev(void **state)
 				      "400 Gb/sec (4X NDR)" };
 	struct nccl_port_facts efa = { 1, NCCL_LINK_OTHER, false, 0, false, "" };
 	struct nccl_nic_ports nics[2] = {
-		{ "mlx5_0", &p0, 1, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:00.0" },
-		{ "mlx5_1", &p1, 1, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:01.1" },
+		{ "mlx5_0", &p0, 1, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:00.0", false },
+		{ "mlx5_1", &p1, 1, "/sys/devices/pci0000:00/0000:00:01.0/0000:17:01.1", false },
 	};
 	struct nccl_settings set;
 	struct nccl_fusion fu[2];
@@ -1373,6 +1373,14 @@ static void test_netdev(void **state)
 	assert_int_equal(nccl_hca_parse(NCCL_VER(2, 28, 9), "mlx5_1", &set.hca), 0);
 	set.hca_set = true;
 	assert_false(nccl_ports_down(&set, nics, 2));
+	/* mlx5_1's port is ACTIVE, but the device does not open: ncclIbInit
+	 * skips it now; as built it is there. */
+	assert_int_equal(nccl_first_port(&set, &nics[1], false), 1);
+	nics[1].open_fails = true;
+	assert_int_equal(nccl_first_port(&set, &nics[1], false), -1);
+	assert_int_equal(nccl_first_port(&set, &nics[1], true), 1);
+	assert_true(nccl_ports_down(&set, nics, 2));
+	nics[1].open_fails = false;
 	set.hca_set = false;
 	/* Function digit 0; the device digits too unless MERGE_VFS=0. */
 	nccl_pci_identity(nics[1].real, NULL, id, sizeof(id));

@@ -991,6 +991,12 @@ static void test_classify_open(void **state)
 	expect_class(classify_open_errno(ENODEV), ST_BLOCKED, "UVERBS_NODE_MISSING");
 	expect_class(classify_open_errno(EBUSY), ST_BLOCKED, "UVERBS_OPEN_FAILED");
 	expect_class(classify_open_errno(0), ST_BLOCKED, "UVERBS_OPEN_FAILED");
+	/* Which blame the device (NCCL skips it too), not this process. */
+	assert_true(open_errno_is_device(EIO));
+	assert_true(open_errno_is_device(EBUSY));
+	assert_false(open_errno_is_device(EACCES));
+	assert_false(open_errno_is_device(ENOENT));
+	assert_false(open_errno_is_device(0));
 }
 
 /* --- format_bytes -------------------------------------------------------- */
