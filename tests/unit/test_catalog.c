@@ -132,9 +132,15 @@ static void test_remedy_attach(void **state)
 	remedy_PORT_CABLE(res);
 	assert_string_equal(res->remediation, remedy_descs[R_PORT_CABLE].text);
 	res = report_add(&r, &gate_descs[G_NIC_UVERBS], L_NIC, P_BOTH, 0,
-			 ST_BLOCKED, code_descs[C_UVERBS_OPEN_FAILED].name, "x");
-	remedy_UVERBS_OPEN_FAILED(res, "/dev/infiniband/uverbs0");
+			 ST_BLOCKED, code_descs[C_UVERBS_PERMISSION].name, "x");
+	remedy_UVERBS_PERMISSION(res, "/dev/infiniband/uverbs0");
 	assert_non_null(strstr(res->remediation, "uverbs0 (rdma group"));
+	/* EIO and the like: the device, not permissions. */
+	res = report_add(&r, &gate_descs[G_NIC_UVERBS], L_NIC, P_BOTH, 0,
+			 ST_BLOCKED, code_descs[C_UVERBS_OPEN_FAILED].name, "x");
+	remedy_UVERBS_OPEN_FAILED(res, "mlx5_0");
+	assert_non_null(strstr(res->remediation, "dmesg for mlx5_0's driver"));
+	assert_null(strstr(res->remediation, "rdma group"));
 	report_free(&r);
 }
 
