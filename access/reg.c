@@ -106,7 +106,6 @@ struct nic_res {
 	struct ibv_mr *host_mr;
 	uint8_t *host;		/* 2 x bytes: source, then READ target (the
 				 * device thread's struct scratch) */
-	int verbs_index;
 	/* NCCL would see this device as `<dev>_dma` and register through
 	 * mlx5dv_reg_dmabuf_mr with Data Direct (access/mlx5.c). */
 	bool data_direct;
@@ -1435,17 +1434,27 @@ static void kmsg_collect(struct reg_facts *rf, int fd)
 
 /* --- the stage ----------------------------------------------------------- */
 
-/* What the verbs stage found of the device (by name): Data Direct? */
-static bool nic_data_direct(const struct reg_run *rr, const char *name)
+/* What the verbs stage found of the device @name, or NULL. */
+static const struct verbs_nic *verbs_nic_named(const struct reg_run *rr,
+					       const char *name)
 {
 	const struct verbs_facts *v = &rr->vf->verbs;
 
+	for (int i = 0; i < vf_upto(v->count, rr->vf->cap.nics); i++)
+		if (!strcmp(v->nics[i].name, name))
+			return &v->nics[i];
+	return NULL;
+}
+
+/* Is the device (by name) Data Direct, as the verbs stage found it? */
+static bool nic_data_direct(const struct reg_run *rr, const char *name)
+{
+	const struct verbs_nic *vn;
+
 	if (!rr->dv || !rr->dv->reg_dmabuf_mr || rr->opt->no_data_direct)
 		return false;
-	for (int i = 0; i < v->count && i < rr->vf->cap.nics; i++)
-		if (!strcmp(v->nics[i].name, name))
-			return mlx5_data_direct(&v->nics[i]);
-	return false;
+	vn = verbs_nic_named(rr, name);
+	return vn && mlx5_data_direct(vn);
 }
 
 /* --- which pairs carry a transfer ---------------------------------------- */
@@ -1837,26 +1846,18 @@ static void nic_item(void *arg, int d)
 }
 
 /*
- * Whether device @d (@name) may carry a transfer, as far as is known
- * before its thread starts: the verbs stage opened it (the same device
- * list, so index d first) and sysfs shows a port ACTIVE. A device down or
- * unopenable would otherwise spend full bursts that pairs able to
- * transfer then lack (the serial loop gave them to pairs that got there).
+ * Whether device @name may carry a transfer, as far as is known before its
+ * thread starts: the verbs stage did not fail to open it and sysfs shows a
+ * port ACTIVE. A device down or unopenable would otherwise spend full
+ * bursts that pairs able to transfer then lack (the serial loop gave them
+ * to pairs that got there).
  */
-static bool may_burst(const struct reg_run *rr, int d, const char *name)
+static bool may_burst(const struct reg_run *rr, const char *name)
 {
-	const struct verbs_facts *v = &rr->vf->verbs;
-	int n = vf_upto(v->count, rr->vf->cap.nics);
+	const struct verbs_nic *vn = verbs_nic_named(rr, name);
 
-	for (int i = 0; i < n; i++) {
-		const struct verbs_nic *vn = &v->nics[(d + i) % n];
-
-		if (!strcmp(vn->name, name)) {
-			if (!vn->opened)
-				return false;
-			break;
-		}
-	}
+	if (vn && !vn->opened)
+		return false;
 	for (int port = 1; port <= 16; port++)
 		if (ib_port_state(rr->sr, name, port) == IBV_PORT_ACTIVE)
 			return true;
@@ -1892,7 +1893,7 @@ static void pairs_prepare(struct reg_run *rr, const struct pairs_run *pr,
 		enter(rr->st, "ibv_get_device_name");
 		name = rr->ibv->get_device_name(pr->list[d]);
 		snprintf(rn->nic, sizeof(rn->nic), "%s", name ? name : "?");
-		may = ranked < BW_FULL_BURSTS && may_burst(rr, d, rn->nic);
+		may = ranked < BW_FULL_BURSTS && may_burst(rr, rn->nic);
 		for (int g = 0; g < pr->ngpu && d * pr->ngpu + g < rf->npairs;
 		     g++) {
 			int slot = d * pr->ngpu + g;

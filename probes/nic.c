@@ -300,7 +300,6 @@ void gate_nic_uverbs(struct gdr_ctx *ctx, const struct target *t)
 		remedy_NO_VERBS_PROVIDER(r);
 	} else if (!vn->opened) {
 		struct classified c = classify_open_errno(vn->open_errno);
-
 		enum reason_code code = code_by_name(c.code);
 
 		r = emit(ctx, nic->subject, c.status, code,
